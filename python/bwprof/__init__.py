@@ -1,2 +1,19 @@
-"""bwprof: GPU kernel bandwidth and roofline profiler for inference kernels."""
-__version__ = "0.1.0"
+"""bwprof: GPU kernel bandwidth and roofline profiler for inference kernels.
+
+Quick use::
+
+    import bwprof
+    df = bwprof.run_suite(quick=True)           # every reference kernel, one row each
+    m = bwprof.measure("gemm", dtype="fp16", M=128, N=4864, K=896)
+    print(m.to_dict()["bandwidth_gbs"])
+"""
+from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
+from ._core import __version__
+from .api import Device, columns, device, devices, kernels, measure, peaks
+from .results import load_run, save_run
+from .suite import default_suite, run_suite
+
+__all__ = [
+    "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",
+    "device", "devices", "kernels", "load_run", "measure", "peaks", "run_suite", "save_run",
+]

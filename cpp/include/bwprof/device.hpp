@@ -1,0 +1,31 @@
+// What a device is and what it can do.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace bwprof {
+
+struct DeviceInfo {
+  std::string id;       // "cpu", "gpu:0"
+  std::string kind;     // "cpu" or "gpu"
+  std::string name;     // "AMD EPYC ...", "NVIDIA H100 80GB HBM3"
+  std::string vendor;   // "amd", "nvidia", "intel", ...
+  std::string arch;     // "x86_64", "sm_90", "gfx942"
+  std::string backend;  // "cpu", "cuda", "hip"
+  int compute_units = 0;    // cores, SMs or CUs
+  double clock_mhz = 0;
+  double memory_clock_mhz = 0;
+  int memory_bus_bits = 0;
+  double memory_bytes = 0;
+  double cache_bytes = 0;   // last-level cache (L3 on the CPU, L2 on a GPU)
+  // Theoretical peaks (0 when not known for this device).
+  double bandwidth_theoretical_gbs = 0;
+  double fp32_gflops_theoretical = 0;
+  double fp16_gflops_theoretical = 0;
+  double fp16_matrix_gflops_theoretical = 0;
+};
+
+// Every device this build can use, the CPU always last.
+std::vector<DeviceInfo> list_devices();
+
+}  // namespace bwprof

@@ -1,0 +1,77 @@
+// The flat result record and the one function that derives every rate from bytes, flops,
+// time and the device's peaks.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "bwprof/stats.hpp"
+
+namespace bwprof {
+
+constexpr int kSchemaVersion = 1;
+
+// How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
+enum class AccessPattern { kCoalesced, kStrided, kGather, kBroadcast };
+
+const char* to_string(AccessPattern p);
+// Fraction of peak bandwidth a kernel with this pattern can be expected to reach (the seeds'
+// figures: coalesced ~ full, strided <= 60 %, gather/random <= 30 %, broadcast served by cache).
+double expected_efficiency(AccessPattern p);
+
+// Utilization grade of the seed's bandwidth analysis: excellent >= 80 %, good >= 60 %,
+// fair >= 30 %, poor below. NaN -> "n/a".
+std::string grade(double pct_of_peak);
+
+// The peaks a result is judged against. Zero means unknown.
+struct Peaks {
+  double bandwidth_gbs = 0;              // achievable (measured) memory bandwidth
+  double bandwidth_theoretical_gbs = 0;  // from the memory clock and bus width
+  double gflops = 0;                     // achievable compute for the row's dtype
+  double gflops_theoretical = 0;
+  std::string bandwidth_source;          // "measured:stream_triad", "theoretical", ...
+  std::string compute_source;
+  std::map<std::string, double> bandwidth_by_kernel;  // GB/s of each measured stream kernel
+};
+
+struct Measurement {
+  // What ran.
+  std::string kernel, family, variant, dtype, shape;
+  std::vector<std::pair<std::string, std::string>> params;  // the shape's parameters, in order
+  std::string device, device_name, backend;
+  std::string access_pattern;
+  // How it was measured.
+  std::string cache;  // "cold" or "hot"
+  int warmup = 0;
+  TimingStats time_us;
+  bool unstable = false;
+  // What it moved and computed (minimal traffic: each input read once, each output written once).
+  double bytes_read = 0, bytes_written = 0, flops = 0;
+  // Derived by derive_rates().
+  double bandwidth_gbs = 0, bandwidth_pct_peak = 0, bandwidth_pct_theoretical = 0;
+  double gflops = 0, compute_pct_peak = 0, intensity_flop_per_byte = 0;
+  double attainable_gflops = 0, roofline_efficiency_pct = 0;
+  std::string bound, grade, bottleneck;
+  bool above_peak = false;
+  Peaks peaks;
+  // Checked against the reference.
+  bool verified = false;
+  double max_rel_error = 0;
+  double tolerance = 0;
+  // Resource usage where the runtime reports it (GPU); -1 when unknown.
+  int block_size = -1, registers_per_thread = -1, shared_mem_per_block = -1;
+
+  using Value = std::variant<std::string, double, std::int64_t, bool>;
+  // The record as (column, value) pairs in the schema's order: the same for C++, CSV, JSON and
+  // the DataFrame.
+  std::vector<std::pair<std::string, Value>> record() const;
+  static std::vector<std::string> columns();
+};
+
+// Fills every derived field of `m` from its bytes, flops, median time and peaks.
+void derive_rates(Measurement& m, AccessPattern pattern);
+
+}  // namespace bwprof

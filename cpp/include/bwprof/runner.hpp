@@ -1,0 +1,33 @@
+// Timer/Runner: warm-up, repeats until both a minimum count and a minimum time are reached,
+// the median reported; and measure(), which validates, prepares, checks, times and derives.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bwprof/backend.hpp"
+#include "bwprof/measurement.hpp"
+
+namespace bwprof {
+
+struct RunOptions {
+  bool cold = true;          // flush caches before every timed launch
+  int warmup = 2;
+  int min_repeats = 10;
+  double min_time_s = 0.05;  // total timed kernel time to reach
+  int max_repeats = 1000;
+  double max_time_s = 2.0;   // stop adding repeats past this much wall time
+  bool verify = true;
+};
+
+// Runs warm-up launches, then timed launches until min_repeats and min_time_s are both met
+// (or a maximum is hit); returns the per-launch times in microseconds.
+std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt);
+
+// The whole measurement of one kernel invocation.
+Measurement measure(const std::string& kernel, const std::string& dtype,
+                    const std::string& device, const std::string& variant,
+                    const std::map<std::string, std::string>& params, const RunOptions& opt);
+
+}  // namespace bwprof

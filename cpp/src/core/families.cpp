@@ -1,0 +1,241 @@
+// The one place where every kernel family declares its parameters and its minimal traffic:
+// each input read once, each output written once, FLOPs counted as multiply-adds x 2.
+#include <algorithm>
+
+#include "bwprof/error.hpp"
+#include "bwprof/kernel.hpp"
+#include "cpu/cpu_kernels.hpp"
+#ifdef BWPROF_WITH_GPU
+#include "gpu_kernels.hpp"
+#endif
+
+namespace bwprof {
+
+namespace {
+
+using K = ParamSpec::Kind;
+const std::vector<DType> kBoth = {DType::kF32, DType::kF16};
+
+ParamSpec int_param(const char* name, const char* def, const char* help, std::int64_t min = 1) {
+  ParamSpec p;
+  p.name = name;
+  p.default_value = def;
+  p.help = help;
+  p.min = min;
+  return p;
+}
+ParamSpec bool_param(const char* name, const char* def, const char* help) {
+  ParamSpec p = int_param(name, def, help);
+  p.kind = K::kBool;
+  return p;
+}
+ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help) {
+  ParamSpec p = int_param(name, def, help);
+  p.kind = K::kChoice;
+  p.choices = std::move(choices);
+  return p;
+}
+
+double es(const Problem& p) { return static_cast<double>(dtype_size(p.dtype)); }
+
+// Elements of a product of parameters, checked for overflow (the allocation size later).
+std::int64_t count(const Problem& p, std::initializer_list<const char*> names) {
+  std::int64_t n = 1;
+  std::string what;
+  for (const char* name : names) {
+    what += (what.empty() ? "" : "*") + std::string(name);
+    n = checked_mul(n, p.i(name), what.c_str());
+  }
+  checked_mul(n, 4, what.c_str());  // bytes of an FP32 tensor of that size
+  return n;
+}
+
+void add_cpu(KernelFamily& k, Factory f) { k.variants.push_back({"cpu", "cpu", std::move(f), {}}); }
+
+KernelFamily stream_kernel(const char* op, int reads, int writes, int flops_per_elem, const char* doc) {
+  KernelFamily k;
+  k.name = std::string("stream_") + op;
+  k.family = "stream";
+  k.doc = doc;
+  k.params = {int_param("n", "16777216", "elements per array")};
+  k.dtypes = kBoth;
+  k.traffic = [=](const Problem& p) {
+    double n = static_cast<double>(count(p, {"n"}));
+    return Traffic{reads * n * es(p), writes * n * es(p), flops_per_elem * n};
+  };
+  add_cpu(k, make_stream_cpu);
+#ifdef BWPROF_WITH_GPU
+  k.variants.push_back({"gpu", "gpu", make_stream_gpu, {}});
+#endif
+  return k;
+}
+
+std::vector<KernelFamily> build() {
+  std::vector<KernelFamily> r;
+  r.push_back(stream_kernel("copy", 1, 1, 0, "c[i] = a[i]"));
+  r.push_back(stream_kernel("scale", 1, 1, 1, "b[i] = s * c[i]"));
+  r.push_back(stream_kernel("add", 2, 1, 1, "c[i] = a[i] + b[i]"));
+  r.push_back(stream_kernel("triad", 2, 1, 2, "a[i] = b[i] + s * c[i]"));
+  {
+    // The dot product's single output is negligible; it is still one written element.
+    KernelFamily k = stream_kernel("dot", 2, 0, 2, "sum(a[i] * b[i]) with FP32 accumulation");
+    auto t = k.traffic;
+    k.traffic = [t](const Problem& p) { Traffic x = t(p); x.bytes_written = 4; return x; };
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = k.family = "gemm";
+    k.doc = "C[M,N] = act(A[M,K] . B[K,N] + bias[N]), row-major, FP32 accumulation";
+    k.params = {int_param("M", "", "rows of A and C"), int_param("N", "", "columns of B and C"),
+                int_param("K", "", "inner dimension"), bool_param("bias", "false", "add a bias row"),
+                choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) { count(p, {"M", "K"}); count(p, {"K", "N"}); count(p, {"M", "N"}); };
+    k.traffic = [](const Problem& p) {
+      double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
+      double bias = p.b("bias") ? N : 0;
+      return Traffic{(M * Kd + Kd * N + bias) * es(p), M * N * es(p),
+                     2 * M * N * Kd + (p.b("bias") ? M * N : 0)};
+    };
+    add_cpu(k, make_gemm_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = k.family = "attention";
+    k.doc = "O = softmax(Q.K^T / sqrt(d)) . V per head, optional causal mask, grouped-query KV heads";
+    k.params = {int_param("batch", "1", "sequences"), int_param("heads", "", "query heads"),
+                int_param("kv_heads", "0", "key/value heads (0: same as heads)", 0),
+                int_param("seq_q", "", "query positions (1 for decode)"),
+                int_param("seq_kv", "0", "key/value positions (0: same as seq_q)", 0),
+                int_param("head_dim", "", "dimension of a head"),
+                bool_param("causal", "false", "mask keys after each query's position")};
+    k.dtypes = kBoth;
+    k.resolve = [](Problem& p) {
+      if (p.i("kv_heads") == 0) p.set("kv_heads", p.s("heads"));
+      if (p.i("seq_kv") == 0) p.set("seq_kv", p.s("seq_q"));
+    };
+    k.validate = [](const Problem& p) {
+      std::int64_t h = p.i("heads"), hkv = p.i("kv_heads") ? p.i("kv_heads") : h;
+      std::int64_t sq = p.i("seq_q"), skv = p.i("seq_kv") ? p.i("seq_kv") : sq;
+      if (h % hkv) BWPROF_INVALID("kv_heads: heads (" + std::to_string(h) + ") must be a multiple of kv_heads (" + std::to_string(hkv) + ")");
+      if (p.b("causal") && sq > skv) BWPROF_INVALID("seq_q: a causal mask needs seq_q <= seq_kv");
+      count(p, {"batch", "heads", "seq_q", "head_dim"});
+      checked_mul(checked_mul(p.i("batch") * hkv, skv, "batch*kv_heads*seq_kv"), p.i("head_dim"), "K/V size");
+    };
+    k.traffic = [](const Problem& p) {
+      double B = p.i("batch"), H = p.i("heads"), D = p.i("head_dim");
+      double Hkv = p.i("kv_heads") ? p.i("kv_heads") : H;
+      double Sq = p.i("seq_q"), Skv = p.i("seq_kv") ? p.i("seq_kv") : Sq;
+      // Causal: query i (aligned to the end of the keys) sees Skv - Sq + i + 1 keys.
+      double pairs = p.b("causal") ? Sq * (Skv - Sq) + Sq * (Sq + 1) / 2 : Sq * Skv;
+      return Traffic{(B * H * Sq * D + 2 * B * Hkv * Skv * D) * es(p), B * H * Sq * D * es(p),
+                     4 * B * H * D * pairs};
+    };
+    add_cpu(k, make_attention_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = "kv_cache_append";
+    k.family = "kv_cache";
+    k.doc = "write new K and V [batch, kv_heads, new_tokens, head_dim] into caches "
+            "[batch, kv_heads, max_seq, head_dim] at each sequence's position";
+    k.params = {int_param("batch", "1", "sequences"), int_param("kv_heads", "", "key/value heads"),
+                int_param("head_dim", "", "dimension of a head"),
+                int_param("max_seq", "", "cache capacity in positions"),
+                int_param("new_tokens", "1", "positions appended per sequence")};
+    k.dtypes = kBoth;
+    k.pattern = AccessPattern::kStrided;
+    k.validate = [](const Problem& p) {
+      if (p.i("new_tokens") > p.i("max_seq")) BWPROF_INVALID("new_tokens: must not exceed max_seq");
+      count(p, {"batch", "kv_heads", "max_seq", "head_dim"});
+    };
+    k.traffic = [](const Problem& p) {
+      double n = double(p.i("batch")) * p.i("kv_heads") * p.i("new_tokens") * p.i("head_dim");
+      return Traffic{2 * n * es(p) + 4.0 * p.i("batch"), 2 * n * es(p), 0};
+    };
+    add_cpu(k, make_kv_cache_append_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = "q4_0_dequant";
+    k.family = "q4_0";
+    k.doc = "expand Q4_0 blocks (FP16 scale + 32 4-bit values) to FP32/FP16: (q - 8) * scale";
+    k.params = {int_param("rows", "", "rows of the matrix"), int_param("cols", "", "columns (multiple of 32)")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) {
+      if (p.i("cols") % 32) BWPROF_INVALID("cols: must be a multiple of 32 (the Q4_0 block), got " + std::to_string(p.i("cols")));
+      count(p, {"rows", "cols"});
+    };
+    k.traffic = [](const Problem& p) {
+      double n = double(p.i("rows")) * p.i("cols");
+      return Traffic{n / 32 * 18, n * es(p), 2 * n};
+    };
+    add_cpu(k, make_q4_0_dequant_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = "q4_0_matmul";
+    k.family = "q4_0";
+    k.doc = "Y[M,N] = X[M,K] . W[N,K]^T with W in Q4_0 rows, dequantized on the fly";
+    k.params = {int_param("M", "1", "rows of X (tokens)"), int_param("N", "", "rows of W (outputs)"),
+                int_param("K", "", "inner dimension (multiple of 32)")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) {
+      if (p.i("K") % 32) BWPROF_INVALID("K: must be a multiple of 32 (the Q4_0 block), got " + std::to_string(p.i("K")));
+      count(p, {"M", "K"}); count(p, {"N", "K"}); count(p, {"M", "N"});
+    };
+    k.traffic = [](const Problem& p) {
+      double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
+      return Traffic{N * Kd / 32 * 18 + M * Kd * es(p), M * N * es(p), 2 * M * N * Kd};
+    };
+    add_cpu(k, make_q4_0_matmul_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = k.family = "layernorm";
+    k.doc = "y = (x - mean) / sqrt(var + 1e-5) * weight + bias over each row, FP32 statistics";
+    k.params = {int_param("rows", "", "rows (tokens)"), int_param("cols", "", "normalized width")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) { count(p, {"rows", "cols"}); };
+    k.traffic = [](const Problem& p) {
+      double R = p.i("rows"), C = p.i("cols");
+      // Per element: mean (1), variance (3), normalize, scale, shift (4).
+      return Traffic{(R * C + 2 * C) * es(p), R * C * es(p), 8 * R * C};
+    };
+    add_cpu(k, make_layernorm_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = "bias_act";
+    k.family = "bias_act";
+    k.doc = "y = act(x + bias[col]) in one pass";
+    k.params = {int_param("rows", "", "rows (tokens)"), int_param("cols", "", "features"),
+                choice_param("act", "gelu", {"relu", "gelu", "silu"}, "activation")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) { count(p, {"rows", "cols"}); };
+    k.traffic = [](const Problem& p) {
+      double R = p.i("rows"), C = p.i("cols");
+      // The add and the activation, each counted as one operation.
+      return Traffic{(R * C + C) * es(p), R * C * es(p), 2 * R * C};
+    };
+    add_cpu(k, make_bias_act_cpu);
+    r.push_back(k);
+  }
+  return r;
+}
+
+}  // namespace
+
+const std::vector<KernelFamily>& kernel_registry() {
+  static const std::vector<KernelFamily> registry = build();
+  return registry;
+}
+
+}  // namespace bwprof

@@ -1,0 +1,140 @@
+#include "bwprof/kernel.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+#include "bwprof/error.hpp"
+
+namespace bwprof {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+bool parse_bool(const std::string& v, bool& out) {
+  std::string s = v;
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return out = true, true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return out = false, true;
+  return false;
+}
+
+}  // namespace
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) BWPROF_INVALID(std::string("shape too large: ") + what + " overflows");
+  return r;
+}
+
+void Problem::set(const std::string& name, const std::string& value) {
+  for (auto& kv : params)
+    if (kv.first == name) kv.second = value;
+}
+
+const std::string& Problem::raw(const std::string& name) const {
+  for (auto& kv : params)
+    if (kv.first == name) return kv.second;
+  throw Error("internal: kernel '" + kernel + "' has no parameter '" + name + "'");
+}
+
+std::int64_t Problem::i(const std::string& name) const { return std::strtoll(raw(name).c_str(), nullptr, 10); }
+bool Problem::b(const std::string& name) const { return raw(name) == "1"; }
+const std::string& Problem::s(const std::string& name) const { return raw(name); }
+
+std::string Problem::shape() const {
+  std::string out;
+  for (auto& kv : params) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second;
+  return out;
+}
+
+const KernelFamily& find_kernel(const std::string& name) {
+  std::vector<std::string> names;
+  for (auto& k : kernel_registry()) {
+    if (k.name == name) return k;
+    names.push_back(k.name);
+  }
+  BWPROF_INVALID("kernel: unknown kernel '" + name + "' (known: " + join(names) + ")");
+}
+
+const Variant& find_variant(const KernelFamily& k, const std::string& backend_kind,
+                            const std::string& variant) {
+  std::vector<std::string> names;
+  for (auto& v : k.variants) {
+    if (v.backend != backend_kind) continue;
+    if (variant.empty() || v.name == variant) return v;
+    names.push_back(v.name);
+  }
+  if (names.empty())
+    BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation for the " + backend_kind + " backend");
+  BWPROF_INVALID("variant: kernel '" + k.name + "' has no variant '" + variant + "' on the " + backend_kind +
+                 " backend (available: " + join(names) + ")");
+}
+
+Problem make_problem(const KernelFamily& k, const std::string& backend_kind, const std::string& variant,
+                     const std::string& dtype, const std::map<std::string, std::string>& params) {
+  Problem p;
+  p.kernel = k.name;
+  p.dtype = parse_dtype(dtype);
+  if (std::find(k.dtypes.begin(), k.dtypes.end(), p.dtype) == k.dtypes.end()) {
+    std::vector<std::string> ok;
+    for (auto t : k.dtypes) ok.push_back(to_string(t));
+    BWPROF_INVALID("dtype: kernel '" + k.name + "' does not support " + dtype + " (supported: " + join(ok) + ")");
+  }
+  const Variant& v = find_variant(k, backend_kind, variant);
+  if (!v.dtypes.empty() && std::find(v.dtypes.begin(), v.dtypes.end(), p.dtype) == v.dtypes.end())
+    BWPROF_INVALID("dtype: variant '" + v.name + "' of kernel '" + k.name + "' does not support " + dtype);
+  p.variant = v.name;
+
+  std::vector<std::string> known;
+  for (auto& spec : k.params) known.push_back(spec.name);
+  for (auto& kv : params) {
+    if (std::find(known.begin(), known.end(), kv.first) == known.end())
+      BWPROF_INVALID(kv.first + ": unknown parameter for kernel '" + k.name + "' (parameters: " + join(known) + ")");
+  }
+  for (auto& spec : k.params) {
+    auto it = params.find(spec.name);
+    std::string value = it != params.end() ? it->second : spec.default_value;
+    if (value.empty()) BWPROF_INVALID(spec.name + ": required parameter of kernel '" + k.name + "' is missing");
+    switch (spec.kind) {
+      case ParamSpec::Kind::kInt: {
+        errno = 0;
+        char* end = nullptr;
+        long long x = std::strtoll(value.c_str(), &end, 10);
+        if (end == value.c_str() || *end != '\0')
+          BWPROF_INVALID(spec.name + ": expected an integer, got '" + value + "'");
+        if (errno == ERANGE || x > (std::numeric_limits<std::int64_t>::max() >> 8))
+          BWPROF_INVALID(spec.name + ": value " + value + " is too large");
+        if (x < spec.min)
+          BWPROF_INVALID(spec.name + ": must be at least " + std::to_string(spec.min) + ", got " + value);
+        value = std::to_string(x);
+        break;
+      }
+      case ParamSpec::Kind::kBool: {
+        bool b = false;
+        if (!parse_bool(value, b)) BWPROF_INVALID(spec.name + ": expected true or false, got '" + value + "'");
+        value = b ? "1" : "0";
+        break;
+      }
+      case ParamSpec::Kind::kChoice:
+        if (std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end())
+          BWPROF_INVALID(spec.name + ": unknown value '" + value + "' (choices: " + join(spec.choices) + ")");
+        break;
+    }
+    p.params.emplace_back(spec.name, value);
+  }
+  if (k.resolve) k.resolve(p);
+  if (k.validate) k.validate(p);
+  // Every family's traffic formula multiplies its sizes: doing it here catches overflow early.
+  Traffic t = k.traffic(p);
+  if (!(t.bytes_read + t.bytes_written < 9e18)) BWPROF_INVALID("shape too large: " + p.shape());
+  return p;
+}
+
+}  // namespace bwprof

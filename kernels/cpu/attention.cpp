@@ -1,0 +1,114 @@
+// Attention softmax(Q.K^T / sqrt(d)).V on the CPU, one query row per task, FP32 accumulation.
+#include <algorithm>
+#include <cmath>
+
+#include "bwprof/parallel.hpp"
+#include "cpu_instance.hpp"
+#include "cpu_kernels.hpp"
+
+namespace bwprof {
+
+AttentionDims::AttentionDims(const Problem& p)
+    : B(p.i("batch")), H(p.i("heads")), Hkv(p.i("kv_heads") ? p.i("kv_heads") : p.i("heads")),
+      Sq(p.i("seq_q")), Skv(p.i("seq_kv") ? p.i("seq_kv") : p.i("seq_q")), D(p.i("head_dim")),
+      causal(p.b("causal")) {}
+
+namespace {
+
+// Keys visible to query i: all, or with the causal mask (queries aligned to the end of the keys)
+// those up to position Skv - Sq + i.
+inline std::int64_t visible_keys(const AttentionDims& a, std::int64_t i) {
+  return a.causal ? a.Skv - a.Sq + i + 1 : a.Skv;
+}
+
+BufferList buffers(const AttentionData& d) {
+  BufferList l;
+  add_buffer(l, d.Q);
+  add_buffer(l, d.K);
+  add_buffer(l, d.V);
+  add_buffer(l, d.O);
+  return l;
+}
+
+}  // namespace
+
+AttentionData make_attention_data(const Problem& p) {
+  AttentionDims a(p);
+  const std::size_t q = a.B * a.H * a.Sq * a.D, kv = a.B * a.Hkv * a.Skv * a.D;
+  ensure_host_memory(double(2 * q + 2 * kv) * dtype_size(p.dtype), "attention tensors");
+  AttentionData d;
+  d.Q = HostTensor(p.dtype, q, "attention Q");
+  d.K = HostTensor(p.dtype, kv, "attention K");
+  d.V = HostTensor(p.dtype, kv, "attention V");
+  d.O = HostTensor(p.dtype, q, "attention O");
+  d.Q.fill_random(31);
+  d.K.fill_random(32);
+  d.V.fill_random(33);
+  d.O.fill(0.0f);
+  return d;
+}
+
+void attention_cpu(AttentionData& d, const Problem& p) {
+  const AttentionDims a(p);
+  const std::int64_t group = a.H / a.Hkv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(a.D));
+  const std::size_t rows = a.B * a.H * a.Sq;
+  parallel_for(rows, 1, [&](std::size_t lo, std::size_t hi) {
+    std::vector<float> q(a.D), s(a.Skv), o(a.D);
+    for (std::size_t r = lo; r < hi; ++r) {
+      const std::int64_t i = r % a.Sq, h = (r / a.Sq) % a.H, b = r / (a.Sq * a.H);
+      const std::int64_t kvh = h / group;
+      const std::size_t kbase = ((b * a.Hkv + kvh) * a.Skv) * a.D;
+      for (std::int64_t x = 0; x < a.D; ++x) q[x] = d.Q.get(r * a.D + x) * scale;
+      const std::int64_t n = visible_keys(a, i);
+      float mx = -INFINITY;
+      for (std::int64_t j = 0; j < n; ++j) {
+        float acc = 0;
+        for (std::int64_t x = 0; x < a.D; ++x) acc += q[x] * d.K.get(kbase + j * a.D + x);
+        s[j] = acc;
+        mx = std::max(mx, acc);
+      }
+      float denom = 0;
+      for (std::int64_t j = 0; j < n; ++j) denom += (s[j] = std::exp(s[j] - mx));
+      std::fill(o.begin(), o.end(), 0.0f);
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float w = s[j];
+        for (std::int64_t x = 0; x < a.D; ++x) o[x] += w * d.V.get(kbase + j * a.D + x);
+      }
+      for (std::int64_t x = 0; x < a.D; ++x) d.O.set(r * a.D + x, o[x] / denom);
+    }
+  });
+}
+
+Check attention_check(const AttentionData& d, const Problem& p) {
+  const AttentionDims a(p);
+  const std::int64_t group = a.H / a.Hkv;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(a.D));
+  ErrorMeter m;
+  std::vector<double> s(a.Skv), o(a.D);
+  for (std::int64_t r : sample_indices(a.B * a.H * a.Sq, 24)) {
+    const std::int64_t i = r % a.Sq, h = (r / a.Sq) % a.H, b = r / (a.Sq * a.H);
+    const std::size_t kbase = ((b * a.Hkv + h / group) * a.Skv) * a.D;
+    const std::int64_t n = visible_keys(a, i);
+    double mx = -INFINITY;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::int64_t x = 0; x < a.D; ++x) acc += double(d.Q.get(r * a.D + x)) * d.K.get(kbase + j * a.D + x);
+      s[j] = acc * scale;
+      mx = std::max(mx, s[j]);
+    }
+    double denom = 0;
+    for (std::int64_t j = 0; j < n; ++j) denom += (s[j] = std::exp(s[j] - mx));
+    std::fill(o.begin(), o.end(), 0.0);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t x = 0; x < a.D; ++x) o[x] += s[j] * d.V.get(kbase + j * a.D + x);
+    for (std::int64_t x = 0; x < a.D; ++x) m.add(d.O.get(r * a.D + x), o[x] / denom);
+  }
+  return m.finish(tolerance_for(p.dtype, 1e-4));
+}
+
+std::unique_ptr<KernelInstance> make_attention_cpu(Backend&, const Problem& p) {
+  return make_cpu_kernel(p, make_attention_data(p), attention_cpu, attention_check, buffers);
+}
+
+}  // namespace bwprof

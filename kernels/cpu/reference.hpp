@@ -1,0 +1,138 @@
+// Host-side data of every kernel family, the CPU backend's kernels, and the float64 reference
+// ("gold") that every backend's output is checked against. A GPU kernel starts from the same
+// host data, copies its output back into it, and calls the same check.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "bwprof/host_tensor.hpp"
+#include "bwprof/kernel.hpp"
+
+namespace bwprof {
+
+// ---- shared helpers -------------------------------------------------------------------------
+
+// Up to `max` indices spread evenly over [0, n), always including the first and the last.
+std::vector<std::int64_t> sample_indices(std::int64_t n, std::int64_t max);
+
+// Normwise error: max |out - gold| / max |gold| (or over a caller-given scale).
+class ErrorMeter {
+ public:
+  void add(double out, double gold) {
+    double d = std::fabs(out - gold);
+    if (!(d <= max_diff_)) max_diff_ = std::isnan(d) ? INFINITY : d;
+    double g = std::fabs(gold);
+    if (g > max_gold_) max_gold_ = g;
+  }
+  void add_scale(double s) { if (s > max_gold_) max_gold_ = s; }
+  Check finish(double tolerance) const;
+
+ private:
+  double max_diff_ = 0, max_gold_ = 0;
+};
+
+// Tolerance for an output stored in `dtype`: FP16 storage rounds to 2^-11 relative.
+inline double tolerance_for(DType t, double fp32_tol = 1e-5) { return t == DType::kF16 ? 4e-3 : fp32_tol; }
+
+enum class Act { kNone, kRelu, kGelu, kSilu };
+Act parse_act(const std::string& name);
+inline double act_gold(Act a, double x) {
+  switch (a) {
+    case Act::kRelu: return x > 0 ? x : 0;
+    case Act::kGelu: return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752440));
+    case Act::kSilu: return x / (1.0 + std::exp(-x));
+    default: return x;
+  }
+}
+inline float act_f(Act a, float x) {
+  switch (a) {
+    case Act::kRelu: return x > 0.f ? x : 0.f;
+    case Act::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678f));
+    case Act::kSilu: return x / (1.0f + std::exp(-x));
+    default: return x;
+  }
+}
+
+// ---- stream ---------------------------------------------------------------------------------
+struct StreamData {
+  HostTensor a, b, c;
+  float scalar = 0.4f;
+  double dot = 0;  // output of stream_dot
+};
+StreamData make_stream_data(const Problem& p);
+void stream_cpu(StreamData& d, const Problem& p);
+Check stream_check(const StreamData& d, const Problem& p);
+
+// ---- gemm -----------------------------------------------------------------------------------
+struct GemmData {
+  HostTensor A, B, bias, C;
+};
+GemmData make_gemm_data(const Problem& p);
+void gemm_cpu(GemmData& d, const Problem& p);
+Check gemm_check(const GemmData& d, const Problem& p);
+
+// ---- attention ------------------------------------------------------------------------------
+struct AttentionDims {
+  std::int64_t B, H, Hkv, Sq, Skv, D;
+  bool causal;
+  explicit AttentionDims(const Problem& p);
+};
+struct AttentionData {
+  HostTensor Q, K, V, O;
+};
+AttentionData make_attention_data(const Problem& p);
+void attention_cpu(AttentionData& d, const Problem& p);
+Check attention_check(const AttentionData& d, const Problem& p);
+
+// ---- KV-cache append ------------------------------------------------------------------------
+struct KvAppendData {
+  HostTensor k_new, v_new, k_cache, v_cache;
+  std::vector<std::int32_t> positions;  // first position written, per sequence
+};
+KvAppendData make_kv_append_data(const Problem& p);
+void kv_append_cpu(KvAppendData& d, const Problem& p);
+Check kv_append_check(const KvAppendData& d, const Problem& p);
+
+// ---- Q4_0 -----------------------------------------------------------------------------------
+// llama.cpp's block: an FP16 scale, then 16 bytes holding 32 4-bit values (element j in the low
+// nibble of byte j, element j + 16 in the high nibble); value = (q - 8) * scale.
+constexpr int kQ4Block = 32;
+constexpr int kQ4BlockBytes = 18;
+void q4_0_quantize_row(const float* x, std::int64_t n, std::uint8_t* out);
+void q4_0_dequantize_row(const std::uint8_t* q, std::int64_t n, float* out);
+
+struct Q4DequantData {
+  HostBytes q;  // rows * cols / 32 blocks
+  HostTensor out;
+};
+Q4DequantData make_q4_dequant_data(const Problem& p);
+void q4_dequant_cpu(Q4DequantData& d, const Problem& p);
+Check q4_dequant_check(const Q4DequantData& d, const Problem& p);
+
+struct Q4MatmulData {
+  HostTensor X, Y;
+  HostBytes W;  // N rows of K/32 blocks
+};
+Q4MatmulData make_q4_matmul_data(const Problem& p);
+void q4_matmul_cpu(Q4MatmulData& d, const Problem& p);
+Check q4_matmul_check(const Q4MatmulData& d, const Problem& p);
+
+// ---- layer norm -----------------------------------------------------------------------------
+constexpr float kLayerNormEps = 1e-5f;
+struct LayerNormData {
+  HostTensor x, weight, bias, y;
+};
+LayerNormData make_layernorm_data(const Problem& p);
+void layernorm_cpu(LayerNormData& d, const Problem& p);
+Check layernorm_check(const LayerNormData& d, const Problem& p);
+
+// ---- bias + activation ----------------------------------------------------------------------
+struct BiasActData {
+  HostTensor x, bias, y;
+};
+BiasActData make_bias_act_data(const Problem& p);
+void bias_act_cpu(BiasActData& d, const Problem& p);
+Check bias_act_check(const BiasActData& d, const Problem& p);
+
+}  // namespace bwprof

@@ -1,0 +1,116 @@
+// STREAM kernels (copy, scale, add, triad, dot) on the CPU.
+#include <string>
+
+#include "bwprof/parallel.hpp"
+#include "cpu_instance.hpp"
+#include "cpu_kernels.hpp"
+
+namespace bwprof {
+
+namespace {
+
+std::string op_of(const Problem& p) { return p.kernel.substr(7); }  // after "stream_"
+
+template <class T> inline float ld(const T* p, std::size_t i);
+template <> inline float ld<float>(const float* p, std::size_t i) { return p[i]; }
+template <> inline float ld<half_bits>(const half_bits* p, std::size_t i) { return half_to_float(p[i]); }
+inline void st(float* p, std::size_t i, float v) { p[i] = v; }
+inline void st(half_bits* p, std::size_t i, float v) { p[i] = float_to_half(v); }
+
+template <class T>
+void run_typed(StreamData& d, const std::string& op) {
+  const std::size_t n = d.a.size();
+  T* a = d.a.as<T>();
+  T* b = d.b.as<T>();
+  T* c = d.c.as<T>();
+  const float s = d.scalar;
+  constexpr std::size_t kGrain = 1 << 15;
+  if (op == "copy") {
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) c[i] = a[i]; });
+  } else if (op == "scale") {
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) st(b, i, s * ld(c, i)); });
+  } else if (op == "add") {
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) st(c, i, ld(a, i) + ld(b, i)); });
+  } else if (op == "triad") {
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) st(a, i, ld(b, i) + s * ld(c, i)); });
+  } else {  // dot: blocked FP32 partial sums keep the rounding error small
+    std::size_t chunks = (n + kGrain - 1) / kGrain;
+    std::vector<double> per_chunk(chunks, 0.0);
+    parallel_for(chunks, 1, [&](std::size_t lo, std::size_t hi) {
+      for (auto ch = lo; ch < hi; ++ch) {
+        std::size_t b0 = ch * kGrain, e0 = std::min(n, b0 + kGrain);
+        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        std::size_t i = b0;
+        for (; i + 8 <= e0; i += 8)
+          for (int k = 0; k < 8; ++k) acc[k] += ld(a, i + k) * ld(b, i + k);
+        float tail = 0;
+        for (; i < e0; ++i) tail += ld(a, i) * ld(b, i);
+        double sum = tail;
+        for (int k = 0; k < 8; ++k) sum += acc[k];
+        per_chunk[ch] = sum;
+      }
+    });
+    double total = 0;
+    for (double x : per_chunk) total += x;
+    d.dot = total;
+  }
+}
+
+BufferList buffers(const StreamData& d) {
+  BufferList l;
+  add_buffer(l, d.a);
+  add_buffer(l, d.b);
+  add_buffer(l, d.c);
+  return l;
+}
+
+}  // namespace
+
+StreamData make_stream_data(const Problem& p) {
+  std::size_t n = static_cast<std::size_t>(p.i("n"));
+  StreamData d;
+  d.a = HostTensor(p.dtype, n, "stream array a");
+  d.b = HostTensor(p.dtype, n, "stream array b");
+  d.c = HostTensor(p.dtype, n, "stream array c");
+  d.a.fill_random(11);
+  d.b.fill_random(12);
+  d.c.fill_random(13);
+  return d;
+}
+
+void stream_cpu(StreamData& d, const Problem& p) {
+  if (p.dtype == DType::kF32) run_typed<float>(d, op_of(p)); else run_typed<half_bits>(d, op_of(p));
+}
+
+Check stream_check(const StreamData& d, const Problem& p) {
+  // Each kernel writes one array and never its own inputs, so the check holds after any number
+  // of launches.
+  const std::string op = op_of(p);
+  const std::size_t n = d.a.size();
+  ErrorMeter m;
+  const double s = d.scalar;
+  if (op == "dot") {
+    double gold = 0, scale = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double x = double(d.a.get(i)) * d.b.get(i);
+      gold += x;
+      scale += std::fabs(x);
+    }
+    m.add(d.dot, gold);
+    m.add_scale(scale);  // error relative to sum |a_i b_i|: the conditioning of the sum
+    return m.finish(1e-5);
+  }
+  for (std::int64_t i : sample_indices(static_cast<std::int64_t>(n), 1 << 16)) {
+    if (op == "copy") m.add(d.c.get(i), d.a.get(i));
+    else if (op == "scale") m.add(d.b.get(i), s * d.c.get(i));
+    else if (op == "add") m.add(d.c.get(i), double(d.a.get(i)) + d.b.get(i));
+    else m.add(d.a.get(i), d.b.get(i) + s * d.c.get(i));
+  }
+  return m.finish(tolerance_for(p.dtype));
+}
+
+std::unique_ptr<KernelInstance> make_stream_cpu(Backend&, const Problem& p) {
+  return make_cpu_kernel(p, make_stream_data(p), stream_cpu, stream_check, buffers);
+}
+
+}  // namespace bwprof

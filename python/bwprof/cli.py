@@ -1,0 +1,165 @@
+"""python3 -m bwprof: devices, kernels, peaks, bench (and the subcommands of the other modules)."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import pandas as pd
+
+from . import _core
+from .api import device as _device, devices as _devices, kernels as _kernels, peaks as _peaks
+from .results import RunWriter
+from .suite import run_suite
+
+TABLE_COLUMNS = [
+    ("kernel", "kernel", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}"),
+    ("label", "config", "{}"), ("shape", "shape", "{}"), ("time_median_us", "time_us", "{:.1f}"),
+    ("bandwidth_gbs", "GB/s", "{:.1f}"), ("bandwidth_pct_peak", "%peak_bw", "{:.0f}"),
+    ("gflops", "GFLOP/s", "{:.1f}"), ("compute_pct_peak", "%peak_fl", "{:.0f}"),
+    ("bound", "bound", "{}"), ("grade", "grade", "{}"), ("verified", "ok", "{}"),
+]
+
+
+def format_table(df: pd.DataFrame) -> str:
+    """A readable fixed-width table of the main columns."""
+    cols = [(c, h, f) for c, h, f in TABLE_COLUMNS if c in df.columns]
+
+    def cell(v, f):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "-"
+        if isinstance(v, bool):
+            return "yes" if v else "NO"
+        try:
+            return f.format(v)
+        except (ValueError, TypeError):
+            return str(v)
+
+    body = [[cell(r[c], f) for c, _, f in cols] for r in df.to_dict("records")]
+    heads = [h for _, h, _ in cols]
+    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(heads)]
+    numeric = [f != "{}" for _, _, f in cols]
+
+    def line(vals):
+        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(vals, widths, numeric)).rstrip()
+
+    return "\n".join([line(heads), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def _cmd_devices(args) -> int:
+    for d in _devices():
+        i = d.info
+        extra = f", {i['compute_units']} {'cores' if d.kind == 'cpu' else 'SMs/CUs'}"
+        if i.get("bandwidth_theoretical_gbs"):
+            extra += f", {i['bandwidth_theoretical_gbs']:.0f} GB/s theoretical"
+        print(f"{d.id:8s} {d.kind:4s} {d.name} ({d.arch}{extra})")
+    return 0
+
+
+def _cmd_kernels(args) -> int:
+    for k in _kernels():
+        params = ", ".join(f"{p['name']}={p['default'] or '?'}" for p in k["params"])
+        variants = ", ".join(f"{v['name']}[{v['backend']}]" for v in k["variants"])
+        print(f"{k['name']:18s} {'/'.join(k['dtypes']):10s} {params}\n{'':18s} variants: {variants}; {k['doc']}")
+    return 0
+
+
+def _cmd_peaks(args) -> int:
+    p = _peaks(args.device, args.dtype)
+    if args.json:
+        print(json.dumps(p, indent=1))
+        return 0
+    dev = _device(args.device)
+    print(f"{dev.name} ({dev.id})")
+    print(f"  peak bandwidth : {p['bandwidth_gbs']:.1f} GB/s ({p['bandwidth_source']})")
+    if p["bandwidth_theoretical_gbs"]:
+        print(f"  theoretical    : {p['bandwidth_theoretical_gbs']:.1f} GB/s")
+    for k, v in sorted(p["bandwidth_by_kernel"].items()):
+        print(f"    {k:14s} {v:8.1f} GB/s")
+    print(f"  peak compute   : {p['gflops']:.1f} GFLOP/s {args.dtype} ({p['compute_source']})")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    dev = _core.device_info(args.device)
+    writer = RunWriter(args.out, dev)
+    sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
+    df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
+                   cache=args.cache, progress=not args.no_progress, on_row=writer.add)
+    print(format_table(df))
+    errors = df.attrs.get("errors", [])
+    bad = df[~df["verified"].astype(bool)] if len(df) else df
+    print(f"\n{len(df)} measurements on {dev['name']} ({dev['id']}), cache {args.cache}")
+    if len(bad):
+        print(f"WARNING: {len(bad)} result(s) did not match the reference: "
+              + ", ".join(f"{r.kernel}/{r.dtype}" for r in bad.itertuples()))
+    for e in errors:
+        print(f"FAILED: {e['kernel']} {e['dtype']} ({e['label']}): {e['error']}")
+    print(f"results: {writer.path}/results.csv")
+    print(f"report:  {writer.path}/bandwidth_report.json")
+    print(f"run folder: {writer.path}")
+    return 1 if errors or len(bad) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python3 -m bwprof",
+                                description="GPU kernel bandwidth and roofline profiler for inference kernels.")
+    p.add_argument("--version", action="version", version=f"bwprof {_core.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("devices", help="list the devices this build can use")
+    s.set_defaults(func=_cmd_devices)
+    s = sub.add_parser("kernels", help="list the kernels, their parameters and variants")
+    s.set_defaults(func=_cmd_kernels)
+    s = sub.add_parser("peaks", help="measure the device's peak bandwidth and compute")
+    s.add_argument("--device", default="auto")
+    s.add_argument("--dtype", default="fp32", choices=["fp32", "fp16"])
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=_cmd_peaks)
+    s = sub.add_parser("bench", help="run the reference-kernel suite and write a run folder")
+    s.add_argument("--device", default="auto", help="auto, cpu, gpu or gpu:N (default: auto)")
+    s.add_argument("--kernels", nargs="+", metavar="K", help="kernels or families to run (default: all)")
+    s.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16"])
+    s.add_argument("--quick", action="store_true", help="small shapes, few repeats")
+    s.add_argument("--cache", default="cold", choices=["cold", "hot"])
+    s.add_argument("--out", default="results", help="folder for run folders (default: results)")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    s.set_defaults(func=_cmd_bench)
+
+    for register in _extension_registrars():
+        register(sub)
+    return p
+
+
+def _extension_registrars():
+    """Subcommands that live beside their features (traces, baselines, plots, ...)."""
+    regs = []
+    for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli")):
+        try:
+            module = __import__(mod, fromlist=[attr])
+        except ImportError as e:
+            if e.name and e.name.startswith("bwprof"):
+                continue  # that feature is not in this build
+            raise
+        regs.append(getattr(module, attr))
+    return regs
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"bwprof: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError as e:
+        print(f"bwprof: out of memory: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bwprof: interrupted; measured rows are kept in the run folder", file=sys.stderr)
+        return 130

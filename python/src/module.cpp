@@ -1,0 +1,226 @@
+// bwprof._core: the C++ core seen from Python. Thin on purpose: conversions and bindings only.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <new>
+
+#include "bwprof/backend.hpp"
+#include "bwprof/device.hpp"
+#include "bwprof/error.hpp"
+#include "bwprof/kernel.hpp"
+#include "bwprof/measurement.hpp"
+#include "bwprof/runner.hpp"
+#include "bwprof/stats.hpp"
+
+namespace py = pybind11;
+using namespace bwprof;
+
+namespace {
+
+py::object to_py(const Measurement::Value& v) {
+  if (auto s = std::get_if<std::string>(&v)) return py::str(*s);
+  if (auto d = std::get_if<double>(&v)) return py::float_(*d);
+  if (auto i = std::get_if<std::int64_t>(&v)) return py::int_(*i);
+  return py::bool_(std::get<bool>(v));
+}
+
+py::dict record_dict(const Measurement& m) {
+  py::dict d;
+  for (auto& kv : m.record()) d[py::str(kv.first)] = to_py(kv.second);
+  return d;
+}
+
+py::dict device_dict(const DeviceInfo& i) {
+  py::dict d;
+  d["id"] = i.id;
+  d["kind"] = i.kind;
+  d["name"] = i.name;
+  d["vendor"] = i.vendor;
+  d["arch"] = i.arch;
+  d["backend"] = i.backend;
+  d["compute_units"] = i.compute_units;
+  d["clock_mhz"] = i.clock_mhz;
+  d["memory_clock_mhz"] = i.memory_clock_mhz;
+  d["memory_bus_bits"] = i.memory_bus_bits;
+  d["memory_bytes"] = i.memory_bytes;
+  d["cache_bytes"] = i.cache_bytes;
+  d["bandwidth_theoretical_gbs"] = i.bandwidth_theoretical_gbs;
+  d["fp32_gflops_theoretical"] = i.fp32_gflops_theoretical;
+  d["fp16_gflops_theoretical"] = i.fp16_gflops_theoretical;
+  d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  return d;
+}
+
+py::dict peaks_dict(const Peaks& p) {
+  py::dict d;
+  d["bandwidth_gbs"] = p.bandwidth_gbs;
+  d["bandwidth_source"] = p.bandwidth_source;
+  d["bandwidth_theoretical_gbs"] = p.bandwidth_theoretical_gbs;
+  d["gflops"] = p.gflops;
+  d["compute_source"] = p.compute_source;
+  d["gflops_theoretical"] = p.gflops_theoretical;
+  d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
+  return d;
+}
+
+py::list kernel_list() {
+  py::list out;
+  for (auto& k : kernel_registry()) {
+    py::dict d;
+    d["name"] = k.name;
+    d["family"] = k.family;
+    d["doc"] = k.doc;
+    d["access_pattern"] = to_string(k.pattern);
+    py::list dts;
+    for (auto t : k.dtypes) dts.append(to_string(t));
+    d["dtypes"] = dts;
+    py::list params;
+    for (auto& p : k.params) {
+      py::dict pd;
+      pd["name"] = p.name;
+      pd["default"] = p.default_value;
+      pd["help"] = p.help;
+      pd["choices"] = p.choices;
+      pd["kind"] = p.kind == ParamSpec::Kind::kInt ? "int" : p.kind == ParamSpec::Kind::kBool ? "bool" : "choice";
+      params.append(pd);
+    }
+    d["params"] = params;
+    py::list variants;
+    for (auto& v : k.variants) {
+      py::dict vd;
+      vd["name"] = v.name;
+      vd["backend"] = v.backend;
+      variants.append(vd);
+    }
+    d["variants"] = variants;
+    out.append(d);
+  }
+  return out;
+}
+
+// Python keyword values (int, bool, str) as the core's parameter text.
+std::map<std::string, std::string> params_from(const py::dict& kw) {
+  std::map<std::string, std::string> out;
+  for (auto item : kw) {
+    std::string key = py::str(item.first);
+    py::handle v = item.second;
+    if (py::isinstance<py::bool_>(v)) {
+      out[key] = v.cast<bool>() ? "true" : "false";
+    } else if (py::isinstance<py::int_>(v)) {
+      out[key] = py::str(v);
+    } else if (py::isinstance<py::float_>(v)) {
+      double d = v.cast<double>();
+      if (!std::isfinite(d) || d != std::floor(d)) throw InvalidArgument(key + ": expected an integer, got " + std::string(py::str(v)));
+      out[key] = std::to_string(static_cast<long long>(d));
+    } else if (py::isinstance<py::str>(v)) {
+      out[key] = v.cast<std::string>();
+    } else {
+      throw InvalidArgument(key + ": expected an int, bool or str, got " + std::string(py::str(py::type::handle_of(v).attr("__name__"))));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "bwprof C++ core";
+  m.attr("__version__") = BWPROF_VERSION;
+  m.attr("SCHEMA_VERSION") = kSchemaVersion;
+#ifdef BWPROF_WITH_GPU
+  m.attr("GPU_BUILD") = true;
+#else
+  m.attr("GPU_BUILD") = false;
+#endif
+
+  // Created once and never freed: it must outlive every translator call, even at exit.
+  static PyObject* bwprof_error = PyErr_NewException("bwprof._core.BwprofError", PyExc_RuntimeError, nullptr);
+  m.attr("BwprofError") = py::handle(bwprof_error);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(bwprof_error, e.what());
+    }
+  });
+
+  py::class_<Measurement>(m, "Measurement", "One measured kernel invocation (a flat record).")
+      .def("to_dict", &record_dict, "The record as a dict, columns in schema order.")
+      .def_property_readonly("kernel", [](const Measurement& x) { return x.kernel; })
+      .def_property_readonly("variant", [](const Measurement& x) { return x.variant; })
+      .def_property_readonly("dtype", [](const Measurement& x) { return x.dtype; })
+      .def_property_readonly("shape", [](const Measurement& x) { return x.shape; })
+      .def_property_readonly("params", [](const Measurement& x) {
+        py::dict d;
+        for (auto& kv : x.params) d[py::str(kv.first)] = kv.second;
+        return d;
+      })
+      .def_property_readonly("time_median_us", [](const Measurement& x) { return x.time_us.median; })
+      .def_property_readonly("bandwidth_gbs", [](const Measurement& x) { return x.bandwidth_gbs; })
+      .def_property_readonly("gflops", [](const Measurement& x) { return x.gflops; })
+      .def_property_readonly("bound", [](const Measurement& x) { return x.bound; })
+      .def_property_readonly("bottleneck", [](const Measurement& x) { return x.bottleneck; })
+      .def_property_readonly("verified", [](const Measurement& x) { return x.verified; })
+      .def("__repr__", [](const Measurement& x) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "<Measurement %s/%s %s %s: %.3g us, %.1f GB/s, %s>", x.kernel.c_str(),
+                      x.variant.c_str(), x.dtype.c_str(), x.shape.c_str(), x.time_us.median, x.bandwidth_gbs,
+                      x.bound.c_str());
+        return std::string(buf);
+      });
+
+  m.def("columns", &Measurement::columns, "The result schema's columns, in order.");
+  m.def("kernels", &kernel_list, "Every kernel family: parameters, dtypes, variants.");
+  m.def("devices", [] {
+    py::list out;
+    for (auto& d : list_devices()) out.append(device_dict(d));
+    return out;
+  }, "Every device this build can use (GPUs first, the CPU last).");
+  m.def("device_info", [](const std::string& id) { return device_dict(backend_for(id).info()); }, py::arg("device"));
+  m.def("peaks", [](const std::string& id, const std::string& dtype) {
+    Backend& b = backend_for(id);
+    DType t = parse_dtype(dtype);
+    Peaks p;
+    {
+      py::gil_scoped_release nogil;
+      p = b.peaks(t);
+    }
+    return peaks_dict(p);
+  }, py::arg("device"), py::arg("dtype") = "fp32");
+  m.def("measure", [](const std::string& kernel, const std::string& dtype, const std::string& device,
+                      const std::string& variant, const std::string& cache, int warmup, int min_repeats,
+                      double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params) {
+    if (cache != "cold" && cache != "hot") throw InvalidArgument("cache: expected 'cold' or 'hot', got '" + cache + "'");
+    if (warmup < 0) throw InvalidArgument("warmup: must be >= 0");
+    if (min_repeats < 1) throw InvalidArgument("min_repeats: must be >= 1");
+    if (max_repeats < min_repeats) throw InvalidArgument("max_repeats: must be >= min_repeats");
+    if (!(min_time_s >= 0) || !(max_time_s >= 0)) throw InvalidArgument("min_time_s/max_time_s: must be >= 0");
+    RunOptions opt;
+    opt.cold = cache == "cold";
+    opt.warmup = warmup;
+    opt.min_repeats = min_repeats;
+    opt.min_time_s = min_time_s;
+    opt.max_repeats = max_repeats;
+    opt.max_time_s = max_time_s;
+    opt.verify = verify;
+    auto p = params_from(params);
+    py::gil_scoped_release nogil;
+    return measure(kernel, dtype, device, variant, p, opt);
+  }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
+     py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
+     py::arg("max_time_s"), py::arg("verify"), py::arg("params"));
+
+  m.def("summarize", [](const std::vector<double>& samples) {
+    TimingStats s = summarize(samples);
+    py::dict d;
+    d["median"] = s.median; d["min"] = s.min; d["max"] = s.max; d["mean"] = s.mean;
+    d["stddev"] = s.stddev; d["cv"] = s.cv; d["count"] = s.count; d["unstable"] = is_unstable(s);
+    return d;
+  }, py::arg("samples"), "Median, min, max, mean, standard deviation and CV of timing samples.");
+  m.def("grade", &grade, py::arg("pct_of_peak"));
+}

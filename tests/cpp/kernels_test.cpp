@@ -1,0 +1,193 @@
+// Every CPU reference kernel against the float64 gold on random inputs, odd sizes included, and
+// proof that the check fails when an output is wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "bwprof/backend.hpp"
+#include "bwprof/error.hpp"
+#include "bwprof/kernel.hpp"
+#include "bwprof/runner.hpp"
+#include "cpu/reference.hpp"
+
+using namespace bwprof;
+
+namespace {
+
+using Params = std::map<std::string, std::string>;
+
+Check run_and_check(const std::string& kernel, const std::string& dtype, const Params& params) {
+  const KernelFamily& k = find_kernel(kernel);
+  Problem p = make_problem(k, "cpu", "", dtype, params);
+  auto inst = find_variant(k, "cpu", "").make(backend_for("cpu"), p);
+  inst->launch();
+  return inst->check();
+}
+
+struct Case {
+  std::string kernel;
+  Params params;
+};
+
+class EveryKernel : public ::testing::TestWithParam<std::tuple<Case, std::string>> {};
+
+TEST_P(EveryKernel, MatchesFloat64Reference) {
+  const auto& [c, dtype] = GetParam();
+  Check r = run_and_check(c.kernel, dtype, c.params);
+  EXPECT_TRUE(r.ok) << c.kernel << " " << dtype << " error " << r.max_rel_error << " > " << r.tolerance;
+  EXPECT_LE(r.max_rel_error, dtype == "fp16" ? 4e-3 : 1e-4);
+}
+
+const Case kCases[] = {
+    {"stream_copy", {{"n", "100003"}}},
+    {"stream_scale", {{"n", "100003"}}},
+    {"stream_add", {{"n", "77777"}}},
+    {"stream_triad", {{"n", "131073"}}},
+    {"stream_dot", {{"n", "262147"}}},
+    {"gemm", {{"M", "1"}, {"N", "37"}, {"K", "129"}}},
+    {"gemm", {{"M", "19"}, {"N", "301"}, {"K", "67"}, {"bias", "true"}, {"act", "gelu"}}},
+    {"gemm", {{"M", "9"}, {"N", "260"}, {"K", "33"}, {"bias", "true"}, {"act", "silu"}}},
+    {"gemm", {{"M", "17"}, {"N", "257"}, {"K", "5"}, {"act", "relu"}}},
+    {"attention", {{"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "1"}, {"seq_kv", "77"}, {"head_dim", "64"}}},
+    {"attention", {{"batch", "2"}, {"heads", "6"}, {"kv_heads", "3"}, {"seq_q", "33"}, {"head_dim", "32"}, {"causal", "true"}}},
+    {"attention", {{"heads", "3"}, {"seq_q", "5"}, {"seq_kv", "21"}, {"head_dim", "16"}, {"causal", "true"}}},
+    {"kv_cache_append", {{"batch", "3"}, {"kv_heads", "2"}, {"head_dim", "64"}, {"max_seq", "100"}, {"new_tokens", "7"}}},
+    {"q4_0_dequant", {{"rows", "13"}, {"cols", "96"}}},
+    {"q4_0_matmul", {{"M", "1"}, {"N", "37"}, {"K", "160"}}},
+    {"q4_0_matmul", {{"M", "11"}, {"N", "19"}, {"K", "64"}}},
+    {"layernorm", {{"rows", "7"}, {"cols", "769"}}},
+    {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "relu"}}},
+    {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "gelu"}}},
+    {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "silu"}}},
+};
+
+std::string case_name(const ::testing::TestParamInfo<EveryKernel::ParamType>& info) {
+  std::string name = std::get<0>(info.param).kernel + "_" + std::get<1>(info.param) + "_" + std::to_string(info.index);
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, EveryKernel,
+                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values("fp32", "fp16")), case_name);
+
+}  // namespace
+
+TEST(Reference, GemmSmallHandExample) {
+  // [1 2; 3 4] . [5 6; 7 8] = [19 22; 43 50]: the kernel and the gold agree on a hand value.
+  const KernelFamily& k = find_kernel("gemm");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"M", "2"}, {"N", "2"}, {"K", "2"}});
+  GemmData d = make_gemm_data(p);
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  for (int i = 0; i < 4; ++i) d.A.set(i, a[i]), d.B.set(i, b[i]);
+  gemm_cpu(d, p);
+  EXPECT_FLOAT_EQ(d.C.get(0), 19);
+  EXPECT_FLOAT_EQ(d.C.get(1), 22);
+  EXPECT_FLOAT_EQ(d.C.get(2), 43);
+  EXPECT_FLOAT_EQ(d.C.get(3), 50);
+  EXPECT_TRUE(gemm_check(d, p).ok);
+  d.C.set(3, 50.5f);  // a wrong output must fail the check
+  EXPECT_FALSE(gemm_check(d, p).ok);
+}
+
+TEST(Reference, AttentionWithOneKeyReturnsV) {
+  const KernelFamily& k = find_kernel("attention");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"heads", "2"}, {"seq_q", "1"}, {"seq_kv", "1"}, {"head_dim", "8"}});
+  AttentionData d = make_attention_data(p);
+  attention_cpu(d, p);
+  for (std::size_t i = 0; i < d.O.size(); ++i) EXPECT_FLOAT_EQ(d.O.get(i), d.V.get(i));
+}
+
+TEST(Reference, LayerNormOfAKnownRow) {
+  const KernelFamily& k = find_kernel("layernorm");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"rows", "1"}, {"cols", "4"}});
+  LayerNormData d = make_layernorm_data(p);
+  const float x[] = {1, 2, 3, 4};
+  for (int i = 0; i < 4; ++i) d.x.set(i, x[i]), d.weight.set(i, 1.0f), d.bias.set(i, 0.0f);
+  layernorm_cpu(d, p);
+  // mean 2.5, variance 1.25: (x - 2.5) / sqrt(1.25 + 1e-5)
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(d.y.get(i), (x[i] - 2.5) / std::sqrt(1.25 + 1e-5), 1e-6);
+}
+
+TEST(Reference, CheckCatchesAWrongCopy) {
+  const KernelFamily& k = find_kernel("kv_cache_append");
+  Problem p = make_problem(k, "cpu", "", "fp32",
+                           {{"kv_heads", "1"}, {"head_dim", "4"}, {"max_seq", "8"}, {"new_tokens", "2"}});
+  KvAppendData d = make_kv_append_data(p);
+  kv_append_cpu(d, p);
+  EXPECT_TRUE(kv_append_check(d, p).ok);
+  d.k_cache.set(d.positions[0] * 4 + 1, 123.0f);
+  EXPECT_FALSE(kv_append_check(d, p).ok);
+}
+
+TEST(Registry, BadParametersAreInvalidArguments) {
+  const KernelFamily& g = find_kernel("gemm");
+  EXPECT_THROW(find_kernel("nope"), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "", "fp32", {{"M", "0"}, {"N", "1"}, {"K", "1"}}), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "", "fp32", {{"M", "-3"}, {"N", "1"}, {"K", "1"}}), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "", "fp32", {{"M", "x"}, {"N", "1"}, {"K", "1"}}), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "", "fp32", {{"N", "1"}, {"K", "1"}}), InvalidArgument);  // M missing
+  EXPECT_THROW(make_problem(g, "cpu", "", "fp32", {{"M", "1"}, {"N", "1"}, {"K", "1"}, {"Q", "1"}}), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "", "bf8", {{"M", "1"}, {"N", "1"}, {"K", "1"}}), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "nope", "fp32", {{"M", "1"}, {"N", "1"}, {"K", "1"}}), InvalidArgument);
+  EXPECT_THROW(make_problem(g, "cpu", "", "fp32", {{"M", "4000000000"}, {"N", "4000000000"}, {"K", "1"}}),
+               InvalidArgument);  // M*N overflows
+  EXPECT_THROW(make_problem(find_kernel("q4_0_matmul"), "cpu", "", "fp32", {{"N", "8"}, {"K", "48"}}),
+               InvalidArgument);  // K not a multiple of 32
+  EXPECT_THROW(make_problem(find_kernel("attention"), "cpu", "", "fp32",
+                            {{"heads", "6"}, {"kv_heads", "4"}, {"seq_q", "4"}, {"head_dim", "8"}}),
+               InvalidArgument);  // heads not a multiple of kv_heads
+}
+
+TEST(Registry, TrafficFormulas) {
+  const KernelFamily& g = find_kernel("gemm");
+  Problem p = make_problem(g, "cpu", "", "fp16", {{"M", "128"}, {"N", "4864"}, {"K", "896"}});
+  Traffic t = g.traffic(p);
+  EXPECT_DOUBLE_EQ(t.bytes_read, (128.0 * 896 + 896.0 * 4864) * 2);
+  EXPECT_DOUBLE_EQ(t.bytes_written, 128.0 * 4864 * 2);
+  EXPECT_DOUBLE_EQ(t.flops, 2.0 * 128 * 4864 * 896);
+  const KernelFamily& q = find_kernel("q4_0_dequant");
+  Traffic tq = q.traffic(make_problem(q, "cpu", "", "fp16", {{"rows", "14336"}, {"cols", "4096"}}));
+  EXPECT_DOUBLE_EQ(tq.bytes_read, 14336.0 * 4096 / 32 * 18);
+  EXPECT_DOUBLE_EQ(tq.bytes_written, 14336.0 * 4096 * 2);
+  const KernelFamily& a = find_kernel("attention");
+  Traffic ta = a.traffic(make_problem(a, "cpu", "", "fp32", {{"heads", "1"}, {"seq_q", "4"}, {"head_dim", "2"}, {"causal", "1"}}));
+  EXPECT_DOUBLE_EQ(ta.flops, 4.0 * 2 * (1 + 2 + 3 + 4));  // causal: 10 visible (query, key) pairs
+}
+
+TEST(Runner, RepeatsUntilCountAndTime) {
+  RunOptions opt;
+  opt.cold = false;
+  opt.warmup = 1;
+  opt.min_repeats = 7;
+  opt.min_time_s = 0;
+  opt.verify = false;
+  const KernelFamily& k = find_kernel("stream_copy");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"n", "1000"}});
+  auto inst = find_variant(k, "cpu", "").make(backend_for("cpu"), p);
+  auto times = run_repeats(backend_for("cpu"), *inst, opt);
+  EXPECT_EQ(times.size(), 7u);
+  opt.min_time_s = 0.01;  // now the minimum time decides: many more than 7 runs of a tiny copy
+  opt.max_repeats = 100000000;
+  opt.max_time_s = 60;
+  times = run_repeats(backend_for("cpu"), *inst, opt);
+  double total = 0;
+  for (double t : times) total += t;
+  EXPECT_GE(total, 0.01e6);
+  EXPECT_GT(times.size(), 7u);
+}
+
+TEST(Measure, CpuRowIsComplete) {
+  RunOptions opt;
+  opt.min_repeats = 3;
+  opt.min_time_s = 0.001;
+  Measurement m = measure("stream_triad", "fp32", "cpu", "", {{"n", "1048576"}}, opt);
+  EXPECT_TRUE(m.verified);
+  EXPECT_EQ(m.backend, "cpu");
+  EXPECT_EQ(m.cache, "cold");
+  EXPECT_DOUBLE_EQ(m.bytes_read, 2.0 * 1048576 * 4);
+  EXPECT_GT(m.bandwidth_gbs, 0);
+  EXPECT_GT(m.peaks.bandwidth_gbs, 0);
+  EXPECT_EQ(m.peaks.bandwidth_source.rfind("measured:", 0), 0u);
+  EXPECT_NEAR(m.bandwidth_gbs, (m.bytes_read + m.bytes_written) / (m.time_us.median * 1e-6) / 1e9, 1e-9);
+}

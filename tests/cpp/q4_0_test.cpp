@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cpu/reference.hpp"
+
+using namespace bwprof;
+
+TEST(Q4_0, BlockLayoutMatchesLlamaCpp) {
+  // Values 0..31 scaled so the largest magnitude (31) maps to q = 0: scale = 31 / -8.
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j);
+  std::uint8_t q[kQ4BlockBytes];
+  q4_0_quantize_row(x, 32, q);
+  half_bits dh;
+  std::memcpy(&dh, q, 2);
+  EXPECT_NEAR(half_to_float(dh), 31.0f / -8.0f, 2e-3);
+  // Element 31 (the largest) is the high nibble of byte 15 and quantizes to 0 (value -8 * d = 31).
+  EXPECT_EQ(q[2 + 15] >> 4, 0);
+  // Element 0 is 0.0: q = 8, in the low nibble of byte 0.
+  EXPECT_EQ(q[2] & 0x0f, 8);
+  float y[32];
+  q4_0_dequantize_row(q, 32, y);
+  EXPECT_NEAR(y[31], 31.0f, 31.0f / 1024);
+  EXPECT_FLOAT_EQ(y[0], 0.0f);
+}
+
+TEST(Q4_0, RoundTripErrorIsWithinHalfAStep) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  const int n = 32 * 4096;
+  std::vector<float> x(n), y(n);
+  for (auto& v : x) v = u(rng);
+  std::vector<std::uint8_t> q(n / 32 * kQ4BlockBytes);
+  q4_0_quantize_row(x.data(), n, q.data());
+  q4_0_dequantize_row(q.data(), n, y.data());
+  double sum_sq = 0;
+  for (int b = 0; b < n / 32; ++b) {
+    half_bits dh;
+    std::memcpy(&dh, q.data() + b * kQ4BlockBytes, 2);
+    const double d = std::fabs(half_to_float(dh)), slack = 9.0 * d * std::ldexp(1.0, -10) + 1e-7;
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+    for (int j = 0; j < 32; ++j) {
+      const double v = x[b * 32 + j], e = std::fabs(v - y[b * 32 + j]);
+      // Codes reach -8 steps on the side of the block's extreme but only +7 on the other, so
+      // values past 7 steps on that side saturate (error up to one step); all others round to
+      // the nearest step (error up to half a step). The FP16 scale adds a little.
+      const bool saturates = std::fabs(v) > 7.0 * d && std::fabs(v) != amax;
+      EXPECT_LE(e, (saturates ? 1.0 : 0.5) * d + slack) << "block " << b << " element " << j;
+      sum_sq += e * e;
+    }
+  }
+  EXPECT_LT(std::sqrt(sum_sq / n), 0.15);  // RMS of a uniform rounding error of step ~0.375
+}
+
+TEST(Q4_0, ZeroBlockHasZeroScale) {
+  float x[32] = {0};
+  std::uint8_t q[kQ4BlockBytes];
+  q4_0_quantize_row(x, 32, q);
+  float y[32];
+  q4_0_dequantize_row(q, 32, y);
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+}

@@ -1,0 +1,96 @@
+import math
+
+import pandas as pd
+import pytest
+
+import bwprof
+
+QUICK = dict(repeats=3, min_time_s=0.001, warmup=1)
+
+
+def test_devices_lists_the_cpu_last():
+    devs = bwprof.devices()
+    assert devs[-1].id == "cpu" and devs[-1].kind == "cpu"
+    assert bwprof.device("cpu").name == devs[-1].name
+    auto = bwprof.device("auto")
+    assert auto.id == (devs[0].id if devs[0].kind == "gpu" else "cpu")
+
+
+def test_measure_returns_a_flat_record_with_derived_rates():
+    m = bwprof.measure("stream_triad", dtype="fp32", device="cpu", n=1 << 20, **QUICK)
+    d = m.to_dict()
+    assert list(d) == bwprof.columns()
+    assert d["kernel"] == "stream_triad" and d["family"] == "stream" and d["dtype"] == "fp32"
+    assert d["bytes_read"] == 2 * (1 << 20) * 4 and d["bytes_written"] == (1 << 20) * 4
+    assert d["flops"] == 2 * (1 << 20)
+    # The one formula: GB/s = bytes / median time, 1 GB = 1e9 bytes.
+    expect = (d["bytes_read"] + d["bytes_written"]) / (d["time_median_us"] * 1e-6) / 1e9
+    assert d["bandwidth_gbs"] == pytest.approx(expect, rel=1e-12)
+    assert d["bandwidth_pct_peak"] == pytest.approx(100 * expect / d["peak_bandwidth_gbs"], rel=1e-12)
+    assert d["intensity_flop_per_byte"] == pytest.approx(d["flops"] / (d["bytes_read"] + d["bytes_written"]))
+    assert d["time_min_us"] <= d["time_median_us"] <= d["time_max_us"]
+    assert d["repeats"] >= 3 and d["cache"] == "cold"
+    assert d["verified"] is True and d["max_rel_error"] <= d["tolerance"]
+    assert d["grade"] in ("excellent", "good", "fair", "poor")
+    assert d["bound"] in ("memory", "compute", "latency")
+    assert d["bottleneck"]
+    assert m.kernel == "stream_triad" and m.params == {"n": str(1 << 20)}
+
+
+@pytest.mark.parametrize("kernel,shape", [
+    ("gemm", dict(M=3, N=45, K=70, bias=True, act="silu")),
+    ("attention", dict(heads=4, kv_heads=2, seq_q=9, head_dim=32, causal=True)),
+    ("kv_cache_append", dict(batch=2, kv_heads=2, head_dim=64, max_seq=64, new_tokens=3)),
+    ("q4_0_dequant", dict(rows=5, cols=64)),
+    ("q4_0_matmul", dict(M=2, N=7, K=96)),
+    ("layernorm", dict(rows=3, cols=100)),
+    ("bias_act", dict(rows=3, cols=100, act="gelu")),
+])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_every_kernel_verifies_on_the_cpu(kernel, shape, dtype):
+    d = bwprof.measure(kernel, dtype=dtype, device="cpu", **shape, **QUICK).to_dict()
+    assert d["verified"], d
+    assert d["time_median_us"] > 0 and math.isfinite(d["bandwidth_gbs"])
+
+
+def test_hot_cache_is_recorded():
+    d = bwprof.measure("stream_copy", device="cpu", cache="hot", n=4096, **QUICK).to_dict()
+    assert d["cache"] == "hot"
+
+
+def test_kernels_lists_parameters():
+    names = {k["name"] for k in bwprof.kernels()}
+    assert {"stream_copy", "gemm", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul",
+            "layernorm", "bias_act"} <= names
+    gemm = next(k for k in bwprof.kernels() if k["name"] == "gemm")
+    assert [p["name"] for p in gemm["params"]] == ["M", "N", "K", "bias", "act"]
+
+
+def test_run_suite_quick_returns_every_family(tmp_path):
+    rows = []
+    df = bwprof.run_suite(device="cpu", quick=True, progress=False, on_row=rows.append)
+    assert isinstance(df, pd.DataFrame)
+    assert len(df) == len(rows) > 40
+    for col in ["kernel", "variant", "dtype", "shape", "device", "backend", "time_median_us", "time_min_us",
+                "time_max_us", "time_std_us", "repeats", "cache", "bytes_read", "bytes_written", "flops",
+                "bandwidth_gbs", "bandwidth_pct_peak", "gflops", "compute_pct_peak", "intensity_flop_per_byte",
+                "grade", "bottleneck", "verified", "max_rel_error"]:
+        assert col in df.columns, col
+    assert set(df["family"]) == {"stream", "gemm", "attention", "kv_cache", "q4_0", "layernorm", "bias_act"}
+    assert set(df["dtype"]) == {"fp32", "fp16"}
+    assert df["verified"].all()
+    assert not df.attrs["errors"]
+
+
+def test_run_suite_filters_by_kernel_and_family():
+    df = bwprof.run_suite(device="cpu", kernels=["layernorm", "stream"], dtypes=["fp16"], quick=True,
+                          progress=False)
+    assert set(df["family"]) == {"layernorm", "stream"}
+    assert set(df["dtype"]) == {"fp16"}
+
+
+def test_a_small_decode_append_is_latency_bound():
+    d = bwprof.measure("kv_cache_append", device="cpu", kv_heads=2, head_dim=64, max_seq=4096,
+                       new_tokens=1, **QUICK).to_dict()
+    assert d["bound"] == "latency"
+    assert "latency" in d["bottleneck"]

@@ -1,0 +1,79 @@
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+
+import bwprof
+
+
+def run_cli(args, cwd, **kw):
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.path.join(root, "python")
+    return subprocess.run([sys.executable, "-m", "bwprof", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, **kw)
+
+
+def test_bench_quick_writes_table_csv_and_json(tmp_path):
+    r = run_cli(["bench", "--device", "cpu", "--quick", "--kernels", "stream", "gemm", "--out", str(tmp_path)],
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "stream_triad" in r.stdout and "GB/s" in r.stdout
+    assert "/" in r.stderr or "[" in r.stderr  # progress on stderr
+    runs = list(tmp_path.iterdir())
+    assert len(runs) == 1
+    run = runs[0]
+    df = pd.read_csv(run / "results.csv")
+    assert set(df["family"]) == {"stream", "gemm"}
+    assert len(df) == 2 * (5 + 6)
+    report = json.loads((run / "bandwidth_report.json").read_text())
+    assert report["schema_version"] == bwprof.SCHEMA_VERSION
+    assert report["bwprof_version"] == bwprof.__version__
+    assert report["device"]["id"] == "cpu"
+    assert len(report["rows"]) == len(df)
+    assert report["rows"][0]["kernel"] == df["kernel"][0]
+    assert f"run folder: {run}" in r.stdout
+
+
+def test_bench_rejects_a_bad_device_in_one_line(tmp_path):
+    r = run_cli(["bench", "--device", "gpu:9", "--quick", "--out", str(tmp_path)], cwd=tmp_path)
+    assert r.returncode == 2
+    assert "device" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_devices_and_kernels_commands(tmp_path):
+    r = run_cli(["devices"], cwd=tmp_path)
+    assert r.returncode == 0 and "cpu" in r.stdout
+    r = run_cli(["kernels"], cwd=tmp_path)
+    assert r.returncode == 0 and "q4_0_matmul" in r.stdout
+
+
+def test_peaks_command_reports_measured_bandwidth(tmp_path):
+    r = run_cli(["peaks", "--device", "cpu", "--json"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)
+    assert p["bandwidth_gbs"] > 0 and p["bandwidth_source"].startswith("measured:stream_")
+    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot")}
+    assert p["bandwidth_gbs"] == max(p["bandwidth_by_kernel"].values())
+
+
+def test_save_and_load_run_round_trip(tmp_path):
+    df = bwprof.run_suite(device="cpu", kernels=["layernorm"], quick=True, progress=False)
+    path = bwprof.save_run(df, tmp_path)
+    back = bwprof.load_run(path)
+    assert list(back["kernel"]) == list(df["kernel"])
+    assert back["bandwidth_gbs"].tolist() == df["bandwidth_gbs"].tolist()
+    back_csv = bwprof.load_run(path / "results.csv")
+    assert back_csv["time_median_us"].tolist() == df["time_median_us"].tolist()
+
+
+def test_interrupted_run_keeps_measured_rows(tmp_path):
+    from bwprof.results import RunWriter
+    w = RunWriter(tmp_path, {"id": "cpu"})
+    m = bwprof.measure("stream_copy", device="cpu", n=4096, repeats=1, min_time_s=0).to_dict()
+    w.add(m)
+    # Nothing else happens (as if the process died): both files already hold the row.
+    assert len(pd.read_csv(w.path / "results.csv")) == 1
+    assert len(json.loads((w.path / "bandwidth_report.json").read_text())["rows"]) == 1
