@@ -13,6 +13,10 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
   estimated from few repeats is trusted less. Without ``time_std_us`` the spread is estimated from
   ``time_max_us - time_min_us`` (divided by the expected range of ``n`` normal samples); without
   either, a per-repeat CV of ``ASSUMED_CV`` (5 %) is assumed.
+* Slow outliers (a GPU timing's usual flaw: a preempted or throttled repeat) inflate ``s`` but
+  barely move the median, so ``s`` is capped at 3x a robust spread from the fast side,
+  ``2 (m - time_min_us) / d2(n)`` (d2 = expected range of n normal samples). The factor 3 leaves
+  room for the right skew of real timings (an exponential tail gives about 2.9x).
 * Run-to-run noise: on a GPU two runs of the same code differ by more than the spread within one
   run (clocks, temperature, placement). Each run gets a relative noise floor ``f``
   (``noise_floor_pct``, default 1 %).
@@ -57,6 +61,8 @@ DEFAULT_K = 3.0
 DEFAULT_MIN_EFFECT_PCT = 2.0
 DEFAULT_NOISE_FLOOR_PCT = 1.0
 ASSUMED_CV = 0.05
+# The standard deviation is trusted up to this multiple of the spread seen below the median.
+_SPREAD_CAP = 3.0
 # Large-sample standard error of the median = sqrt(pi/2) * std / sqrt(n) for normal data.
 _MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2.0)
 
@@ -307,15 +313,22 @@ def _median_rel_se(df: pd.DataFrame) -> np.ndarray:
     n_ok = np.isfinite(n) & (n >= 2)
     n_eff = np.where(n_ok, n, 1.0)
     spread = np.where(np.isfinite(std) & (std >= 0) & n_ok, std, np.nan)
+    # A few slow outliers (a GPU timing's usual flaw) inflate the standard deviation but hardly
+    # move the median, so cap the spread at a multiple of a robust one taken from the fast side.
+    d2 = _interp_table(_D2, n_eff, beyond=_D2[max(_D2)])
+    lower = 2.0 * (m - tmin) / d2
+    capped = np.isfinite(spread) & np.isfinite(lower) & (lower > 0)
+    spread = np.where(capped, np.minimum(spread, _SPREAD_CAP * np.where(capped, lower, 0.0)),
+                      spread)
     rng = tmax - tmin
     from_range = np.isnan(spread) & n_ok & np.isfinite(rng) & (rng > 0)
-    d2 = _interp_table(_D2, n_eff, beyond=_D2[max(_D2)])
     spread = np.where(from_range, rng / np.where(from_range, d2, 1.0), spread)
     # Nothing known about the spread: assume a typical GPU per-repeat CV.
     spread = np.where(np.isnan(spread), ASSUMED_CV * m, spread)
 
     t = _interp_table(_T975, np.maximum(n_eff - 1.0, 1.0), beyond=1.96)
-    widen = t / 1.96
+    # One repeat (or none recorded): no sample spread to distrust; the assumed CV stands alone.
+    widen = np.where(n_ok, t / 1.96, 1.0)
     return _MEDIAN_SE_FACTOR * spread / np.sqrt(n_eff) * widen / m
 
 
