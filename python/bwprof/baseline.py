@@ -66,7 +66,7 @@ _SPREAD_CAP = 3.0
 # Large-sample standard error of the median = sqrt(pi/2) * std / sqrt(n) for normal data.
 _MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2.0)
 
-VERDICTS = ("faster", "slower", "unchanged", "only in baseline", "only in new")
+VERDICTS = ("slower", "faster", "unchanged", "only in baseline", "only in new")
 
 OUTPUT_COLUMNS = ["device", "kernel", "variant", "dtype", "shape", "baseline_time_us",
                   "new_time_us", "change_pct", "threshold_pct", "verdict"]
@@ -452,7 +452,7 @@ def plot_changes(cmp: pd.DataFrame, path: PathLike | None = None):
 
     rows = cmp[cmp["verdict"].isin(list(_VERDICT_COLOURS))].reset_index(drop=True)
     height = max(2.5, 0.35 * len(rows) + 1.5)
-    fig = Figure(figsize=(9, height))
+    fig = Figure(figsize=(11, height))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     if rows.empty:
@@ -464,18 +464,23 @@ def plot_changes(cmp: pd.DataFrame, path: PathLike | None = None):
         ax.barh(y, 2 * thr, left=-thr, height=0.8, color="#dddddd", zorder=1)
         colours = [_VERDICT_COLOURS[v] for v in rows["verdict"]]
         ax.barh(y, rows["change_pct"].to_numpy(dtype=float), height=0.5, color=colours, zorder=2)
-        labels = []
-        for _, r in rows.iterrows():
-            parts = [r["kernel"], r["variant"], r["dtype"], r["shape"]]
-            labels.append(" ".join(str(p) for p in parts if str(p)))
+        # A zero-length bar is invisible; a dot shows where each change lies.
+        ax.scatter(rows["change_pct"].to_numpy(dtype=float), y, s=12, c=colours, zorder=3)
+        label_cols = ["kernel", "variant", "dtype", "shape"]
+        if "cache" in rows.columns and rows["cache"].nunique() > 1:
+            label_cols.append("cache")
+        labels = [" ".join(str(r[c]) for c in label_cols if str(r[c])) for _, r in rows.iterrows()]
         ax.set_yticks(y)
         ax.set_yticklabels(labels, fontsize=8)
         ax.axvline(0.0, color="black", linewidth=0.8, zorder=3)
     ax.set_xlabel("change in median kernel time vs baseline (%)  (+ = slower)")
-    ax.set_title("Kernel time change vs baseline")
+    devices = sorted(set(rows["device"])) if not rows.empty else []
+    where = f" on {devices[0]}" if len(devices) == 1 else ""
+    ax.set_title(f"Median kernel time vs baseline{where}")
     handles = [Patch(color=c, label=v) for v, c in _VERDICT_COLOURS.items()]
     handles.append(Patch(color="#dddddd", label="change needed to count (±threshold %)"))
-    ax.legend(handles=handles, loc="best", fontsize=8)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+              frameon=False)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     if path is not None:

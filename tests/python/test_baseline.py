@@ -64,12 +64,12 @@ def simulate_runs(rng, trials, repeats, cv, slowdown=0.0, run_shift=0.01, outlie
     })
 
 
-def flag_rates(seed, trials, repeats, cv, slowdown, **kw):
+def flag_rates(seed, trials, repeats, cv, slowdown, noise_floor_pct=1.0, **kw):
     """(fraction flagged either way, fraction flagged slower) over `trials` paired runs."""
     rng = np.random.default_rng(seed)
     base = simulate_runs(rng, trials, repeats, cv, **kw)
     new = simulate_runs(rng, trials, repeats, cv, slowdown=slowdown, **kw)
-    verdict = bl.compare(new, base)["verdict"]
+    verdict = bl.compare(new, base, noise_floor_pct=noise_floor_pct)["verdict"]
     return float((verdict != "unchanged").mean()), float((verdict == "slower").mean())
 
 
@@ -361,6 +361,14 @@ def test_plot_saves_a_non_blank_png(tmp_path):
     assert (tmp_path / "changes.svg").read_text().lstrip().startswith("<?xml")
 
 
+def test_plot_with_no_matched_rows_says_so(tmp_path):
+    base = make_rows(1)
+    new = make_rows(1)
+    new["dtype"] = "bf16"
+    fig = bl.plot_changes(bl.compare(new, base), tmp_path / "none.png")
+    assert "no kernels in both runs" in [t.get_text() for t in fig.axes[0].texts]
+
+
 # ---------------------------------------------------------------------------------------------
 # Command line
 
@@ -431,7 +439,12 @@ if __name__ == "__main__":
             fa, _ = flag_rates(1, 4000, n, cv, 0.0)
             _, det = flag_rates(2, 4000, n, cv, 0.10)
             print(f"{n:7d}  {cv:.2f}  {fa * 100:9.2f} %  {det * 100:12.1f} %")
-    print("\nwhen the real run-to-run shift exceeds the 1 % noise floor (repeats 20, CV 3 %):")
+    print("\nreal run-to-run shift vs the noise floor (repeats 20, CV 3 %):")
     for shift in (0.01, 0.015, 0.02, 0.03):
         fa, _ = flag_rates(3, 4000, 20, 0.03, 0.0, run_shift=shift)
-        print(f"  run shift {shift * 100:.1f} %: false alarms {fa * 100:.2f} %")
+        fa_set, _ = flag_rates(3, 4000, 20, 0.03, 0.0, run_shift=shift,
+                               noise_floor_pct=shift * 100)
+        _, det_set = flag_rates(4, 4000, 20, 0.03, 0.10, run_shift=shift,
+                                noise_floor_pct=shift * 100)
+        print(f"  shift {shift * 100:.1f} %: false alarms {fa * 100:.2f} % with floor 1 %; "
+              f"floor = shift: false alarms {fa_set * 100:.2f} %, detect-10% {det_set * 100:.1f} %")
