@@ -30,7 +30,9 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
 
 Rows are matched on device, kernel, variant, dtype and shape, and also on ``cache`` (cold/hot)
 when both sides have that column, because a cold and a hot measurement of one kernel are different
-quantities and a run may hold both.
+quantities and a run may hold both. Rows on one side only are listed ("only in baseline" / "only
+in new"). Two runs with no device in common are refused unless forced, which then matches
+ignoring the device.
 """
 from __future__ import annotations
 
@@ -365,7 +367,7 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
 
     ``df`` and ``baseline`` are results DataFrames or paths that :func:`load` reads. Runs from
     different devices are refused (BaselineError) unless ``force=True``, which matches ignoring
-    the device. Rows present on one side only are kept with verdict "only in baseline"/"only in
+    the device ("different devices" = no device in common). Rows present on one side only are kept with verdict "only in baseline"/"only in
     new". ``threshold_pct`` is the change that row needed to count (see the module docstring).
     """
     if not (min_effect_pct >= 0 and noise_floor_pct >= 0 and k > 0):
@@ -379,7 +381,9 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
             keys.append(col)
 
     base_devices, new_devices = set(base["device"]), set(new["device"])
-    cross_device = base_devices != new_devices
+    # Runs that share a device compare on it (other devices' rows are one-sided); runs with no
+    # device in common would compare different hardware, which needs force.
+    cross_device = base_devices.isdisjoint(new_devices)
     if cross_device and not force:
         raise BaselineError(
             f"refusing to compare runs from different devices (baseline: "
@@ -387,8 +391,9 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
             f"pass force=True (--force) to match ignoring the device")
     match_keys = [c for c in keys if c != "device"] if cross_device else keys
 
-    _check_unique(base, match_keys, "baseline")
-    _check_unique(new, match_keys, "new run")
+    ignored = " (device ignored under force)" if cross_device else ""
+    _check_unique(base, match_keys, "baseline" + ignored)
+    _check_unique(new, match_keys, "new run" + ignored)
 
     base = base.assign(_rel_se=_median_rel_se(base))
     new = new.assign(_rel_se=_median_rel_se(new))

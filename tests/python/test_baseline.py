@@ -254,6 +254,14 @@ def test_cross_device_is_refused_unless_forced():
     assert set(cmp["verdict"]) == {"slower"}
 
 
+def test_runs_sharing_a_device_compare_on_it():
+    base = pd.concat([make_rows(2, device="GPU A"), make_rows(2, device="GPU B")])
+    new = make_rows(2, device="GPU A")
+    cmp = bl.compare(new, base)
+    assert (cmp[cmp["device"] == "GPU A"]["verdict"] == "unchanged").all()
+    assert (cmp[cmp["device"] == "GPU B"]["verdict"] == "only in baseline").all()
+
+
 # ---------------------------------------------------------------------------------------------
 # Verdicts
 
