@@ -16,7 +16,7 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
 * Slow outliers (a GPU timing's usual flaw: a preempted or throttled repeat) inflate ``s`` but
   barely move the median, so ``s`` is capped at 3x a robust spread from the fast side,
   ``2 (m - time_min_us) / d2(n)`` (d2 = expected range of n normal samples). The factor 3 leaves
-  room for the right skew of real timings (an exponential tail gives about 2.9x).
+  room for the right skew of real timings (an exponential tail at n = 20 gives about 2.9x).
 * Run-to-run noise: on a GPU two runs of the same code differ by more than the spread within one
   run (clocks, temperature, placement). Each run gets a relative noise floor ``f``
   (``noise_floor_pct``, default 1 %).

@@ -64,12 +64,12 @@ def simulate_runs(rng, trials, repeats, cv, slowdown=0.0, run_shift=0.01, outlie
     })
 
 
-def flag_rates(seed, trials, repeats, cv, slowdown, noise_floor_pct=1.0, **kw):
+def flag_rates(seed, trials, repeats, cv, slowdown, noise_floor_pct=1.0, k=bl.DEFAULT_K, **kw):
     """(fraction flagged either way, fraction flagged slower) over `trials` paired runs."""
     rng = np.random.default_rng(seed)
     base = simulate_runs(rng, trials, repeats, cv, **kw)
     new = simulate_runs(rng, trials, repeats, cv, slowdown=slowdown, **kw)
-    verdict = bl.compare(new, base, noise_floor_pct=noise_floor_pct)["verdict"]
+    verdict = bl.compare(new, base, noise_floor_pct=noise_floor_pct, k=k)["verdict"]
     return float((verdict != "unchanged").mean()), float((verdict == "slower").mean())
 
 
@@ -456,3 +456,17 @@ if __name__ == "__main__":
                                 noise_floor_pct=shift * 100)
         print(f"  shift {shift * 100:.1f} %: false alarms {fa * 100:.2f} % with floor 1 %; "
               f"floor = shift: false alarms {fa_set * 100:.2f} %, detect-10% {det_set * 100:.1f} %")
+    print("\nchoice of k: worst false-alarm rate over a stress grid (repeats 10/20/50, CV 1/3/5 %,")
+    print("skew shape 1/4/normal, slow outliers 0/1/5 %; 2000 trials per cell), and the detection")
+    print("of a 10 % slowdown at repeats 20, CV 5 %, 1 % outliers:")
+    for k in (2.5, 2.75, 3.0, 3.5):
+        worst = 0.0
+        for shape in (1.0, 4.0, 1e6):
+            for outliers in (0.0, 0.01, 0.05):
+                for n in (10, 20, 50):
+                    for cv in (0.01, 0.03, 0.05):
+                        fa, _ = flag_rates(5, 2000, n, cv, 0.0, k=k, skew_shape=shape,
+                                           outlier_p=outliers)
+                        worst = max(worst, fa)
+        _, det = flag_rates(6, 4000, 20, 0.05, 0.10, k=k)
+        print(f"  k={k:<4}: worst false alarms {worst * 100:.2f} %, detect-10% {det * 100:.1f} %")
