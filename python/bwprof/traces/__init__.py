@@ -7,3 +7,5 @@ from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read
                       read_rocprofv3_counter_collection, read_rocprofv3_kernel_stats,
                       read_rocprofv3_kernel_trace)
 from .names import short_kernel_name
+from .categories import CATEGORIES, DEFAULT_RULES, categorize, category_of
+from .analysis import DEFAULT_THRESHOLDS, amdahl, breakdown, dram_bytes, findings, join_counters
