@@ -280,10 +280,10 @@ def findings(df, cu_count=None, thresholds=None):
                 add(kernel, "DRAM bytes / logical bytes", v(ratio), th["dram_ratio_low"],
                     f"DRAM traffic is {v(ratio):.2f}x the logical bytes: much of the data came "
                     "from cache, so GB/s computed from logical bytes overstates DRAM bandwidth.")
-    rules = df.attrs.get("rules")
-    if isinstance(rules, pd.DataFrame) and len(rules):
+    rules = df.attrs.get("rules") or []
+    if rules:
         from .names import short_kernel_name
-        for _, r in rules.iterrows():
+        for r in rules:
             if str(r["type"]).upper() in ("OPT", "WRN", "WARNING"):
                 speedup = r["estimated_speedup"]
                 add(short_kernel_name(r["kernel_name"]), f"ncu rule {r['rule']}",

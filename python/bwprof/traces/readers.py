@@ -570,7 +570,7 @@ def read_ncu_details(path, text=None):
     """ncu ``--csv`` details page (long: one row per metric) -> one row per launch.
 
     Metric columns are named after "Metric Name" in base units; a name that appears in two
-    sections becomes "Section / Metric". Rule rows (new versions) go to ``df.attrs["rules"]``.
+    sections becomes "Section / Metric". Rule rows (new versions) go to ``df.attrs["rules"]`` (a list of dicts).
     """
     t = _read_csv(path, [("Kernel Name",), ("Metric Name",), ("Metric Value",)], text=text,
                   ragged=True, what="an ncu details-page CSV")
@@ -634,8 +634,8 @@ def read_ncu_details(path, text=None):
     if isinstance(static, np.ndarray) and isinstance(dynamic, np.ndarray):
         cols["shared_mem_bytes"] = np.nan_to_num(static) + np.nan_to_num(dynamic)
     df = _frame(cols, len(order), "ncu", extras)
-    df.attrs["rules"] = pd.DataFrame(rules, columns=["launch", "kernel_name", "section", "rule", "type",
-                                                     "description", "estimated_speedup"])
+    # A list of dicts, not a DataFrame: pandas compares attrs when combining frames.
+    df.attrs["rules"] = rules
     return df
 
 
