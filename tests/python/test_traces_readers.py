@@ -5,12 +5,10 @@ import math
 import shutil
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 import bwprof.traces as traces
-from bwprof.traces import TraceFormatError, readers
+from bwprof.traces import TraceFormatError
 from bwprof.traces.names import short_kernel_name
 from bwprof.traces.units import parse_number, to_base, unit_scale
 

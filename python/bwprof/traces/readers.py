@@ -326,13 +326,6 @@ def _numeric_extras(table, skip):
 # --------------------------------------------------------------------------------------------
 
 _V3_TRACE_REQUIRED = [("Kernel_Name",), ("Start_Timestamp",), ("End_Timestamp",)]
-_V3_KNOWN = {"guid", "kind", "agent_id", "queue_id", "stream_id", "thread_id", "dispatch_id",
-             "kernel_id", "kernel_name", "correlation_id", "start_timestamp", "end_timestamp",
-             "private_segment_size", "group_segment_size", "lds_block_size", "scratch_size",
-             "vgpr_count", "accum_vgpr_count", "sgpr_count", "arch_vgpr_count",
-             "workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "grid_size_x",
-             "grid_size_y", "grid_size_z", "workgroup_size", "grid_size", "process_id",
-             "counter_name", "counter_value", "kernel_rename", "lds_size"}
 
 
 def _rocprofv3_columns(t):
@@ -394,7 +387,8 @@ def read_rocprofv3_counter_collection(path):
     elif t.has("Correlation_Id"):
         keys = t.col("Correlation_Id")
     else:
-        keys = [f"{n}@{s}" for n, s in zip(t.col("Kernel_Name"), t.col("Start_Timestamp") or [""] * len(t.rows))]
+        starts = t.col("Start_Timestamp") or [""] * len(t.rows)
+        keys = [f"{n}@{s}" for n, s in zip(t.col("Kernel_Name"), starts)]
     names = t.col("Counter_Name")
     values = t.numbers("Counter_Value")
     first_row, counters, order = {}, {}, []
@@ -407,7 +401,8 @@ def read_rocprofv3_counter_collection(path):
         name = names[i].strip()
         c[name] = c.get(name, 0.0) + values[i]
     picked = [first_row[k] for k in order]
-    sub = _Table(t.path, t.header, t.header_line, [t.rows[i] for i in picked], [t.lines[i] for i in picked])
+    sub = _Table(t.path, t.header, t.header_line, [t.rows[i] for i in picked],
+                 [t.lines[i] for i in picked])
     cols, extras = _rocprofv3_columns(sub)
     counter_names = list(dict.fromkeys(n.strip() for n in names))
     for name in counter_names:
@@ -570,7 +565,8 @@ def read_ncu_details(path, text=None):
     """ncu ``--csv`` details page (long: one row per metric) -> one row per launch.
 
     Metric columns are named after "Metric Name" in base units; a name that appears in two
-    sections becomes "Section / Metric". Rule rows (new versions) go to ``df.attrs["rules"]`` (a list of dicts).
+    sections becomes "Section / Metric". Rule rows (new versions) go to ``df.attrs["rules"]``,
+    a list of dicts.
     """
     t = _read_csv(path, [("Kernel Name",), ("Metric Name",), ("Metric Value",)], text=text,
                   ragged=True, what="an ncu details-page CSV")
@@ -689,7 +685,8 @@ def read_pytorch_trace(path):
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TraceFormatError(path, exc.lineno, f"malformed JSON ({exc.msg}, column {exc.colno})") from None
+        raise TraceFormatError(path, exc.lineno,
+                               f"malformed JSON ({exc.msg}, column {exc.colno})") from None
     if isinstance(doc, dict):
         events = doc.get("traceEvents")
         base_ns = int(doc.get("baseTimeNanoseconds", 0) or 0)
@@ -707,7 +704,8 @@ def read_pytorch_trace(path):
             ts = float(ev["ts"])
             dur = float(ev.get("dur", 0.0))
         except (KeyError, TypeError, ValueError):
-            raise TraceFormatError(path, None, f"traceEvents[{k}] ({ev.get('name')!r}) has no numeric ts/dur") from None
+            raise TraceFormatError(path, None, f"traceEvents[{k}] ({ev.get('name')!r}) has no "
+                                               "numeric ts/dur") from None
         args = ev.get("args") or {}
         grid = args.get("grid") or [None] * 3
         block = args.get("block") or [None] * 3
