@@ -1,0 +1,29 @@
+"""Profiler traces: read rocprofv3, rocprof, ncu, nsys and PyTorch outputs into one kernel-trace
+schema, break GPU time down, and run the profilers. Pure Python (pandas); no compiled extension.
+
+    import bwprof.traces as traces
+    df = traces.read("kernel_trace.csv")        # format detected
+    traces.breakdown(df, by="category")         # total/calls/avg/% of GPU time
+    traces.amdahl(df)                           # overall speed-up if a category were faster
+"""
+
+from .errors import TraceFormatError
+from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read_dir,
+                      read_ncu, read_ncu_details, read_ncu_raw, read_nsys_kern_sum,
+                      read_pytorch_trace, read_rocprof_results, read_rocprof_stats,
+                      read_rocprofv3_counter_collection, read_rocprofv3_kernel_stats,
+                      read_rocprofv3_kernel_trace)
+from .names import short_kernel_name
+from .categories import CATEGORIES, DEFAULT_RULES, categorize, category_of
+from .analysis import DEFAULT_THRESHOLDS, amdahl, breakdown, dram_bytes, findings, join_counters
+from .profilers import ProfileRun, build_command, run_profile
+
+__all__ = [
+    "TraceFormatError", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
+    "read_rocprofv3_kernel_trace", "read_rocprofv3_counter_collection",
+    "read_rocprofv3_kernel_stats", "read_rocprof_results", "read_rocprof_stats", "read_ncu",
+    "read_ncu_raw", "read_ncu_details", "read_nsys_kern_sum", "read_pytorch_trace",
+    "short_kernel_name", "CATEGORIES", "DEFAULT_RULES", "categorize", "category_of",
+    "DEFAULT_THRESHOLDS", "breakdown", "amdahl", "dram_bytes", "join_counters", "findings",
+    "ProfileRun", "build_command", "run_profile",
+]

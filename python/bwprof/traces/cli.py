@@ -1,0 +1,146 @@
+"""The ``trace`` and ``profile`` subcommands of ``python3 -m bwprof``.
+
+The main CLI calls register_cli(subparsers); each handler returns an exit code: 0 ok, 2 for bad
+input (one line on stderr, no traceback), else the profiled command's own exit code.
+"""
+
+import argparse
+import sys
+
+from .errors import TraceFormatError
+
+
+def register_cli(subparsers):
+    """Add the ``trace`` and ``profile`` subcommands to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "trace", help="break GPU time down from profiler outputs",
+        description="Read rocprofv3, rocprof, ncu, nsys or PyTorch trace files (or a profiler's "
+                    "output folder) and print where GPU time goes.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="profiler output file or folder")
+    p.add_argument("--by", choices=("category", "kernel"), default="category",
+                   help="group by kernel category (default) or by kernel")
+    p.add_argument("--amdahl", action="store_true",
+                   help="also print the overall speed-up if a group were 2x, 10x faster or free")
+    p.add_argument("--findings", action="store_true", help="also print findings from counters")
+    p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
+    p.add_argument("--plot", action="store_true", help="save a bar chart of the breakdown")
+    p.add_argument("--plot-file", default="bwprof_breakdown.png",
+                   help="where --plot writes (default bwprof_breakdown.png)")
+    p.set_defaults(func=_trace)
+
+    q = subparsers.add_parser(
+        "profile", help="run a command under a profiler and break its GPU time down",
+        description="Run COMMAND under rocprofv3, rocprof, ncu or nsys into "
+                    "bwprof_profiles/<timestamp>_<tool>/ and print the time breakdown.")
+    q.add_argument("--tool", choices=("rocprofv3", "rocprof", "ncu", "nsys"), required=True)
+    q.add_argument("--counters", default=None,
+                   help="rocprof*: basic | extended | names (default: none, kernel trace only); "
+                        "ncu: bandwidth | occupancy | sol | names (default: bandwidth)")
+    q.add_argument("--out", default=None, metavar="DIR", help="output folder instead of a new one")
+    q.add_argument("--by", choices=("category", "kernel"), default="category")
+    q.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
+    q.set_defaults(func=_profile)
+    return subparsers
+
+
+def _fail(message):
+    print(f"bwprof: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _format_table(df, by, top):
+    import pandas as pd
+
+    show = df.head(top).copy()
+    if by == "kernel":
+        show = show.drop(columns=["kernel_name"]).rename(columns={"short_name": "kernel"})
+    show["total_ms"] = show.pop("total_time_ns") / 1e6
+    show["avg_us"] = show.pop("avg_time_ns") / 1e3
+    show["pct"] = show.pop("pct_gpu_time")
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+        return show.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+
+
+def _print_analysis(df, by, top, with_amdahl=False, with_findings=False):
+    from .analysis import amdahl, breakdown, findings
+
+    table = breakdown(df, by=by)
+    total_ms = table["total_time_ns"].sum() / 1e6
+    print(f"GPU time {total_ms:.3f} ms in {int(table['calls'].sum())} kernel calls "
+          f"(sum of kernel durations), by {by}:")
+    print(_format_table(table, by, top))
+    if with_amdahl:
+        a = amdahl(df, by=by).head(top)
+        key = "category" if by == "category" else "kernel_name"
+        if by == "kernel":
+            a[key] = table["short_name"].head(top).values
+        a = a.drop(columns=["total_time_ns"])
+        print("\nOverall speed-up if one group got faster (Amdahl):")
+        print(a.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if with_findings:
+        f = findings(df)
+        print("\nFindings:" if len(f) else "\nFindings: none (no counter crossed its threshold).")
+        for _, row in f.iterrows():
+            print(f"- {row['kernel']}: {row['finding']}")
+    return table
+
+
+def _trace(args):
+    import pandas as pd
+
+    from .readers import read
+
+    try:
+        frames = [read(f) for f in args.files]
+    except (TraceFormatError, FileNotFoundError, ValueError) as exc:
+        return _fail(str(exc))
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if df.empty:
+        return _fail(f"no GPU kernels in {', '.join(args.files)}")
+    table = _print_analysis(df, args.by, args.top, args.amdahl, args.findings)
+    if args.plot:
+        try:
+            path = plot_breakdown(table, args.by, args.plot_file, top=args.top)
+        except (ImportError, OSError) as exc:
+            return _fail(f"cannot write the plot ({exc})")
+        print(f"\nPlot written to {path}")
+    return 0
+
+
+def plot_breakdown(table, by, path, top=20):
+    """Save a horizontal bar chart of a breakdown table (% of GPU time) to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = table.head(top).iloc[::-1]
+    labels = rows["short_name"] if by == "kernel" else rows["category"]
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
+    ax.barh([str(x)[:50] for x in labels], rows["pct_gpu_time"])
+    ax.set_xlabel("% of GPU time")
+    ax.set_title(f"GPU time by {by}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _profile(args):
+    from .profilers import run_profile
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        return _fail("profile needs a command after --, e.g. bwprof profile --tool ncu -- ./app")
+    try:
+        run = run_profile(args.tool, command, out_dir=args.out, counters=args.counters)
+    except ValueError as exc:
+        return _fail(str(exc))
+    for message in run.messages:
+        print(f"bwprof: {message}", file=sys.stderr)
+    if run.trace is not None and not run.trace.empty:
+        print(f"\nProfile written to {run.out_dir}")
+        _print_analysis(run.trace, args.by, 20)
+    return run.returncode
