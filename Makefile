@@ -54,3 +54,23 @@ install: setup
 
 clean:
 	rm -rf $(BUILD) python/bwprof/_core*.so
+
+# ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
+# GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
+GPU_BUILD ?= build-gpu
+OUT ?= /tmp/bwprof-out
+.PHONY: carry-gtest gpu-build gpu-check
+carry-gtest:
+	mkdir -p .carry && rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
+
+gpu-build:
+	cmake -S . -B $(GPU_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release -DBWPROF_GPU=CUDA \
+	  -DCMAKE_CUDA_ARCHITECTURES=90 -DBWPROF_GTEST_SOURCE_DIR=$(CURDIR)/.carry/googletest \
+	  -DPython_EXECUTABLE="$$(command -v $(PYTHON))"
+	cmake --build $(GPU_BUILD) -j $(JOBS)
+
+gpu-check: gpu-build
+	mkdir -p $(OUT)
+	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
+	-$(PYTHON) -m pytest -q -x tests/python/test_gpu_kernels.py tests/python/test_api.py tests/python/test_errors.py 2>&1 | tee $(OUT)/pytest.log | tail -n 30
+	$(PYTHON) benchmarks/memory_bound.py --csv $(OUT)/memory_bound.csv 2>&1 | tee $(OUT)/memory_bound.log

@@ -96,6 +96,8 @@ def _cmd_bench(args) -> int:
               + ", ".join(f"{r.kernel}/{r.dtype}" for r in bad.itertuples()))
     for e in errors:
         print(f"FAILED: {e['kernel']} {e['dtype']} ({e['label']}): {e['error']}")
+    for sk in df.attrs.get("skipped", []):
+        print(f"skipped: {sk}")
     print(f"results: {writer.path}/results.csv")
     print(f"report:  {writer.path}/bandwidth_report.json")
     print(f"run folder: {writer.path}")
