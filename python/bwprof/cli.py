@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extension_registrars():
     """Subcommands that live beside their features (traces, baselines, plots, ...)."""
     regs = []
-    for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli")):
+    for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli"),
+                      ("bwprof.occupancy", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])
         except ImportError as e:
