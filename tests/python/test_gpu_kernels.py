@@ -46,6 +46,9 @@ def test_gpu_kernel_matches_reference(kernel, variant, shape, dtype):
     assert d["verified"], f"{kernel} {variant} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
     assert d["time_median_us"] > 0
     assert d["registers_per_thread"] > 0 and d["block_size"] > 0
+    # bwprof's occupancy calculator agrees exactly with the runtime's occupancy API.
+    assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+    assert 0 < d["occupancy_pct"] <= 100 and d["occupancy_limiter"]
 
 
 def test_device_information_and_peaks():

@@ -1,8 +1,10 @@
 #include "bwprof/runner.hpp"
 
 #include <chrono>
+#include <limits>
 
 #include "bwprof/error.hpp"
+#include "bwprof/occupancy.hpp"
 
 namespace bwprof {
 
@@ -70,6 +72,18 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
   m.block_size = r.block_size;
   m.registers_per_thread = r.registers_per_thread;
   m.shared_mem_per_block = r.shared_mem_per_block;
+  m.runtime_blocks_per_sm = r.runtime_blocks_per_sm;
+  m.occupancy_pct = std::numeric_limits<double>::quiet_NaN();
+  if (r.block_size > 0 && r.registers_per_thread >= 0) {
+    try {
+      Occupancy o = compute_occupancy(info.arch, r.block_size, r.registers_per_thread, r.shared_mem_per_block);
+      m.occupancy_pct = o.occupancy_pct;
+      m.occupancy_limiter = o.limiter;
+      m.occupancy_blocks_per_sm = o.active_blocks;
+    } catch (const InvalidArgument&) {
+      m.occupancy_limiter = "unknown architecture";  // not in the occupancy tables: leave it open
+    }
+  }
   m.peaks = backend.peaks(p.dtype);
   derive_rates(m, k.pattern);
   return m;

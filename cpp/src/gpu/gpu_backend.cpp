@@ -204,7 +204,8 @@ void GpuBackend::measure_peaks() {
   double best = 0;
   std::string best_name;
   for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
-    const KernelFamily& k = find_kernel(std::string("stream_") + op);
+    const std::string name = std::string("stream_") + op;
+    const KernelFamily& k = find_kernel(name);
     Problem p = make_problem(k, "gpu", "", "fp32", {{"n", std::to_string(n)}});
     auto inst = find_variant(k, "gpu", "").make(*this, p);
     TimingStats s = summarize(run_repeats(*this, *inst, opt));

@@ -81,6 +81,8 @@ Resources kernel_resources(F* fn, int block_size, int dynamic_smem = 0) {
   r.block_size = block_size;
   r.registers_per_thread = a.numRegs;
   r.shared_mem_per_block = static_cast<int>(a.sharedSizeBytes) + dynamic_smem;
+  BWPROF_GPU_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&r.runtime_blocks_per_sm, fn, block_size,
+                                                                dynamic_smem));
   return r;
 }
 
