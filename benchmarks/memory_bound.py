@@ -1,7 +1,7 @@
 """Memory-bound kernels at the bandwidth limit: bwprof's figure beside PyTorch's, in one run.
 
-Both sides are timed the same way: the L2 flushed (a buffer twice its size written) before every
-timed run, device events around the kernel alone, the median of the repeats. Bandwidth counts
+Both sides are timed the same way: the L2 flushed before every timed run (a buffer twice its size
+written, then another read so that no dirty lines are left for the timed kernel to write back), device events around the kernel alone, the median of the repeats. Bandwidth counts
 each kernel's minimal traffic (each input read once, each output written once), GB = 1e9 bytes.
 
     PYTHONPATH=python python3 benchmarks/memory_bound.py [--repeats 50] [--csv FILE]
@@ -52,6 +52,7 @@ def torch_peer(kind, shape, dtype, repeats):
     dt = torch.float16 if dtype == "fp16" else torch.float32
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     scrub = torch.empty(max(2 * l2, 32 << 20), dtype=torch.uint8, device=dev)
+    clean = torch.zeros(max(2 * l2, 32 << 20) // 4, dtype=torch.int32, device=dev)
     g = torch.Generator(device=dev).manual_seed(0)
 
     def rnd(*s):
@@ -88,7 +89,8 @@ def torch_peer(kind, shape, dtype, repeats):
     times = []
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for i in range(repeats + 3):
-        scrub.fill_(i & 0xff)
+        scrub.fill_(i & 0xff)  # the same flush as bwprof's: write 2x L2, then read another 2x L2
+        clean.sum()
         start.record()
         fn()
         stop.record()

@@ -14,7 +14,6 @@ namespace bwprof {
 namespace {
 
 using namespace gpu;
-constexpr int kBlock = 256;
 
 // The 32 values of one block from its scale and 16 quant bytes (as four 32-bit words).
 __device__ __forceinline__ void decode_q4(const unsigned (&q)[4], float d, float* out) {
@@ -29,6 +28,17 @@ __device__ __forceinline__ void decode_q4(const unsigned (&q)[4], float d, float
   }
 }
 
+// q - 8 as an exact float without an integer conversion: 0x4B0000qq is 2^23 + q, and subtracting
+// 2^23 + 8 leaves q - 8. Two instructions per value where the CUDA byte permute is available.
+__device__ __forceinline__ float nibble_minus_8(unsigned nibbles, int byte) {
+#ifdef BWPROF_CUDA
+  const unsigned bits = __byte_perm(nibbles, 0x4B000000u, byte | (4 << 4) | (5 << 8) | (7 << 12));
+#else
+  const unsigned bits = ((nibbles >> (8 * byte)) & 0xffu) | 0x4B000000u;
+#endif
+  return __uint_as_float(bits) - 8388616.0f;
+}
+
 // A block of llama.cpp's layout: 9 halfwords (scale, then the quants), 2-byte aligned.
 __device__ __forceinline__ float load_llama_block(const unsigned char* blk, unsigned (&q)[4]) {
   const unsigned short* h = reinterpret_cast<const unsigned short*>(blk);
@@ -41,67 +51,127 @@ __device__ __forceinline__ float load_llama_block(const unsigned char* blk, unsi
   return __half2float(d);
 }
 
+// Dequantization: the thread block loads its 256 Q4 blocks (4608 bytes) with 16-byte loads into
+// shared memory, each thread decodes one, and the block writes the result back as coalesced
+// 16-byte stores (a thread writing its own 64 or 128 bytes would scatter every store).
+constexpr int kDqBlocks = 256;
 template <class T>
-__global__ void __launch_bounds__(kBlock) bwprof_q4_0_dequant(const unsigned char* __restrict__ q,
-                                                              T* __restrict__ out, std::size_t blocks) {
+__global__ void __launch_bounds__(kDqBlocks) bwprof_q4_0_dequant(const unsigned char* __restrict__ q,
+                                                                 T* __restrict__ out, std::size_t blocks) {
   constexpr int V = Elems<T>::kVec;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t b = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; b < blocks; b += stride) {
-    unsigned qw[4];
-    const float d = load_llama_block(q + b * kQ4BlockBytes, qw);
-    float v[32];
-    decode_q4(qw, d, v);
-    uint4* o = reinterpret_cast<uint4*>(out + b * 32);
+  constexpr int kVecs = 32 / V;  // 16-byte vectors of one decoded block
+  __shared__ uint4 in[kDqBlocks * kQ4BlockBytes / 16];
+  __shared__ uint4 staged[kDqBlocks * kVecs];
+  const unsigned char* in_bytes = reinterpret_cast<const unsigned char*>(in);
+  for (std::size_t first = static_cast<std::size_t>(blockIdx.x) * kDqBlocks; first < blocks;
+       first += static_cast<std::size_t>(gridDim.x) * kDqBlocks) {
+    const int count = static_cast<int>(blocks - first < kDqBlocks ? blocks - first : kDqBlocks);
+    const int in_vecs = (count * kQ4BlockBytes + 15) / 16;
+    const uint4* src = reinterpret_cast<const uint4*>(q + first * kQ4BlockBytes);
+    const std::size_t total_bytes = blocks * kQ4BlockBytes;
+    for (int i = threadIdx.x; i < in_vecs; i += blockDim.x) {
+      const std::size_t at = first * kQ4BlockBytes + 16 * static_cast<std::size_t>(i);
+      if (at + 16 <= total_bytes) {
+        in[i] = src[i];
+      } else {  // the buffer's last partial vector
+        unsigned char* d = reinterpret_cast<unsigned char*>(&in[i]);
+        for (int b = 0; b < 16; ++b) d[b] = at + b < total_bytes ? q[at + b] : 0;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x < count) {
+      unsigned qw[4];
+      const float d = load_llama_block(in_bytes + threadIdx.x * kQ4BlockBytes, qw);
+      float v[32];
+      decode_q4(qw, d, v);
 #pragma unroll
-    for (int i = 0; i < 32 / V; ++i) o[i] = pack<T>(v + i * V);
+      for (int i = 0; i < kVecs; ++i) staged[threadIdx.x * kVecs + i] = pack<T>(v + i * V);
+    }
+    __syncthreads();
+    uint4* dst = reinterpret_cast<uint4*>(out + first * 32);
+    for (int i = threadIdx.x; i < count * kVecs; i += blockDim.x) dst[i] = staged[i];
+    __syncthreads();
   }
 }
 
-// Y[m, n] = sum_k X[m, k] W[n, k] for MB rows of X at once; one warp per row n of W.
+// Y[m, n] = sum_k X[m, k] W[n, k] for MB rows of X at once. A warp takes kRows rows of W and
+// issues the loads of all their quants before decoding any (more bytes in flight per warp, and
+// each piece of X read once for both rows); X comes through the L1 cache (staging it in shared
+// memory as FP32 made every lane's 16-byte reads land in the same banks: 4x slower on the H100).
+constexpr int kMatBlock = 256;
+constexpr int kQ4Unroll = 4;
+constexpr int kRows = 2;
 template <class T, int MB, bool TILED>
-__global__ void __launch_bounds__(kBlock) bwprof_q4_0_matmul(const unsigned char* __restrict__ w,
-                                                             const __half* __restrict__ scales,
-                                                             const T* __restrict__ x, T* __restrict__ y,
-                                                             int M, int N, int K) {
+__global__ void __launch_bounds__(kMatBlock) bwprof_q4_0_matmul(const unsigned char* __restrict__ w,
+                                                                const __half* __restrict__ scales,
+                                                                const T* __restrict__ x, T* __restrict__ y,
+                                                                int M, int N, int K) {
   constexpr int V = Elems<T>::kVec;
   const int warps = blockDim.x / warpSize;
-  const int n = blockIdx.x * warps + threadIdx.x / warpSize;
+  const int n0 = (blockIdx.x * warps + threadIdx.x / warpSize) * kRows;
   const int lane = threadIdx.x % warpSize;
-  if (n >= N) return;
+  if (n0 >= N) return;
   const int nb = K / 32;
-  float acc[MB];
+  float acc[kRows][MB];
 #pragma unroll
-  for (int m = 0; m < MB; ++m) acc[m] = 0.f;
-  for (int blk = lane; blk < nb; blk += warpSize) {
-    unsigned qw[4];
-    float d;
-    if (TILED) {
-      const uint4 q = reinterpret_cast<const uint4*>(w)[static_cast<std::size_t>(n) * nb + blk];
-      qw[0] = q.x, qw[1] = q.y, qw[2] = q.z, qw[3] = q.w;
-      d = __half2float(scales[static_cast<std::size_t>(n) * nb + blk]);
-    } else {
-      d = load_llama_block(w + (static_cast<std::size_t>(n) * nb + blk) * kQ4BlockBytes, qw);
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int m = 0; m < MB; ++m) acc[r][m] = 0.f;
+  for (int base = lane; base < nb; base += warpSize * kQ4Unroll) {
+    unsigned qw[kRows][kQ4Unroll][4];
+    float d[kRows][kQ4Unroll];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int u = 0; u < kQ4Unroll; ++u) {
+        const int blk = base + u * warpSize;
+        if (blk >= nb || n0 + r >= N) continue;
+        const std::size_t at = static_cast<std::size_t>(n0 + r) * nb + blk;
+        if (TILED) {
+          const uint4 qv = reinterpret_cast<const uint4*>(w)[at];
+          qw[r][u][0] = qv.x, qw[r][u][1] = qv.y, qw[r][u][2] = qv.z, qw[r][u][3] = qv.w;
+          d[r][u] = __half2float(scales[at]);
+        } else {
+          d[r][u] = load_llama_block(w + at * kQ4BlockBytes, qw[r][u]);
+        }
+      }
     }
-    float wv[32];
-    decode_q4(qw, d, wv);
 #pragma unroll
-    for (int m = 0; m < MB; ++m) {
-      if (m >= M) break;
-      const uint4* xv = reinterpret_cast<const uint4*>(x + static_cast<std::size_t>(m) * K + blk * 32);
+    for (int u = 0; u < kQ4Unroll; ++u) {
+      const int blk = base + u * warpSize;
+      if (blk >= nb) continue;
 #pragma unroll
-      for (int i = 0; i < 32 / V; ++i) {
-        float fx[V];
-        unpack<T>(xv[i], fx);
+      for (int m = 0; m < MB; ++m) {
+        if (m >= M) break;
+        float xf[32];
+        const uint4* xv = reinterpret_cast<const uint4*>(x + static_cast<std::size_t>(m) * K + blk * 32);
 #pragma unroll
-        for (int e = 0; e < V; ++e) acc[m] += fx[e] * wv[i * V + e];
+        for (int i = 0; i < 32 / V; ++i) unpack<T>(xv[i], xf + i * V);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          float s = 0.f;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const unsigned lo = qw[r][u][i] & 0x0f0f0f0fu, hi = (qw[r][u][i] >> 4) & 0x0f0f0f0fu;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+              s += xf[4 * i + b] * nibble_minus_8(lo, b);
+              s += xf[4 * i + b + 16] * nibble_minus_8(hi, b);
+            }
+          }
+          acc[r][m] += s * d[r][u];  // the block's scale, once per block
+        }
       }
     }
   }
 #pragma unroll
-  for (int m = 0; m < MB; ++m) {
-    if (m >= M) break;
-    const float s = warp_sum(acc[m]);
-    if (lane == 0) y[static_cast<std::size_t>(m) * N + n] = from_f<T>(s);
+  for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+    for (int m = 0; m < MB; ++m) {
+      if (m >= M) break;
+      const float s = warp_sum(acc[r][m]);
+      if (lane == 0 && n0 + r < N) y[static_cast<std::size_t>(m) * N + n0 + r] = from_f<T>(s);
+    }
   }
 }
 
@@ -111,13 +181,13 @@ class Q4DequantGpu final : public KernelInstance {
     q_ = DeviceBuffer::from(host_.q, "Q4_0 matrix");
     out_ = DeviceBuffer::from(host_.out, "dequantized matrix");
     blocks_ = host_.q.size() / kQ4BlockBytes;
-    grid_ = grid_for(blocks_, kBlock, g.sm_count(), 16);
+    grid_ = grid_for(blocks_, kDqBlocks, g.sm_count(), 8);
   }
   void launch() override {
     if (p_.dtype == DType::kF32)
-      bwprof_q4_0_dequant<float><<<grid_, kBlock, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<float>(), blocks_);
+      bwprof_q4_0_dequant<float><<<grid_, kDqBlocks, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<float>(), blocks_);
     else
-      bwprof_q4_0_dequant<__half><<<grid_, kBlock, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<__half>(), blocks_);
+      bwprof_q4_0_dequant<__half><<<grid_, kDqBlocks, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<__half>(), blocks_);
     BWPROF_CHECK_LAUNCH("bwprof_q4_0_dequant");
   }
   Check check() override {
@@ -126,8 +196,8 @@ class Q4DequantGpu final : public KernelInstance {
     return q4_dequant_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_q4_0_dequant<float>, kBlock)
-                                   : kernel_resources(bwprof_q4_0_dequant<__half>, kBlock);
+    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_q4_0_dequant<float>, kDqBlocks)
+                                   : kernel_resources(bwprof_q4_0_dequant<__half>, kDqBlocks);
   }
 
  private:
@@ -172,22 +242,24 @@ class Q4MatmulGpu final : public KernelInstance {
   }
   Resources resources() const override {
     if (p_.dtype == DType::kF32)
-      return tiled_ ? kernel_resources(bwprof_q4_0_matmul<float, 1, true>, kBlock)
-                    : kernel_resources(bwprof_q4_0_matmul<float, 1, false>, kBlock);
-    return tiled_ ? kernel_resources(bwprof_q4_0_matmul<__half, 1, true>, kBlock)
-                  : kernel_resources(bwprof_q4_0_matmul<__half, 1, false>, kBlock);
+      return tiled_ ? kernel_resources(bwprof_q4_0_matmul<float, 1, true>, kMatBlock)
+                    : kernel_resources(bwprof_q4_0_matmul<float, 1, false>, kMatBlock);
+    return tiled_ ? kernel_resources(bwprof_q4_0_matmul<__half, 1, true>, kMatBlock)
+                  : kernel_resources(bwprof_q4_0_matmul<__half, 1, false>, kMatBlock);
   }
 
  private:
+  static int mb_for(int m) { return m == 1 ? 1 : m == 2 ? 2 : m <= 4 ? 4 : 8; }
   template <class T, int MB>
   void launch_mb(const T* x, T* y, int m) {
     const int N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
-    const int rows = kBlock / warp_;
+    const int rows = kMatBlock / warp_ * kRows;
     const unsigned grid = (N + rows - 1) / rows;
     if (tiled_)
-      bwprof_q4_0_matmul<T, MB, true><<<grid, kBlock, 0, g_.stream()>>>(w_.get<unsigned char>(), scales_.get<__half>(), x, y, m, N, K);
+      bwprof_q4_0_matmul<T, MB, true><<<grid, kMatBlock, 0, g_.stream()>>>(
+          w_.get<unsigned char>(), scales_.get<__half>(), x, y, m, N, K);
     else
-      bwprof_q4_0_matmul<T, MB, false><<<grid, kBlock, 0, g_.stream()>>>(w_.get<unsigned char>(), nullptr, x, y, m, N, K);
+      bwprof_q4_0_matmul<T, MB, false><<<grid, kMatBlock, 0, g_.stream()>>>(w_.get<unsigned char>(), nullptr, x, y, m, N, K);
   }
   template <class T>
   void run() {
@@ -196,10 +268,12 @@ class Q4MatmulGpu final : public KernelInstance {
       const int m = std::min(8, M - m0);
       const T* x = x_.get<T>() + static_cast<std::size_t>(m0) * K;
       T* y = y_.get<T>() + static_cast<std::size_t>(m0) * N;
-      if (m == 1) launch_mb<T, 1>(x, y, m);
-      else if (m == 2) launch_mb<T, 2>(x, y, m);
-      else if (m <= 4) launch_mb<T, 4>(x, y, m);
-      else launch_mb<T, 8>(x, y, m);
+      switch (mb_for(m)) {
+        case 1: launch_mb<T, 1>(x, y, m); break;
+        case 2: launch_mb<T, 2>(x, y, m); break;
+        case 4: launch_mb<T, 4>(x, y, m); break;
+        default: launch_mb<T, 8>(x, y, m);
+      }
     }
     BWPROF_CHECK_LAUNCH("bwprof_q4_0_matmul");
   }

@@ -45,7 +45,7 @@ class GpuBackend final : public Backend {
   explicit GpuBackend(int ordinal);
   ~GpuBackend() override;
   const DeviceInfo& info() const override { return info_; }
-  double time_launch_us(KernelInstance& k) override;
+  double time_launch_us(KernelInstance& k, int launches) override;
   void flush_cache(KernelInstance& k) override;
   void synchronize() override;
   Peaks peaks(DType dtype) override;
@@ -64,11 +64,14 @@ class GpuBackend final : public Backend {
   DeviceInfo info_;
   hipStream_t stream_ = nullptr;
   hipEvent_t start_ = nullptr, stop_ = nullptr;
-  DeviceBuffer scrub_;
+  DeviceBuffer scrub_, clean_;
   bool measured_ = false;
   Peaks bw_peaks_;
   double fp32_gflops_ = 0, fp16_gflops_ = 0;
 };
+
+// Reads `buf` through the L2 (kernels/cache_flush.hip).
+void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream);
 
 #define BWPROF_CHECK_LAUNCH(name) ::bwprof::GpuBackend::check_launch(name, __FILE__, __LINE__)
 
