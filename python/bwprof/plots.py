@@ -35,6 +35,9 @@ _EXTRA_MARKERS = ["*", "h", "p", "<", ">", "d", "H", "8"]
 _CATEGORY_COLORS = ["#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb",
                     "#ee8866", "#44bb99", "#99ddff", "#dddd77", "#ffaabb", "#77aadd", "#eedd88"]
 POINT_LABEL_GID = "bwprof-point-label"
+POINTS_GID = "bwprof-kernels"      # the kernels' scatter collections on a roofline
+ROOF_GID = "bwprof-roof"           # roof lines (their label says dtype, kind, source)
+SWEEP_GID = "bwprof-sweep"         # the measured intensity-sweep curve
 _DPI = 100          # layout and label placement work in these pixels; saving scales uniformly
 _SAVE_DPI = 150
 
@@ -201,8 +204,8 @@ def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", 
     """One panel per operation with FP32 and FP16 bars per configuration (GB/s), FP16's speed-up
     written over each pair, the measured peak as a line, and the table of averages beside them."""
     rows = _rows(df, "fp32_vs_fp16")
-    if "dtype" not in rows or not rows["dtype"].isin(["fp32", "fp16"]).any():
-        raise NoData("fp32_vs_fp16: no fp32 or fp16 rows")
+    if "dtype" not in rows or not {"fp32", "fp16"} <= set(rows["dtype"]):
+        raise NoData("fp32_vs_fp16: needs both fp32 and fp16 rows")
     unit = "GB/s" if metric == "bandwidth_gbs" else "GFLOP/s" if metric == "gflops" else metric
     peak_col = {"bandwidth_gbs": "peak_bandwidth_gbs", "gflops": "peak_gflops"}.get(metric)
     theo_col = {"bandwidth_gbs": "theoretical_bandwidth_gbs"}.get(metric)
@@ -425,6 +428,40 @@ def _point_label(r) -> str:
     return f"{name} {lab}".strip()
 
 
+def _roofs(ceil: pd.DataFrame, dtypes) -> list[tuple]:
+    """(dtype, source, kind, bandwidth, gflops) of every roof to draw. A theoretical roof takes
+    the measured value of its other half where the datasheet lacks one (a theoretical matrix
+    roof over the measured bandwidth); a dtype without any compute roof gets its bandwidth roof."""
+    def value(dt, kind, src):
+        v = ceil[(ceil.dtype == dt) & (ceil.kind == kind) & (ceil.source == src)]["value"]
+        return float(v.max()) if len(v) else math.nan
+
+    out = []
+    for dt in dtypes:
+        any_compute = False
+        for src in ("measured", "theoretical"):
+            other = "theoretical" if src == "measured" else "measured"
+            bw, bw_own = value(dt, "memory", src), True
+            if math.isnan(bw):
+                bw, bw_own = value(dt, "memory", other), False
+            for kind in ("vector", "matrix"):
+                fl, fl_own = value(dt, kind, src), True
+                if math.isnan(fl) and src == "theoretical":
+                    fl, fl_own = value(dt, kind, other), False
+                if math.isnan(bw) or math.isnan(fl) or not (bw_own or fl_own):
+                    continue
+                if src == "theoretical" and any(r[:1] == (dt,) and r[2] == kind and r[3:] == (bw, fl) for r in out):
+                    continue  # the datasheet adds nothing new to the measured roof
+                out.append((dt, src, kind, bw, fl))
+                any_compute = True
+        if not any_compute:
+            for src in ("measured", "theoretical"):
+                bw = value(dt, "memory", src)
+                if not math.isnan(bw):
+                    out.append((dt, src, "memory", bw, math.nan))
+    return out
+
+
 def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.DataFrame | None = None,
              path=None, *, device_name=None, label_points: bool = True, fontsize: float = 7.0) -> Figure:
     """Log-log roofline: the roofs per dtype (measured solid, theoretical dashed), ridge points,
@@ -444,18 +481,8 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
 
     # Axis ranges: every point, ridge and sweep sample, with room for labels.
     dtypes = list(dict.fromkeys(list(ceil["dtype"]) + list(pts.get("dtype", pd.Series(dtype=str)))))
-    ridges = []
-    for dt in dtypes:
-        for src in ("measured", "theoretical"):
-            c = ceil[(ceil.dtype == dt) & (ceil.source == src)]
-            bw = c[c.kind == "memory"]["value"]
-            if not len(bw):
-                continue
-            for kind in ("vector", "matrix"):
-                fl = c[c.kind == kind]["value"]
-                if len(fl):
-                    ridges.append((dt, src, kind, float(bw.max()), float(fl.max()),
-                                   rl.ridge_point(float(bw.max()), float(fl.max()))))
+    roofs = _roofs(ceil, dtypes)
+    ridges = [r + (rl.ridge_point(r[3], r[4]),) for r in roofs if r[2] != "memory"]
     xs = list(inten[on]) + [r[5] for r in ridges]
     ys = list(gfl[on]) + [r[4] for r in ridges]
     if sweep is not None and len(sweep):
@@ -480,34 +507,28 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
     ax.set_ylim(y_lo, y_hi)
     grid = np.geomspace(x_lo, x_hi, 400)
     line_paths, roof_handles, flat_labels = [], [], {}
-    for n_dt, dt in enumerate(dtypes):
+    for dt, src, kind, bw, fl in roofs:
         # equal roofs of two dtypes (common on a CPU) stay visible: each later dtype is thinner
-        thin = 0.55 ** n_dt
-        for src, style, lw in (("measured", "-", 3.2 * thin), ("theoretical", "--", 1.8 * thin)):
-            c = ceil[(ceil.dtype == dt) & (ceil.source == src)]
-            bw = c[c.kind == "memory"]["value"]
-            if not len(bw):
-                continue
-            bw = float(bw.max())
-            comps = [(k, float(c[c.kind == k]["value"].max())) for k in ("vector", "matrix") if (c.kind == k).any()]
-            if not comps:  # a bandwidth roof alone: the slanted line across the chart
-                y = grid * bw
-                ax.plot(grid, y, ls=style, lw=lw, color=_color(dt))
-                line_paths.append(np.column_stack([grid, y]))
-                roof_handles.append(Line2D([], [], ls=style, lw=lw, color=_color(dt),
-                                           label=f"{dt} {src}: {_fmt_rate(bw, 'GB/s')}"))
-                continue
-            for kind, fl in comps:
-                y = rl.attainable(grid, bw, fl)
-                alpha = 1.0 if kind == "vector" else 0.75
-                ax.plot(grid, y, ls=style, lw=lw if kind == "vector" else lw * 0.8, color=_color(dt), alpha=alpha)
-                line_paths.append(np.column_stack([grid, y]))
-                roof_handles.append(Line2D([], [], ls=style, lw=max(lw, 1.5), color=_color(dt), alpha=alpha,
-                                           label=f"{dt} {kind}, {src}:\n{_fmt_rate(bw, 'GB/s')}, "
-                                                 f"{_fmt_rate(fl, 'GFLOP/s')}"))
-                key = (src, kind, round(math.log10(fl), 2))
-                flat_labels.setdefault(key, []).append(dt)
-                flat_labels[key + ("value",)] = fl
+        thin = 0.55 ** dtypes.index(dt)
+        style, lw = ("-", 3.2 * thin) if src == "measured" else ("--", 1.8 * thin)
+        if kind == "memory":  # a bandwidth roof alone: the slanted line across the chart
+            y = grid * bw
+            ax.plot(grid, y, ls=style, lw=lw, color=_color(dt), gid=ROOF_GID, label=f"{dt} memory {src}")
+            line_paths.append(np.column_stack([grid, y]))
+            roof_handles.append(Line2D([], [], ls=style, lw=max(lw, 1.5), color=_color(dt),
+                                       label=f"{dt} memory, {src}: {_fmt_rate(bw, 'GB/s')}"))
+            continue
+        y = rl.attainable(grid, bw, fl)
+        alpha = 1.0 if kind == "vector" else 0.75
+        ax.plot(grid, y, ls=style, lw=lw if kind == "vector" else lw * 0.8, color=_color(dt), alpha=alpha,
+                gid=ROOF_GID, label=f"{dt} {kind} {src}")
+        line_paths.append(np.column_stack([grid, y]))
+        roof_handles.append(Line2D([], [], ls=style, lw=max(lw, 1.5), color=_color(dt), alpha=alpha,
+                                   label=f"{dt} {kind}, {src}:\n{_fmt_rate(bw, 'GB/s')}, "
+                                         f"{_fmt_rate(fl, 'GFLOP/s')}"))
+        key = (src, kind, round(math.log10(fl), 2))
+        flat_labels.setdefault(key, []).append(dt)
+        flat_labels[key + ("value",)] = fl
     # One text per distinct flat roof (fp32 and fp16 often share one on a CPU).
     for key, dts in list(flat_labels.items()):
         if len(key) != 3:
@@ -536,7 +557,7 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
             if not len(g):
                 continue
             col = _color(dt) if dt else "0.2"
-            ax.plot(g._x, g._y, ls=":", lw=1.6, marker=".", ms=5, color=col, zorder=3)
+            ax.plot(g._x, g._y, ls=":", lw=1.6, marker=".", ms=5, color=col, zorder=3, gid=SWEEP_GID)
             line_paths.append(np.column_stack([g._x, g._y]))
             sweep_handles.append(Line2D([], [], ls=":", marker=".", color=col,
                                         label=f"{dt} intensity sweep (measured)".strip()))
@@ -546,7 +567,7 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
     above = rl._as_bool(pts["above_peak"]) if "above_peak" in pts else pd.Series(False, index=pts.index)
     for (fam, dt), g in pts.groupby([fam_col, pts["dtype"].astype(str)], sort=False):
         ax.scatter(_num(g, "intensity_flop_per_byte"), _num(g, "gflops"), s=42, marker=_marker(fam),
-                   color=_color(dt), edgecolors="black", linewidths=0.5, zorder=5)
+                   color=_color(dt), edgecolors="black", linewidths=0.5, zorder=5, gid=POINTS_GID)
         point_handles.setdefault(("family", fam), Line2D([], [], ls="none", marker=_marker(fam), color="0.55",
                                                          mec="black", mew=0.5, label=fam))
         point_handles.setdefault(("dtype", dt), Line2D([], [], ls="none", marker="o", color=_color(dt),
@@ -710,8 +731,8 @@ def peak_bandwidth(source, device_name=None, path=None) -> Figure:
         name = _device_name(rows, device_name)
     else:
         raise ValueError(f"peak_bandwidth: expected a peaks dict or a DataFrame, got {type(source).__name__}")
-    if not len(table) and not np.isfinite(peak):
-        raise NoData("peak_bandwidth: no stream kernel results and no peak")
+    if not len(table):
+        raise NoData("peak_bandwidth: no stream kernel results")
     kernels = list(dict.fromkeys(table["kernel"]))
     dts = [d for d in dict.fromkeys(table["dtype"])]
     fig = _figure(min(13.0, max(7.5, 0.9 * len(kernels) * max(1, len(dts)) + 3)), 5.4, layout="constrained")
@@ -813,5 +834,6 @@ def register_cli(subparsers) -> None:
     s.set_defaults(func=_cmd_plot)
 
 
-__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "comparison_table", "fp32_vs_fp16",
-           "peak_bandwidth", "place_labels", "plot_all", "register_cli", "roofline", "time_breakdown"]
+__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "ROOF_GID", "SWEEP_GID",
+           "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
+           "roofline", "time_breakdown"]
