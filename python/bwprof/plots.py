@@ -38,6 +38,7 @@ POINT_LABEL_GID = "bwprof-point-label"
 POINTS_GID = "bwprof-kernels"      # the kernels' scatter collections on a roofline
 ROOF_GID = "bwprof-roof"           # roof lines (their label says dtype, kind, source)
 SWEEP_GID = "bwprof-sweep"         # the measured intensity-sweep curve
+RIDGE_LABEL_GID = "bwprof-ridge-label"
 _DPI = 100          # layout and label placement work in these pixels; saving scales uniformly
 _SAVE_DPI = 150
 
@@ -313,20 +314,22 @@ def _overlap_area(box, boxes):
     return np.clip(w, 0, None) * np.clip(h, 0, None)
 
 
-def place_labels(ax, xs, ys, texts, *, fontsize: float = 7.0, color="0.15", line_paths=(), **text_kw):
+def place_labels(ax, xs, ys, texts, *, fontsize: float = 7.0, color="0.15", line_paths=(), avoid=(),
+                 gid: str = POINT_LABEL_GID, **text_kw):
     """Annotate each point (data coordinates) with its text where no two labels overlap.
 
     A greedy search, the most crowded points first: candidate boxes on rings of growing radius
     around the point; a candidate must stay inside the axes and off every placed label; among
     those, the nearest one that covers the fewest points and lines wins. Distant labels get a
-    leader line. Returns the Annotation artists (their gid is POINT_LABEL_GID).
+    leader line. ``color`` is one colour or one per label; ``avoid`` holds artists (texts, markers,
+    earlier labels) that no label may cover. Returns the Annotation artists (with ``gid``).
     """
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     xs, ys = np.asarray(xs, float), np.asarray(ys, float)
     pts = ax.transData.transform(np.column_stack([xs, ys])) if len(xs) else np.zeros((0, 2))
     ab = ax.get_window_extent(renderer)
-    margin, pad = 2.0, 1.5
+    margin, pad = 2.0, 2.0  # pixels: from the axes' edge, and around each label
     sizes = []
     for t in texts:
         probe = ax.text(0, 0, t, fontsize=fontsize, **text_kw)
@@ -356,7 +359,14 @@ def place_labels(ax, xs, ys, texts, *, fontsize: float = 7.0, color="0.15", line
     order = sorted(range(len(pts)), key=lambda i: (-crowd[i], i))
     angles = np.deg2rad(np.arange(0, 360, 22.5))
     radii = (4, 10, 18, 28, 40, 55, 75, 100, 130, 170, 220)
-    placed = np.zeros((0, 4))
+    placed = []
+    for art in avoid:
+        box = getattr(art, "_bwprof_box", None)
+        if box is None:
+            bb = art.get_window_extent(renderer)
+            box = (bb.x0, bb.y0, bb.x1, bb.y1)
+        placed.append(box)
+    placed = np.array(placed, float).reshape(-1, 4)
     centers = {}
     for i in order:
         w, h = sizes[i]
@@ -378,7 +388,7 @@ def place_labels(ax, xs, ys, texts, *, fontsize: float = 7.0, color="0.15", line
                     on_line = int(((line_pts[:, 0] > box[0]) & (line_pts[:, 0] < box[2]) &
                                    (line_pts[:, 1] > box[1]) & (line_pts[:, 1] < box[3])).sum())
                 # near first; right of and above the point read best
-                score = r + 60.0 * cover + 4.0 * on_line + (3.0 if c < -0.1 else 0.0)
+                score = r + 200.0 * cover + 4.0 * on_line + (3.0 if c < -0.1 else 0.0)
                 if score < best_score:
                     best, best_score = box, score
             if best is not None and best_score < r + 1:  # a clean spot on this ring
@@ -405,11 +415,13 @@ def place_labels(ax, xs, ys, texts, *, fontsize: float = 7.0, color="0.15", line
         dx, dy = (cx - pts[i, 0]) * to_pt, (cy - pts[i, 1]) * to_pt
         w, h = sizes[i]
         far = abs(cx - pts[i, 0]) > w / 2 + 12 or abs(cy - pts[i, 1]) > h / 2 + 12
+        col = color[i] if isinstance(color, (list, tuple)) else color
         ann = ax.annotate(texts[i], (xs[i], ys[i]), xytext=(dx, dy), textcoords="offset points",
-                          ha="center", va="center", fontsize=fontsize, color=color, gid=POINT_LABEL_GID,
+                          ha="center", va="center", fontsize=fontsize, color=col, gid=gid, zorder=7,
                           annotation_clip=False,
                           arrowprops=dict(arrowstyle="-", lw=0.5, color="0.45", shrinkA=0, shrinkB=3)
                           if far else None, **text_kw)
+        ann._bwprof_box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
         anns.append(ann)
     return anns
 
@@ -459,6 +471,26 @@ def _roofs(ceil: pd.DataFrame, dtypes) -> list[tuple]:
                 bw = value(dt, "memory", src)
                 if not math.isnan(bw):
                     out.append((dt, src, "memory", bw, math.nan))
+    return out
+
+
+def _point_labels(pts: pd.DataFrame) -> list[str]:
+    """A label per point; points of one dtype with equal labels get the parameters that differ."""
+    recs = pts.to_dict("records")
+    labels = [_point_label(r) for r in recs]
+    groups: dict = {}
+    for i, r in enumerate(recs):
+        groups.setdefault((labels[i], r.get("dtype")), []).append(i)
+    out = list(labels)
+    for (lab, _), idx in groups.items():
+        if len(idx) < 2:
+            continue
+        params = [dict(kv.split("=", 1) for kv in str(recs[i].get("shape", "")).split(",") if "=" in kv)
+                  for i in idx]
+        differ = [k for k in params[0] if len({p.get(k) for p in params}) > 1][:2]
+        for i, p in zip(idx, params):
+            if differ:
+                out[i] = f"{lab} " + ",".join(f"{k}={p.get(k)}" for k in differ)
     return out
 
 
@@ -526,27 +558,27 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
         roof_handles.append(Line2D([], [], ls=style, lw=max(lw, 1.5), color=_color(dt), alpha=alpha,
                                    label=f"{dt} {kind}, {src}:\n{_fmt_rate(bw, 'GB/s')}, "
                                          f"{_fmt_rate(fl, 'GFLOP/s')}"))
-        key = (src, kind, round(math.log10(fl), 2))
-        flat_labels.setdefault(key, []).append(dt)
-        flat_labels[key + ("value",)] = fl
-    # One text per distinct flat roof (fp32 and fp16 often share one on a CPU).
-    for key, dts in list(flat_labels.items()):
-        if len(key) != 3:
-            continue
-        src, kind, _ = key
-        fl = flat_labels[key + ("value",)]
-        ax.text(x_hi / 1.15, fl * 1.06, f"{'/'.join(dts)} {kind} {_fmt_rate(fl, 'GFLOP/s')}"
-                + (" (theoretical)" if src == "theoretical" else ""), ha="right", va="bottom",
-                fontsize=8, color=_color(dts[0]), fontweight="bold" if src == "measured" else "normal")
-    # Ridge points.
-    seen = []
+        flat_labels.setdefault((kind, round(math.log10(fl), 2)), []).append((dt, src, fl))
+    # One text per distinct flat roof (fp32 and fp16, or measured and datasheet, often share one).
+    fixed_texts = []
+    for (kind, _), same in flat_labels.items():
+        dts = list(dict.fromkeys(d for d, _, _ in same))
+        theoretical_only = all(src == "theoretical" for _, src, _ in same)
+        fl = same[0][2]
+        fixed_texts.append(ax.text(x_hi / 1.15, fl * 1.06, f"{'/'.join(dts)} {kind} {_fmt_rate(fl, 'GFLOP/s')}"
+                                   + (" (theoretical)" if theoretical_only else ""), ha="right", va="bottom",
+                                   fontsize=8, color=_color(dts[0]),
+                                   fontweight="normal" if theoretical_only else "bold"))
+    # Ridge points; their labels are placed with the kernels' so that none overlaps.
+    seen, ridge_labels = [], []
     for dt, src, kind, bw, fl, ridge in ridges:
-        ax.plot([ridge], [fl], marker="D", ms=7, mfc="white", mec=_color(dt), mew=1.6, ls="none", zorder=4)
+        (marker,) = ax.plot([ridge], [fl], marker="D", ms=7, mfc="white", mec=_color(dt), mew=1.6, ls="none",
+                            zorder=4)
+        fixed_texts.append(marker)
         if any(abs(math.log10(ridge / r)) < 0.02 and abs(math.log10(fl / f)) < 0.02 for r, f in seen):
             continue
         seen.append((ridge, fl))
-        ax.annotate(f"ridge {ridge:.3g} FLOP/B", (ridge, fl), xytext=(0, -13), textcoords="offset points",
-                    ha="left", va="top", fontsize=7.5, color=_color(dt))
+        ridge_labels.append((ridge, fl, f"ridge {ridge:.3g} FLOP/B", _color(dt)))
     # The empirical roofline from the intensity sweep.
     sweep_handles = []
     if sweep is not None and len(sweep):
@@ -598,10 +630,14 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
         listed = ", ".join(f"{k} \u00d7{v}" if v > 1 else k for k, v in names.items())
         fig.text(0.07, 0.015, _wrap(f"Not on the chart (no FLOPs, judged by bandwidth alone; see the bandwidth "
                                     f"charts): {listed}", 150), fontsize=8, color="0.3", va="bottom")
+    if ridge_labels:
+        rx, ry, rt, rc = zip(*ridge_labels)
+        fixed_texts += place_labels(ax, rx, ry, list(rt), fontsize=7.5, color=list(rc), line_paths=line_paths,
+                                    avoid=fixed_texts, gid=RIDGE_LABEL_GID)
     if label_points and len(pts):
         place_labels(ax, _num(pts, "intensity_flop_per_byte").to_numpy(), _num(pts, "gflops").to_numpy(),
-                     [_point_label(r) for r in pts.to_dict("records")], fontsize=fontsize,
-                     line_paths=line_paths)
+                     _point_labels(pts), fontsize=fontsize,
+                     line_paths=line_paths, avoid=fixed_texts)
     _save(fig, path)
     return fig
 
@@ -834,6 +870,7 @@ def register_cli(subparsers) -> None:
     s.set_defaults(func=_cmd_plot)
 
 
-__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "ROOF_GID", "SWEEP_GID",
+__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
+           "ROOF_GID", "SWEEP_GID",
            "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
            "roofline", "time_breakdown"]

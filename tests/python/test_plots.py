@@ -170,6 +170,8 @@ def test_forty_point_labels_do_not_overlap():
     renderer = fig.canvas.get_renderer()
     boxes = [Text.get_window_extent(t, renderer) for t in ax.texts if t.get_gid() == plots.POINT_LABEL_GID]
     assert len(boxes) == n
+    boxes += [Text.get_window_extent(t, renderer) for t in ax.texts if t.get_gid() == plots.RIDGE_LABEL_GID]
+    assert len(boxes) == n + 1
     axbox = ax.get_window_extent(renderer)
     for i, a in enumerate(boxes):
         assert axbox.x0 - 1 <= a.x0 and a.x1 <= axbox.x1 + 1 and axbox.y0 - 1 <= a.y0 and a.y1 <= axbox.y1 + 1
