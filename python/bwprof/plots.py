@@ -12,7 +12,6 @@ touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` 
 from __future__ import annotations
 
 import math
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -273,10 +272,13 @@ def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", 
     c0 = n % ncols if not table_own_row else 0
     tax = fig.add_subplot(gs[r, c0:])
     tax.axis("off")
-    cells = [[str(t.operation), f"{t.configs}", _fmt_rate(t[2], unit) if unit in ("GB/s", "GFLOP/s") else f"{t[2]:.3g}",
-              _fmt_rate(t[3], unit) if unit in ("GB/s", "GFLOP/s") else f"{t[3]:.3g}",
-              f"\u00d7{t.fp16_speedup:.2f}" if np.isfinite(t.fp16_speedup) else "-"] for t in tab.itertuples(index=False)]
-    table = tax.table(cellText=cells, colLabels=["operation", "configs", f"FP32 mean", f"FP16 mean", "FP16 speed-up"],
+    def cell(v):
+        return _fmt_rate(v, unit) if unit in ("GB/s", "GFLOP/s") else f"{v:.3g}"
+
+    cells = [[str(t.operation), f"{t.configs}", cell(t[2]), cell(t[3]),
+              f"\u00d7{t.fp16_speedup:.2f}" if np.isfinite(t.fp16_speedup) else "-"]
+             for t in tab.itertuples(index=False)]
+    table = tax.table(cellText=cells, colLabels=["operation", "configs", "FP32 mean", "FP16 mean", "FP16 speed-up"],
                       loc="upper center", cellLoc="center", colLoc="center")
     table.auto_set_font_size(False)
     table.set_fontsize(9)
@@ -771,7 +773,7 @@ def peak_bandwidth(source, device_name=None, path=None) -> Figure:
         raise NoData("peak_bandwidth: no stream kernel results")
     kernels = list(dict.fromkeys(table["kernel"]))
     dts = [d for d in dict.fromkeys(table["dtype"])]
-    fig = _figure(min(13.0, max(7.5, 0.9 * len(kernels) * max(1, len(dts)) + 3)), 5.4, layout="constrained")
+    fig = _figure(min(13.0, max(9.0, 0.9 * len(kernels) * max(1, len(dts)) + 3)), 5.6, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     x = np.arange(len(kernels))
     w = 0.8 / max(1, len(dts))
@@ -786,10 +788,11 @@ def peak_bandwidth(source, device_name=None, path=None) -> Figure:
             if v == best:
                 b.set_edgecolor("black")
                 b.set_linewidth(1.5)
-            txt = f"{v:.3g}"
+            txt = f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
             if np.isfinite(theo):
                 txt += f"\n{100 * v / theo:.0f} %"
-            ax.text(b.get_x() + b.get_width() / 2, v, txt, ha="center", va="bottom", fontsize=8)
+            ax.text(b.get_x() + b.get_width() / 2, v, txt, ha="center", va="bottom", fontsize=8, zorder=4,
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8))
     top = np.nanmax([best if np.isfinite(best) else 0, peak if np.isfinite(peak) else 0,
                      theo if np.isfinite(theo) else 0])
     if np.isfinite(peak):
@@ -802,13 +805,16 @@ def peak_bandwidth(source, device_name=None, path=None) -> Figure:
     ax.set_xticks(x)
     ax.set_xticklabels(kernels, fontsize=9)
     ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_xlabel("stream kernel (outlined: the best here)" + ("; % of theoretical over each bar"
-                                                                 if np.isfinite(theo) else "; no theoretical peak known"))
+    ax.set_xlabel("stream kernel (outlined: the best here)"
+                  + ("; % of theoretical over each bar" if np.isfinite(theo) else "; no theoretical peak known"))
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     ax.legend(fontsize=8.5, loc="upper right", frameon=False, ncols=2)
-    ax.set_title(f"Peak memory bandwidth per stream kernel on {name}", fontsize=13, fontweight="bold", loc="left")
+    title = f"Peak memory bandwidth per stream kernel on {name}"
+    if len(title) > 62:  # the device's name on a line of its own
+        title = f"Peak memory bandwidth per stream kernel\non {name}"
+    ax.set_title(title, fontsize=13, fontweight="bold", loc="left")
     _save(fig, path)
     return fig
 
