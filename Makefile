@@ -10,7 +10,7 @@ PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,nbclient
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: run test setup build cpp-test py-test install clean
+.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build
 
 run: build
 	$(PYTHON) -m bwprof bench $(BENCH_ARGS)
@@ -49,8 +49,58 @@ cpp-test: build
 py-test: build
 	$(PYTHON) -m pytest -q tests/python
 
+# CI: the README's test command (with nvcc present this is the CUDA build, whose CPU tests must pass
+# on a machine without a GPU), then a CPU-only build with its tests, then the AMD compile.
+ci: test test-cpu-only hip-build
+
+test-cpu-only:
+	$(MAKE) test BUILD=build-cpu GPU=OFF
+
+# Debian 12's hipcc (ROCm 5.2, clang 15) knows gfx90a, gfx940 and gfx1030 of the CDNA2, CDNA3 and
+# RDNA2 generations; gfx942/gfx1100 (the default BWPROF_HIP_TARGETS) need a newer ROCm.
+HIP_TARGETS ?= gfx90a;gfx940;gfx1030
+hip-build:
+	@command -v hipcc >/dev/null 2>&1 || { echo "hip-build: installing Debian's hipcc"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hipcc >/dev/null; }
+	cmake -S . -B build-hip $(GENERATOR) -DBWPROF_GPU=HIP -DBWPROF_BUILD_TESTS=OFF -DBWPROF_BUILD_PYTHON=OFF \
+	  "-DBWPROF_HIP_TARGETS=$(HIP_TARGETS)"
+	cmake --build build-hip -j $(JOBS)
+
 install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) python/bwprof/_core*.so
+	rm -rf $(BUILD) build-cpu build-hip $(GPU_BUILD) python/bwprof/_core*.so
+
+# ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
+# GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
+GPU_BUILD ?= build-gpu
+OUT ?= /tmp/bwprof-out
+.PHONY: carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check
+carry-gtest:
+	mkdir -p .carry && rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
+
+gpu-build:
+	cmake -S . -B $(GPU_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release -DBWPROF_GPU=CUDA \
+	  -DCMAKE_CUDA_ARCHITECTURES=90 -DBWPROF_GTEST_SOURCE_DIR=$(CURDIR)/.carry/googletest \
+	  -DPython_EXECUTABLE="$$(command -v $(PYTHON))"
+	cmake --build $(GPU_BUILD) -j $(JOBS)
+
+gpu-check: gpu-build
+	mkdir -p $(OUT)
+	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
+	-$(PYTHON) -m pytest -q -x tests/python/test_gpu_kernels.py tests/python/test_api.py tests/python/test_errors.py 2>&1 | tee $(OUT)/pytest.log | tail -n 30
+	$(PYTHON) benchmarks/memory_bound.py --csv $(OUT)/memory_bound.csv 2>&1 | tee $(OUT)/memory_bound.log
+
+# compute-sanitizer memcheck over the GPU tests (small peak arrays: every access is checked)
+gpu-memcheck: gpu-build
+	mkdir -p $(OUT)
+	BWPROF_PEAK_ARRAY_BYTES=16777216 compute-sanitizer --tool memcheck --error-exitcode 3 \
+	  $(PYTHON) -m pytest -q -x tests/python/test_gpu_kernels.py -k "not quick_suite and not out_of_device" \
+	  2>&1 | tee $(OUT)/memcheck.log | tail -n 15
+
+# Issue checks that need the GPU: ncu durations vs bwprof's timings; baselines catch a slowdown.
+gpu-tools-check: gpu-build
+	mkdir -p $(OUT)/ncu_check $(OUT)/regress
+	-$(PYTHON) benchmarks/ncu_check.py $(OUT)/ncu_check 2>&1 | tail -n 25 | tee $(OUT)/ncu_check.log
+	-bash benchmarks/regression_check.sh $(OUT)/regress 2>&1 | tee $(OUT)/regress.log

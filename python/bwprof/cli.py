@@ -96,6 +96,8 @@ def _cmd_bench(args) -> int:
               + ", ".join(f"{r.kernel}/{r.dtype}" for r in bad.itertuples()))
     for e in errors:
         print(f"FAILED: {e['kernel']} {e['dtype']} ({e['label']}): {e['error']}")
+    for sk in df.attrs.get("skipped", []):
+        print(f"skipped: {sk}")
     print(f"results: {writer.path}/results.csv")
     print(f"report:  {writer.path}/bandwidth_report.json")
     _plot_run(df, writer.path)
@@ -150,7 +152,7 @@ def _extension_registrars():
     """Subcommands that live beside their features (traces, baselines, plots, ...)."""
     regs = []
     for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli"),
-                      ("bwprof.plots", "register_cli")):
+                      ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])
         except ImportError as e:

@@ -26,7 +26,7 @@ class Config:
     label: str
     params: dict
     quick: dict
-    variant: str | None = None
+    variants: tuple = ()  # implementations to compare where the backend has them; () = its default
     dtypes: tuple = ("fp32", "fp16")
 
 
@@ -41,6 +41,9 @@ def default_suite() -> list[Config]:
         s.append(_c(f"stream_{op}", "stream 64 MiB", {"n": 1 << 24}, {"n": 1 << 20}))
     gemms = [("decode", 1, HIDDEN, HIDDEN), ("prefill", 32, HIDDEN, HIDDEN),
              ("prefill", 128, HIDDEN, HIDDEN), ("ffn", 128, FFN, HIDDEN)]
+    s.append(_c("gemv", "decode 896x896", {"N": HIDDEN, "K": HIDDEN}, {"N": 256, "K": 256}))
+    s.append(_c("gemv", "decode ffn 4864x896", {"N": FFN, "K": HIDDEN}, {"N": 512, "K": 256}))
+    s.append(_c("gemv", "4096x4096", {"N": 4096, "K": 4096}, {"N": 512, "K": 512}))
     for label, m, n, k in gemms:
         s.append(_c("gemm", label, {"M": m, "N": n, "K": k},
                     {"M": max(1, m // 4), "N": max(n // 4, 64), "K": max(k // 4, 64)}))
@@ -58,26 +61,28 @@ def default_suite() -> list[Config]:
     s.append(_c("attention", "encoder", dict(heads=ENC_HEADS, head_dim=ENC_HEAD_DIM, seq_q=ENC_TOKENS),
                 dict(heads=ENC_HEADS, head_dim=ENC_HEAD_DIM, seq_q=32)))
     kv = dict(kv_heads=KV_HEADS, head_dim=HEAD_DIM)
+    both = ("contiguous", "paged")
     s.append(_c("kv_cache_append", "decode step", dict(kv, max_seq=4096, new_tokens=1),
-                dict(kv, max_seq=512, new_tokens=1)))
+                dict(kv, max_seq=512, new_tokens=1), variants=both))
     s.append(_c("kv_cache_append", "decode b=32", dict(kv, batch=32, max_seq=4096, new_tokens=1),
-                dict(kv, batch=8, max_seq=512, new_tokens=1)))
+                dict(kv, batch=8, max_seq=512, new_tokens=1), variants=both))
     s.append(_c("kv_cache_append", "prefill 2048 b=8", dict(kv, batch=8, max_seq=4096, new_tokens=2048),
-                dict(kv, batch=2, max_seq=512, new_tokens=256)))
+                dict(kv, batch=2, max_seq=512, new_tokens=256), variants=both))
     s.append(_c("q4_0_dequant", "ffn weight", {"rows": FFN, "cols": HIDDEN}, {"rows": 512, "cols": 256}))
     s.append(_c("q4_0_dequant", "ffn down weight", {"rows": HIDDEN, "cols": FFN}, {"rows": 256, "cols": 512}))
+    layouts = ("cpu", "llama", "tiled")
     for m in (1, 8):
         s.append(_c("q4_0_matmul", f"ffn up M={m}", {"M": m, "N": FFN, "K": HIDDEN},
-                    {"M": m, "N": 512, "K": 256}))
+                    {"M": m, "N": 512, "K": 256}, variants=layouts))
         s.append(_c("q4_0_matmul", f"ffn down M={m}", {"M": m, "N": HIDDEN, "K": FFN},
-                    {"M": m, "N": 256, "K": 512}))
+                    {"M": m, "N": 256, "K": 512}, variants=layouts))
     s.append(_c("layernorm", "prefill 128", {"rows": 128, "cols": HIDDEN}, {"rows": 32, "cols": HIDDEN}))
     s.append(_c("layernorm", "encoder", {"rows": ENC_TOKENS, "cols": ENC_HIDDEN},
                 {"rows": 16, "cols": ENC_HIDDEN}))
     s.append(_c("layernorm", "4096x4096", {"rows": 4096, "cols": 4096}, {"rows": 64, "cols": 1024}))
     for act in ("relu", "gelu", "silu"):
         s.append(_c("bias_act", f"ffn {act}", {"rows": 128, "cols": FFN, "act": act},
-                    {"rows": 16, "cols": 1024, "act": act}))
+                    {"rows": 16, "cols": 1024, "act": act}, variants=("fused", "unfused")))
     return s
 
 
@@ -86,6 +91,13 @@ def _family_of(kernel: str) -> str:
         if k["name"] == kernel:
             return k["family"]
     return kernel
+
+
+def _variants_on(kernel: str, backend: str) -> list[str]:
+    for k in _core.kernels():
+        if k["name"] == kernel:
+            return [v["name"] for v in k["variants"] if v["backend"] == backend]
+    return []
 
 
 def select(configs: Iterable[Config], kernels: Iterable[str] | None) -> list[Config]:
@@ -147,17 +159,25 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
             raise ValueError(f"dtypes: unknown dtype {dt!r} (known: fp32, fp16)")
     if cache not in ("cold", "hot"):
         raise ValueError(f"cache: expected 'cold' or 'hot', got {cache!r}")
-    _core.device_info(device)  # validates the device before any work
+    info = _core.device_info(device)  # validates the device before any work
     chosen = select(configs if configs is not None else default_suite(), kernels)
-    jobs = [(c, dt) for c in chosen for dt in dtypes if dt in c.dtypes]
+    backend = "cpu" if info["kind"] == "cpu" else "gpu"
+    jobs, skipped = [], []
+    for c in chosen:
+        have = _variants_on(c.kernel, backend)
+        if not have:
+            skipped.append(f"{c.kernel} ({c.label}): no {backend} implementation in this build")
+            continue
+        wanted = [v for v in c.variants if v in have] or [have[0]]
+        jobs += [(c, v, dt) for v in wanted for dt in dtypes if dt in c.dtypes]
     timing = dict(warmup=1, repeats=3, min_time_s=0.005, max_time_s=0.5) if quick else \
         dict(warmup=2, repeats=10, min_time_s=0.05, max_time_s=2.0)
     bar = _Progress(len(jobs), progress)
     rows, errors = [], []
-    for c, dt in jobs:
+    for c, variant, dt in jobs:
         params = c.quick if quick else c.params
         try:
-            m = measure(c.kernel, dtype=dt, device=device, variant=c.variant, cache=cache, **timing, **params)
+            m = measure(c.kernel, dtype=dt, device=device, variant=variant, cache=cache, **timing, **params)
         except (ValueError, MemoryError, RuntimeError) as e:
             errors.append({"kernel": c.kernel, "dtype": dt, "label": c.label, "error": f"{type(e).__name__}: {e}"})
             if progress:
@@ -172,4 +192,5 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
         bar.step(f"{c.kernel} {dt} {c.label}: {row['bandwidth_gbs']:.1f} GB/s")
     df = pd.DataFrame(rows, columns=list(_core.columns()) + ["label"])
     df.attrs["errors"] = errors
+    df.attrs["skipped"] = skipped
     return df

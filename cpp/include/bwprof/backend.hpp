@@ -15,7 +15,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual const DeviceInfo& info() const = 0;
   // Time one launch of `k` in microseconds: device events on a GPU, the steady clock on the CPU.
-  virtual double time_launch_us(KernelInstance& k) = 0;
+  virtual double time_launch_us(KernelInstance& k, int launches = 1) = 0;
   // Evict what the kernel will read from the caches (not timed).
   virtual void flush_cache(KernelInstance& k) = 0;
   virtual void synchronize() = 0;

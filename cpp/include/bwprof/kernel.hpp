@@ -55,6 +55,7 @@ struct Check {
 
 struct Resources {
   int block_size = -1, registers_per_thread = -1, shared_mem_per_block = -1;
+  int runtime_blocks_per_sm = -1;  // the GPU runtime's own occupancy answer for this kernel
 };
 
 // Buffers prepared for one problem on one backend, ready to launch many times.

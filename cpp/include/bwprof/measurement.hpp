@@ -63,6 +63,11 @@ struct Measurement {
   double tolerance = 0;
   // Resource usage where the runtime reports it (GPU); -1 when unknown.
   int block_size = -1, registers_per_thread = -1, shared_mem_per_block = -1;
+  // Theoretical occupancy from those attributes (NaN / empty when unknown).
+  double occupancy_pct = 0;
+  std::string occupancy_limiter;
+  int occupancy_blocks_per_sm = -1;  // bwprof's calculator
+  int runtime_blocks_per_sm = -1;    // the runtime's occupancy API, for comparison
 
   using Value = std::variant<std::string, double, std::int64_t, bool>;
   // The record as (column, value) pairs in the schema's order: the same for C++, CSV, JSON and

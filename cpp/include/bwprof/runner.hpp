@@ -19,6 +19,9 @@ struct RunOptions {
   int max_repeats = 1000;
   double max_time_s = 2.0;   // stop adding repeats past this much wall time
   bool verify = true;
+  // Launches per timed run (1). More makes a deliberately slowed kernel for testing regression
+  // detection: measure() sets it from BWPROF_DEBUG_SLOWDOWN="kernel:factor[,kernel:factor]".
+  int launches_per_timing = 1;
 };
 
 // Runs warm-up launches, then timed launches until min_repeats and min_time_s are both met

@@ -7,7 +7,7 @@
 #include "bwprof/error.hpp"
 #include "cpu/cpu_backend.hpp"
 #ifdef BWPROF_WITH_GPU
-#include "gpu/gpu_backend.hpp"
+#include "gpu/gpu_entry.hpp"
 #endif
 
 namespace bwprof {

@@ -52,6 +52,13 @@ std::int64_t count(const Problem& p, std::initializer_list<const char*> names) {
 
 void add_cpu(KernelFamily& k, Factory f) { k.variants.push_back({"cpu", "cpu", std::move(f), {}}); }
 
+#ifdef BWPROF_WITH_GPU
+void add_gpu(KernelFamily& k, const char* name, Factory f) { k.variants.push_back({name, "gpu", std::move(f), {}}); }
+#else
+// Without a GPU compiler the GPU factories do not exist; the variant is simply absent.
+#define add_gpu(k, name, f) ((void)0)
+#endif
+
 KernelFamily stream_kernel(const char* op, int reads, int writes, int flops_per_elem, const char* doc) {
   KernelFamily k;
   k.name = std::string("stream_") + op;
@@ -64,9 +71,7 @@ KernelFamily stream_kernel(const char* op, int reads, int writes, int flops_per_
     return Traffic{reads * n * es(p), writes * n * es(p), flops_per_elem * n};
   };
   add_cpu(k, make_stream_cpu);
-#ifdef BWPROF_WITH_GPU
-  k.variants.push_back({"gpu", "gpu", make_stream_gpu, {}});
-#endif
+  add_gpu(k, "gpu", make_stream_gpu);
   return k;
 }
 
@@ -99,6 +104,22 @@ std::vector<KernelFamily> build() {
                      2 * M * N * Kd + (p.b("bias") ? M * N : 0)};
     };
     add_cpu(k, make_gemm_cpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = "gemv";
+    k.family = "gemm";
+    k.doc = "y[N] = W[N,K] . x[K], W row-major (a linear layer at batch 1), FP32 accumulation";
+    k.params = {int_param("N", "", "rows of W (outputs)"), int_param("K", "", "columns of W (inputs)")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) { count(p, {"N", "K"}); };
+    k.traffic = [](const Problem& p) {
+      double N = p.i("N"), Kd = p.i("K");
+      return Traffic{(N * Kd + Kd) * es(p), N * es(p), 2 * N * Kd};
+    };
+    add_cpu(k, make_gemv_cpu);
+    add_gpu(k, "gpu", make_gemv_gpu);
     r.push_back(k);
   }
   {
@@ -145,7 +166,8 @@ std::vector<KernelFamily> build() {
     k.params = {int_param("batch", "1", "sequences"), int_param("kv_heads", "", "key/value heads"),
                 int_param("head_dim", "", "dimension of a head"),
                 int_param("max_seq", "", "cache capacity in positions"),
-                int_param("new_tokens", "1", "positions appended per sequence")};
+                int_param("new_tokens", "1", "positions appended per sequence"),
+                int_param("block_size", "16", "positions per block of a paged cache")};
     k.dtypes = kBoth;
     k.pattern = AccessPattern::kStrided;
     k.validate = [](const Problem& p) {
@@ -154,9 +176,15 @@ std::vector<KernelFamily> build() {
     };
     k.traffic = [](const Problem& p) {
       double n = double(p.i("batch")) * p.i("kv_heads") * p.i("new_tokens") * p.i("head_dim");
-      return Traffic{2 * n * es(p) + 4.0 * p.i("batch"), 2 * n * es(p), 0};
+      // Positions, and for a paged cache the block-table entries the new tokens span.
+      double index = 4.0 * p.i("batch");
+      if (p.variant == "paged") index += 4.0 * p.i("batch") * (p.i("new_tokens") / p.i("block_size") + 1);
+      return Traffic{2 * n * es(p) + index, 2 * n * es(p), 0};
     };
-    add_cpu(k, make_kv_cache_append_cpu);
+    k.variants.push_back({"contiguous", "cpu", make_kv_cache_append_cpu, {}});
+    k.variants.push_back({"paged", "cpu", make_kv_cache_append_cpu, {}});
+    add_gpu(k, "contiguous", make_kv_cache_append_gpu);
+    add_gpu(k, "paged", make_kv_cache_append_gpu);
     r.push_back(k);
   }
   {
@@ -175,6 +203,7 @@ std::vector<KernelFamily> build() {
       return Traffic{n / 32 * 18, n * es(p), 2 * n};
     };
     add_cpu(k, make_q4_0_dequant_cpu);
+    add_gpu(k, "gpu", make_q4_0_dequant_gpu);
     r.push_back(k);
   }
   {
@@ -194,6 +223,8 @@ std::vector<KernelFamily> build() {
       return Traffic{N * Kd / 32 * 18 + M * Kd * es(p), M * N * es(p), 2 * M * N * Kd};
     };
     add_cpu(k, make_q4_0_matmul_cpu);
+    add_gpu(k, "llama", make_q4_0_matmul_gpu);
+    add_gpu(k, "tiled", make_q4_0_matmul_gpu);
     r.push_back(k);
   }
   {
@@ -209,6 +240,7 @@ std::vector<KernelFamily> build() {
       return Traffic{(R * C + 2 * C) * es(p), R * C * es(p), 8 * R * C};
     };
     add_cpu(k, make_layernorm_cpu);
+    add_gpu(k, "gpu", make_layernorm_gpu);
     r.push_back(k);
   }
   {
@@ -225,7 +257,9 @@ std::vector<KernelFamily> build() {
       // The add and the activation, each counted as one operation.
       return Traffic{(R * C + C) * es(p), R * C * es(p), 2 * R * C};
     };
-    add_cpu(k, make_bias_act_cpu);
+    k.variants.push_back({"fused", "cpu", make_bias_act_cpu, {}});
+    add_gpu(k, "fused", make_bias_act_gpu);
+    add_gpu(k, "unfused", make_bias_act_gpu);
     r.push_back(k);
   }
   return r;

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "bwprof/error.hpp"
@@ -16,12 +15,18 @@ namespace bwprof {
 namespace {
 
 double available_host_bytes() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  double kb = 0;
-  std::string unit;
-  while (f >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024.0;
+  // C stdio rather than iostreams: the numeric facets of a libstdc++ linked into a module next
+  // to the CUDA runtime crashed on the GPU machine.
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    double kb = 0;
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::sscanf(line, "MemAvailable: %lf kB", &kb) == 1) {
+        std::fclose(f);
+        return kb * 1024.0;
+      }
+    }
+    std::fclose(f);
   }
   long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? double(pages) * double(page) : 1e18;

@@ -192,6 +192,10 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"block_size", I(block_size)},
       {"registers_per_thread", I(registers_per_thread)},
       {"shared_mem_per_block", I(shared_mem_per_block)},
+      {"occupancy_pct", occupancy_pct},
+      {"occupancy_limiter", occupancy_limiter},
+      {"occupancy_blocks_per_sm", I(occupancy_blocks_per_sm)},
+      {"runtime_blocks_per_sm", I(runtime_blocks_per_sm)},
       {"schema_version", I(kSchemaVersion)},
   };
 }

@@ -1,8 +1,12 @@
 #include "bwprof/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <limits>
 
 #include "bwprof/error.hpp"
+#include "bwprof/occupancy.hpp"
 
 namespace bwprof {
 
@@ -18,7 +22,7 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   const auto wall0 = std::chrono::steady_clock::now();
   for (;;) {
     if (opt.cold) backend.flush_cache(k);
-    const double us = backend.time_launch_us(k);
+    const double us = backend.time_launch_us(k, std::max(1, opt.launches_per_timing));
     times.push_back(us);
     kernel_s += us * 1e-6;
     const int n = static_cast<int>(times.size());
@@ -29,9 +33,36 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   return times;
 }
 
+namespace {
+
+// BWPROF_DEBUG_SLOWDOWN="layernorm:2,stream_copy:3": run those kernels that many times per timed
+// run, a deliberately slowed kernel for checking that regression detection catches it.
+int debug_slowdown(const std::string& kernel) {
+  const char* env = std::getenv("BWPROF_DEBUG_SLOWDOWN");
+  if (!env) return 1;
+  std::string spec = env;
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    std::size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(pos, end - pos);
+    const std::size_t colon = item.find(':');
+    if (colon != std::string::npos && item.substr(0, colon) == kernel) {
+      const int f = std::atoi(item.c_str() + colon + 1);
+      return f > 1 ? f : 1;
+    }
+    pos = end + 1;
+  }
+  return 1;
+}
+
+}  // namespace
+
 Measurement measure(const std::string& kernel, const std::string& dtype, const std::string& device,
                     const std::string& variant, const std::map<std::string, std::string>& params,
-                    const RunOptions& opt) {
+                    const RunOptions& options) {
+  RunOptions opt = options;
+  opt.launches_per_timing = std::max(opt.launches_per_timing, debug_slowdown(kernel));
   const KernelFamily& k = find_kernel(kernel);
   Backend& backend = backend_for(device);
   const DeviceInfo& info = backend.info();
@@ -70,6 +101,18 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
   m.block_size = r.block_size;
   m.registers_per_thread = r.registers_per_thread;
   m.shared_mem_per_block = r.shared_mem_per_block;
+  m.runtime_blocks_per_sm = r.runtime_blocks_per_sm;
+  m.occupancy_pct = std::numeric_limits<double>::quiet_NaN();
+  if (r.block_size > 0 && r.registers_per_thread >= 0) {
+    try {
+      Occupancy o = compute_occupancy(info.arch, r.block_size, r.registers_per_thread, r.shared_mem_per_block);
+      m.occupancy_pct = o.occupancy_pct;
+      m.occupancy_limiter = o.limiter;
+      m.occupancy_blocks_per_sm = o.active_blocks;
+    } catch (const InvalidArgument&) {
+      m.occupancy_limiter = "unknown architecture";  // not in the occupancy tables: leave it open
+    }
+  }
   m.peaks = backend.peaks(p.dtype);
   derive_rates(m, k.pattern);
   return m;

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -25,19 +25,26 @@ namespace bwprof {
 namespace {
 
 std::string cpu_model_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        std::string v = line.substr(colon + 1);
+  std::string name = "CPU";
+  if (std::FILE* f = std::fopen("/proc/cpuinfo", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, f)) {
+      std::string l = line;
+      if (l.rfind("model name", 0) == 0 || l.rfind("Model", 0) == 0) {
+        auto colon = l.find(':');
+        if (colon == std::string::npos) continue;
+        std::string v = l.substr(colon + 1);
         v.erase(0, v.find_first_not_of(" \t"));
-        if (!v.empty()) return v;
+        v.erase(v.find_last_not_of(" \t\n") + 1);
+        if (!v.empty()) {
+          name = v;
+          break;
+        }
       }
     }
+    std::fclose(f);
   }
-  return "CPU";
+  return name;
 }
 
 std::string cpu_vendor(const std::string& name) {
@@ -84,9 +91,9 @@ class CpuBackend final : public Backend {
 
   const DeviceInfo& info() const override { return info_; }
 
-  double time_launch_us(KernelInstance& k) override {
+  double time_launch_us(KernelInstance& k, int launches) override {
     auto t0 = std::chrono::steady_clock::now();
-    k.launch();
+    for (int i = 0; i < launches; ++i) k.launch();
     auto t1 = std::chrono::steady_clock::now();
     return std::chrono::duration<double, std::micro>(t1 - t0).count();
   }
@@ -134,7 +141,8 @@ class CpuBackend final : public Backend {
     double best = 0;
     std::string best_name;
     for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
-      const KernelFamily& k = find_kernel(std::string("stream_") + op);
+      const std::string name = std::string("stream_") + op;
+      const KernelFamily& k = find_kernel(name);
       Problem p = make_problem(k, "cpu", "", "fp32", {{"n", std::to_string(n)}});
       auto inst = find_variant(k, "cpu", "").make(*this, p);
       TimingStats s = summarize(run_repeats(*this, *inst, opt));

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The same benchmark run twice reports no regression; a deliberately slowed kernel is caught.
+# Usage: benchmarks/regression_check.sh OUT_DIR   (needs a GPU build on PYTHONPATH)
+set -u
+out=${1:?OUT_DIR}
+py=${PYTHON:-python3}
+args=(bench --device gpu --kernels stream layernorm bias_act --no-progress)
+rm -rf "$out/a" "$out/b" "$out/c"
+$py -m bwprof "${args[@]}" --out "$out/a" > "$out/a.txt" || { echo "run a failed"; exit 2; }
+$py -m bwprof "${args[@]}" --out "$out/b" > "$out/b.txt" || { echo "run b failed"; exit 2; }
+BWPROF_DEBUG_SLOWDOWN=layernorm:2 $py -m bwprof "${args[@]}" --out "$out/c" > "$out/c.txt" || { echo "run c failed"; exit 2; }
+$py -m bwprof baseline "$out"/a/* --out "$out/baseline.json" || exit 2
+$py -m bwprof compare "$out/baseline.json" "$out"/b/* > "$out/compare_same.txt"; same=$?
+$py -m bwprof compare "$out/baseline.json" "$out"/c/* > "$out/compare_slowed.txt"; slowed=$?
+echo "same benchmark twice: compare exit $same (0 = no regression)"
+grep -c "slower" "$out/compare_same.txt" | sed 's/^/  rows flagged slower: /'
+echo "layernorm slowed 2x: compare exit $slowed (1 = regression caught)"
+grep "layernorm" "$out/compare_slowed.txt" | head -8
+echo "rows flagged slower when only layernorm was slowed:"
+grep "slower" "$out/compare_slowed.txt" | awk '{print $2}' | sort | uniq -c
+[ "$same" = 0 ] && [ "$slowed" = 1 ]

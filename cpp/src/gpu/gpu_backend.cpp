@@ -1,0 +1,250 @@
+// The GPU backend: device events around the kernel alone, L2 flushed by writing a buffer twice
+// its size, device properties, theoretical peaks from an architecture table, and achievable peaks
+// measured by bwprof's own stream and FMA-chain kernels.
+#include "gpu/gpu_backend.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "bwprof/error.hpp"
+#include "bwprof/runner.hpp"
+#include "gpu/gpu_entry.hpp"
+#include "gpu_kernels.hpp"
+
+namespace bwprof {
+
+[[noreturn]] void gpu_fail(hipError_t err, const char* call, const char* file, int line) {
+  std::string msg = std::string(call) + " failed: " + hipGetErrorName(err) + ": " + hipGetErrorString(err);
+  (void)hipGetLastError();  // clear a non-sticky error so the next call on this device works
+  if (err == hipErrorOutOfMemory) throw OutOfMemory(located("out of device memory: " + msg, file, line));
+  throw Error(located(msg, file, line));
+}
+
+// ---- DeviceBuffer ----------------------------------------------------------------------------
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : bytes_(bytes) {
+  hipError_t e = hipMalloc(&ptr_, bytes ? bytes : 16);
+  if (e != hipSuccess) {
+    (void)hipGetLastError();
+    ptr_ = nullptr;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "out of device memory allocating %s (%.3g GB): %s", what, bytes / 1e9,
+                  hipGetErrorString(e));
+    if (e == hipErrorOutOfMemory) throw OutOfMemory(buf);
+    throw Error(buf);
+  }
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) (void)hipFree(ptr_);
+    ptr_ = o.ptr_;
+    bytes_ = o.bytes_;
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) (void)hipFree(ptr_);
+}
+
+void DeviceBuffer::upload(const void* src, std::size_t n) {
+  BWPROF_GPU_CHECK(hipMemcpy(ptr_, src, n, hipMemcpyHostToDevice));
+}
+void DeviceBuffer::download(void* dst, std::size_t n) const {
+  BWPROF_GPU_CHECK(hipMemcpy(dst, ptr_, n, hipMemcpyDeviceToHost));
+}
+DeviceBuffer DeviceBuffer::from(const HostTensor& t, const char* what) {
+  DeviceBuffer b(t.bytes(), what);
+  b.upload(t.data(), t.bytes());
+  return b;
+}
+DeviceBuffer DeviceBuffer::from(const HostBytes& h, const char* what) {
+  DeviceBuffer b(h.size(), what);
+  b.upload(h.data(), h.size());
+  return b;
+}
+
+// ---- device information ----------------------------------------------------------------------
+
+namespace {
+
+struct ArchRates {
+  const char* prefix;
+  // FLOPs per clock per SM/CU: FP32 vector, FP16 vector, FP16 on the matrix units (dense).
+  double fp32, fp16, fp16_matrix;
+};
+
+// Per-SM/CU rates from the vendors' architecture whitepapers and datasheets (e.g. H100 SXM:
+// 132 SMs x 256 FP32 FLOP/clk; 4096 dense FP16 tensor FLOP/clk; MI300X: 304 CUs x 256 FP32
+// and 2048 FP16 matrix FLOP/clk).
+const ArchRates kArchRates[] = {
+    {"sm_70", 128, 256, 1024}, {"sm_75", 128, 256, 1024}, {"sm_80", 128, 512, 2048},
+    {"sm_86", 256, 256, 1024}, {"sm_87", 256, 256, 1024}, {"sm_89", 256, 256, 1024},
+    {"sm_90", 256, 512, 4096}, {"sm_100", 256, 512, 8192}, {"sm_120", 256, 256, 2048},
+    {"gfx908", 128, 256, 1024}, {"gfx90a", 256, 256, 1024}, {"gfx940", 256, 512, 2048},
+    {"gfx941", 256, 512, 2048}, {"gfx942", 256, 512, 2048}, {"gfx950", 256, 512, 4096},
+    {"gfx1030", 256, 512, 512}, {"gfx1100", 256, 512, 512}, {"gfx1101", 256, 512, 512},
+    {"gfx1102", 256, 512, 512}, {"gfx1200", 256, 512, 1024}, {"gfx1201", 256, 512, 1024},
+};
+
+const ArchRates* rates_for(const std::string& arch) {
+  for (auto& r : kArchRates)
+    if (arch == r.prefix) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+int gpu_device_count() {
+  int n = 0;
+  if (hipGetDeviceCount(&n) != hipSuccess) {
+    (void)hipGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(int ordinal) { return std::make_unique<GpuBackend>(ordinal); }
+
+GpuBackend& as_gpu(Backend& b) {
+  auto* g = dynamic_cast<GpuBackend*>(&b);
+  if (!g) throw InvalidArgument("device: this kernel variant needs a GPU device");
+  return *g;
+}
+
+GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
+  BWPROF_GPU_CHECK(hipSetDevice(ordinal));
+  hipDeviceProp_t p;
+  std::memset(&p, 0, sizeof p);
+  BWPROF_GPU_CHECK(hipGetDeviceProperties(&p, ordinal));
+  int mem_khz = 0, bus = 0, clk_khz = 0, l2 = 0;
+  BWPROF_GPU_CHECK(hipDeviceGetAttribute(&mem_khz, hipDeviceAttributeMemoryClockRate, ordinal));
+  BWPROF_GPU_CHECK(hipDeviceGetAttribute(&bus, hipDeviceAttributeMemoryBusWidth, ordinal));
+  BWPROF_GPU_CHECK(hipDeviceGetAttribute(&clk_khz, hipDeviceAttributeClockRate, ordinal));
+  BWPROF_GPU_CHECK(hipDeviceGetAttribute(&l2, hipDeviceAttributeL2CacheSize, ordinal));
+  info_.id = "gpu:" + std::to_string(ordinal);
+  info_.kind = "gpu";
+  info_.name = p.name;
+#ifdef BWPROF_HIP
+  info_.vendor = "amd";
+  info_.backend = "hip";
+  info_.arch = p.gcnArchName;
+  info_.arch = info_.arch.substr(0, info_.arch.find(':'));  // "gfx90a:sramecc+:xnack-" -> "gfx90a"
+#else
+  info_.vendor = "nvidia";
+  info_.backend = "cuda";
+  info_.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+#endif
+  info_.compute_units = p.multiProcessorCount;
+  warp_size_ = p.warpSize;
+  info_.clock_mhz = clk_khz / 1e3;
+  info_.memory_clock_mhz = mem_khz / 1e3;
+  info_.memory_bus_bits = bus;
+  info_.memory_bytes = static_cast<double>(p.totalGlobalMem);
+  info_.cache_bytes = l2;
+  // Double data rate: two transfers per memory clock over the whole bus.
+  info_.bandwidth_theoretical_gbs = 2.0 * mem_khz * 1e3 * (bus / 8.0) / 1e9;
+  if (const ArchRates* r = rates_for(info_.arch)) {
+    const double per_clock = info_.compute_units * info_.clock_mhz * 1e6 / 1e9;
+    info_.fp32_gflops_theoretical = r->fp32 * per_clock;
+    info_.fp16_gflops_theoretical = r->fp16 * per_clock;
+    info_.fp16_matrix_gflops_theoretical = r->fp16_matrix * per_clock;
+  }
+  BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
+  BWPROF_GPU_CHECK(hipEventCreate(&start_));
+  BWPROF_GPU_CHECK(hipEventCreate(&stop_));
+  // Writing twice the L2 evicts whatever a previous run left there; reading a second such buffer
+  // then leaves the L2 holding clean lines. Without the read, the timed kernel would pay for writing
+  // back up to a whole L2 of the flush's dirty lines (about 50 MB on an H100, comparable to the
+  // traffic of the short kernels measured here).
+  const std::size_t flush_bytes = static_cast<std::size_t>(std::max(2.0 * l2, 32e6)) / 16 * 16;
+  scrub_ = DeviceBuffer(flush_bytes, "L2 flush buffer");
+  clean_ = DeviceBuffer(flush_bytes, "L2 clean buffer");
+  BWPROF_GPU_CHECK(hipMemsetAsync(clean_.get(), 0, clean_.bytes(), stream_));
+}
+
+GpuBackend::~GpuBackend() {
+  if (start_) (void)hipEventDestroy(start_);
+  if (stop_) (void)hipEventDestroy(stop_);
+  if (stream_) (void)hipStreamDestroy(stream_);
+}
+
+void GpuBackend::check_launch(const char* kernel, const char* file, int line) {
+  hipError_t e = hipGetLastError();
+  if (e != hipSuccess) gpu_fail(e, kernel, file, line);
+}
+
+double GpuBackend::time_launch_us(KernelInstance& k, int launches) {
+  BWPROF_GPU_CHECK(hipEventRecord(start_, stream_));
+  for (int i = 0; i < launches; ++i) k.launch();
+  BWPROF_GPU_CHECK(hipEventRecord(stop_, stream_));
+  BWPROF_GPU_CHECK(hipEventSynchronize(stop_));
+  check_launch("kernel launch", __FILE__, __LINE__);
+  float ms = 0;
+  BWPROF_GPU_CHECK(hipEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e3;
+}
+
+void GpuBackend::flush_cache(KernelInstance&) {
+  BWPROF_GPU_CHECK(hipMemsetAsync(scrub_.get(), 0x5a, scrub_.bytes(), stream_));
+  gpu_read_flush(clean_, info_.compute_units, stream_);
+}
+
+void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
+
+void GpuBackend::measure_peaks() {
+  RunOptions opt;
+  opt.cold = true;
+  opt.warmup = 2;
+  opt.min_repeats = 10;
+  opt.min_time_s = 0.02;
+  opt.max_time_s = 2.0;
+  opt.verify = false;
+  // 1 GiB FP32 arrays where memory allows (three of them), else a sixteenth of memory each.
+  std::int64_t n = 1ll << 28;
+  while (n > (1 << 20) && 3.0 * 4 * n > info_.memory_bytes / 4) n >>= 1;
+  // Smaller arrays on request, e.g. for a compute-sanitizer run where every access is checked.
+  if (const char* env = std::getenv("BWPROF_PEAK_ARRAY_BYTES")) {
+    const long long bytes = std::atoll(env);
+    if (bytes >= 4096) n = bytes / 4;
+  }
+  double best = 0;
+  std::string best_name;
+  for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
+    const std::string name = std::string("stream_") + op;
+    const KernelFamily& k = find_kernel(name);
+    Problem p = make_problem(k, "gpu", "", "fp32", {{"n", std::to_string(n)}});
+    auto inst = find_variant(k, "gpu", "").make(*this, p);
+    TimingStats s = summarize(run_repeats(*this, *inst, opt));
+    Traffic t = k.traffic(p);
+    double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
+    bw_peaks_.bandwidth_by_kernel[std::string("stream_") + op] = gbs;
+    if (gbs > best) best = gbs, best_name = op;
+  }
+  bw_peaks_.bandwidth_gbs = best;
+  bw_peaks_.bandwidth_source = "measured:stream_" + best_name;
+  bw_peaks_.bandwidth_theoretical_gbs = info_.bandwidth_theoretical_gbs;
+  fp32_gflops_ = gpu_fma_chain_gflops(*this, DType::kF32);
+  fp16_gflops_ = gpu_fma_chain_gflops(*this, DType::kF16);
+  measured_ = true;
+}
+
+Peaks GpuBackend::peaks(DType dtype) {
+  static std::mutex m;
+  std::lock_guard<std::mutex> g(m);
+  if (!measured_) measure_peaks();
+  Peaks p = bw_peaks_;
+  const bool f32 = dtype == DType::kF32;
+  p.gflops = f32 ? fp32_gflops_ : fp16_gflops_;
+  p.compute_source = std::string("measured:fma_chain_") + (f32 ? "fp32" : "fp16");
+  p.gflops_theoretical = f32 ? info_.fp32_gflops_theoretical : info_.fp16_gflops_theoretical;
+  return p;
+}
+
+}  // namespace bwprof

@@ -1,0 +1,100 @@
+// The GPU backend's host side, as kernels see it: device buffers, the stream, launch checks.
+// Compiled by nvcc or hipcc only (it includes the runtime through kernels/gpu_runtime.hpp).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bwprof/backend.hpp"
+#include "bwprof/host_tensor.hpp"
+#include "gpu_runtime.hpp"
+
+namespace bwprof {
+
+// Device memory owned by one object; allocation failure is OutOfMemory naming `what`.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(std::size_t bytes, const char* what);
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr, o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  template <class T = void> T* get() const { return static_cast<T*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const void* src, std::size_t n);
+  void download(void* dst, std::size_t n) const;
+  // Copies of whole host tensors / byte arrays.
+  static DeviceBuffer from(const HostTensor& t, const char* what);
+  static DeviceBuffer from(const HostBytes& b, const char* what);
+  void to(HostTensor& t) const { download(t.data(), t.bytes()); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class GpuBackend;
+GpuBackend& as_gpu(Backend& b);  // InvalidArgument if `b` is not a GPU backend
+
+class GpuBackend final : public Backend {
+ public:
+  explicit GpuBackend(int ordinal);
+  ~GpuBackend() override;
+  const DeviceInfo& info() const override { return info_; }
+  double time_launch_us(KernelInstance& k, int launches) override;
+  void flush_cache(KernelInstance& k) override;
+  void synchronize() override;
+  Peaks peaks(DType dtype) override;
+
+  hipStream_t stream() const { return stream_; }
+  int ordinal() const { return ordinal_; }
+  int sm_count() const { return info_.compute_units; }
+  int warp_size() const { return warp_size_; }
+  // Raise on a launch error right after a launch (cheap: no synchronization).
+  static void check_launch(const char* kernel, const char* file, int line);
+
+ private:
+  void measure_peaks();
+  int ordinal_;
+  int warp_size_ = 32;
+  DeviceInfo info_;
+  hipStream_t stream_ = nullptr;
+  hipEvent_t start_ = nullptr, stop_ = nullptr;
+  DeviceBuffer scrub_, clean_;
+  bool measured_ = false;
+  Peaks bw_peaks_;
+  double fp32_gflops_ = 0, fp16_gflops_ = 0;
+};
+
+// Reads `buf` through the L2 (kernels/cache_flush.hip).
+void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream);
+
+#define BWPROF_CHECK_LAUNCH(name) ::bwprof::GpuBackend::check_launch(name, __FILE__, __LINE__)
+
+// Resources of a kernel function as the runtime reports them.
+template <class F>
+Resources kernel_resources(F* fn, int block_size, int dynamic_smem = 0) {
+  hipFuncAttributes a{};
+  BWPROF_GPU_CHECK(hipFuncGetAttributes(&a, reinterpret_cast<const void*>(fn)));
+  Resources r;
+  r.block_size = block_size;
+  r.registers_per_thread = a.numRegs;
+  r.shared_mem_per_block = static_cast<int>(a.sharedSizeBytes) + dynamic_smem;
+  BWPROF_GPU_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&r.runtime_blocks_per_sm, fn, block_size,
+                                                                dynamic_smem));
+  return r;
+}
+
+// Blocks for a grid-stride kernel: enough to fill every SM several times, never more than needed.
+inline unsigned grid_for(std::size_t items, int block, int sms, int waves = 8) {
+  std::size_t need = (items + block - 1) / block;
+  std::size_t cap = static_cast<std::size_t>(sms) * waves;
+  std::size_t g = need < cap ? need : cap;
+  return static_cast<unsigned>(g > 0 ? g : 1);
+}
+
+}  // namespace bwprof
