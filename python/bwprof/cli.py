@@ -100,8 +100,22 @@ def _cmd_bench(args) -> int:
         print(f"skipped: {sk}")
     print(f"results: {writer.path}/results.csv")
     print(f"report:  {writer.path}/bandwidth_report.json")
+    _plot_run(df, writer.path)
     print(f"run folder: {writer.path}")
     return 1 if errors or len(bad) else 0
+
+
+def _plot_run(df, folder) -> None:
+    """Charts into the run folder; a plotting failure never costs the measured results."""
+    try:
+        from .plots import plot_all
+        paths = plot_all(df, folder)
+    except Exception as e:  # noqa: BLE001 - the results are already on disk
+        print(f"plots: not drawn ({type(e).__name__}: {e})")
+        return
+    for p in paths:
+        if p.suffix == ".png":
+            print(f"plot:    {p}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,7 +152,7 @@ def _extension_registrars():
     """Subcommands that live beside their features (traces, baselines, plots, ...)."""
     regs = []
     for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli"),
-                      ("bwprof.occupancy", "register_cli")):
+                      ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])
         except ImportError as e:
