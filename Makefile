@@ -76,7 +76,7 @@ clean:
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
 GPU_BUILD ?= build-gpu
 OUT ?= /tmp/bwprof-out
-.PHONY: carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check
+.PHONY: carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks
 carry-gtest:
 	mkdir -p .carry && rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
 
@@ -104,3 +104,10 @@ gpu-tools-check: gpu-build
 	mkdir -p $(OUT)/ncu_check $(OUT)/regress
 	-$(PYTHON) benchmarks/ncu_check.py $(OUT)/ncu_check 2>&1 | tail -n 25 | tee $(OUT)/ncu_check.log
 	-bash benchmarks/regression_check.sh $(OUT)/regress 2>&1 | tee $(OUT)/regress.log
+
+# Refresh the notebooks' outputs on the GPU machine: nbclient and ipykernel travel as wheels in .whl
+# (see the device notes), installed into /tmp/site for this call only.
+gpu-notebooks: gpu-build
+	mkdir -p $(OUT)/notebooks
+	$(PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+	PYTHONPATH=/tmp/site:$(CURDIR)/python $(PYTHON) notebooks/execute.py $(OUT)/notebooks

@@ -17,5 +17,5 @@ grep -c "slower" "$out/compare_same.txt" | sed 's/^/  rows flagged slower: /'
 echo "layernorm slowed 2x: compare exit $slowed (1 = regression caught)"
 grep "layernorm" "$out/compare_slowed.txt" | head -8
 echo "rows flagged slower when only layernorm was slowed:"
-grep "slower" "$out/compare_slowed.txt" | awk '{print $2}' | sort | uniq -c
+grep "slower" "$out/compare_slowed.txt"
 [ "$same" = 0 ] && [ "$slowed" = 1 ]
