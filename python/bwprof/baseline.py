@@ -20,8 +20,12 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
 * Run-to-run noise: on a GPU two runs of the same code differ by more than the spread within one
   run (clocks, temperature, placement). Each run gets a relative noise floor ``f``
   (``noise_floor_pct``, default 1 %).
+* Timer resolution: device events resolve about 0.5 us (CUDA's documentation of
+  cudaEventElapsedTime), so each run also gets an absolute floor ``a`` (``noise_floor_us``,
+  default 0.5 us). It matters for kernels of a few microseconds: on the H100 two back-to-back runs
+  of a 7 us kernel pair differed by 1 us (14 %) while each run's own spread was far smaller.
 * The relative change ``c = m_new / m_base - 1`` has the combined relative uncertainty
-  ``u = sqrt((se_b/m_b)^2 + (se_n/m_n)^2 + 2 f^2)``.
+  ``u = sqrt((se_b/m_b)^2 + (se_n/m_n)^2 + 2 f^2 + (a/m_b)^2 + (a/m_n)^2)``.
 * The change needed to count is ``threshold = max(min_effect, k * u)``; ``c > threshold`` is
   "slower", ``c < -threshold`` is "faster", anything else "unchanged". ``k`` defaults to
   ``DEFAULT_K`` (3.0), chosen with the Monte-Carlo test in tests/python/test_baseline.py so that
@@ -62,6 +66,7 @@ _STRING_COLUMNS = ("kernel", "variant", "dtype", "shape", "device", "backend", "
 DEFAULT_K = 3.0
 DEFAULT_MIN_EFFECT_PCT = 2.0
 DEFAULT_NOISE_FLOOR_PCT = 1.0
+DEFAULT_NOISE_FLOOR_US = 0.5
 ASSUMED_CV = 0.05
 # The standard deviation is trusted up to this multiple of the spread seen below the median.
 _SPREAD_CAP = 3.0
@@ -362,7 +367,7 @@ def _check_unique(df: pd.DataFrame, keys: list, what: str) -> None:
 def compare(df: Any, baseline: Any, *, force: bool = False,
             min_effect_pct: float = DEFAULT_MIN_EFFECT_PCT,
             noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
-            k: float = DEFAULT_K) -> pd.DataFrame:
+            k: float = DEFAULT_K, noise_floor_us: float = DEFAULT_NOISE_FLOOR_US) -> pd.DataFrame:
     """Compare a new run with a baseline; one row per kernel with the change and a verdict.
 
     ``df`` and ``baseline`` are results DataFrames or paths that :func:`load` reads. Runs from
@@ -370,8 +375,8 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     the device ("different devices" = no device in common). Rows present on one side only are kept with verdict "only in baseline"/"only in
     new". ``threshold_pct`` is the change that row needed to count (see the module docstring).
     """
-    if not (min_effect_pct >= 0 and noise_floor_pct >= 0 and k > 0):
-        raise ValueError("min_effect_pct and noise_floor_pct must be >= 0 and k > 0")
+    if not (min_effect_pct >= 0 and noise_floor_pct >= 0 and noise_floor_us >= 0 and k > 0):
+        raise ValueError("min_effect_pct, noise_floor_pct and noise_floor_us must be >= 0 and k > 0")
     new = _as_frame(df, "new run")
     base = _as_frame(baseline, "baseline")
 
@@ -410,8 +415,10 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     tb = merged["time_median_us_b"].to_numpy(dtype=float)
     tn = merged["time_median_us_n"].to_numpy(dtype=float)
     floor = noise_floor_pct / 100.0
-    u = np.sqrt(merged["_rel_se_b"].to_numpy(dtype=float) ** 2
-                + merged["_rel_se_n"].to_numpy(dtype=float) ** 2 + 2.0 * floor ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.sqrt(merged["_rel_se_b"].to_numpy(dtype=float) ** 2
+                    + merged["_rel_se_n"].to_numpy(dtype=float) ** 2 + 2.0 * floor ** 2
+                    + (noise_floor_us / tb) ** 2 + (noise_floor_us / tn) ** 2)
     change = tn / tb - 1.0
     threshold = np.maximum(min_effect_pct / 100.0, k * u)
     verdict = _verdicts(change, threshold).astype(object)
@@ -522,12 +529,12 @@ def _fail(prog: str, exc: BaseException) -> int:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     try:
-        if args.min_effect < 0 or args.noise_floor < 0:
-            raise BaselineError("--min-effect and --noise-floor must be >= 0")
+        if args.min_effect < 0 or args.noise_floor < 0 or args.noise_floor_us < 0:
+            raise BaselineError("--min-effect, --noise-floor and --noise-floor-us must be >= 0")
         base = load(args.baseline)
         new = load(args.new)
         cmp = compare(new, base, force=args.force, min_effect_pct=args.min_effect,
-                      noise_floor_pct=args.noise_floor)
+                      noise_floor_pct=args.noise_floor, noise_floor_us=args.noise_floor_us)
         print(_format_table(cmp))
         print(_summary(cmp))
         if args.csv:
@@ -567,6 +574,8 @@ def register_cli(subparsers: "argparse._SubParsersAction") -> None:
                    help="smallest change that can count, in %% (default %(default)s)")
     p.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR_PCT, metavar="PCT",
                    help="run-to-run noise of each run, in %% (default %(default)s)")
+    p.add_argument("--noise-floor-us", type=float, default=DEFAULT_NOISE_FLOOR_US, metavar="US",
+                   help="absolute timing noise of each run, in us (default %(default)s)")
     p.add_argument("--plot", metavar="PATH", help="save a bar chart of the changes (.png/.svg)")
     p.add_argument("--csv", metavar="PATH", help="save the comparison table as CSV")
     p.set_defaults(func=_cmd_compare)

@@ -39,20 +39,23 @@ def make_rows(n_rows=3, device="Sim GPU", time_us=100.0, std_us=1.0, repeats=50,
 
 
 def simulate_runs(rng, trials, repeats, cv, slowdown=0.0, run_shift=0.01, outlier_p=0.01,
-                  skew_shape=4.0):
+                  skew_shape=4.0, abs_shift_us=0.3, true_us=(5.0, 500.0)):
     """One run of `trials` kernels, each timed `repeats` times, summarised as bwprof does.
 
     Per-repeat noise is right-skewed (standardised gamma, shape `skew_shape`) with coefficient of
     variation `cv`; a fraction `outlier_p` of repeats is 10-50 % slow (preemption, throttling);
-    the whole run is shifted by a normal factor with sd `run_shift` (clocks, temperature).
+    the whole run is shifted by a normal factor with sd `run_shift` (clocks, temperature) and by a
+    normal offset with sd `abs_shift_us` (launch and timer jitter: on the H100 two back-to-back
+    runs of a 7 us kernel pair differed by 1 us).
     """
     repeats = np.broadcast_to(np.asarray(repeats), (trials,))
     cv = np.broadcast_to(np.asarray(cv, dtype=float), (trials,))
-    true_us = np.linspace(5.0, 500.0, trials)
+    true_us = np.linspace(true_us[0], true_us[1], trials)
     shift = 1.0 + rng.normal(0.0, run_shift, trials)
+    offset = rng.normal(0.0, abs_shift_us, trials)
     width = int(repeats.max())
     x = (rng.gamma(skew_shape, 1.0, (trials, width)) - skew_shape) / np.sqrt(skew_shape)
-    samples = (true_us * (1.0 + slowdown) * shift)[:, None] * (1.0 + cv[:, None] * x)
+    samples = (true_us * (1.0 + slowdown) * shift + offset)[:, None] * (1.0 + cv[:, None] * x)
     slow = rng.random((trials, width)) < outlier_p
     samples = np.where(slow, samples * (1.0 + rng.uniform(0.1, 0.5, (trials, width))), samples)
     samples = np.where(np.arange(width)[None, :] < repeats[:, None], samples, np.nan)
@@ -285,7 +288,8 @@ def test_threshold_follows_the_formula():
     base["time_min_us"] = 90.0  # robust spread 2*10/d2(50) = 4.45 > std: no cap
     t = 2.010 / 1.96  # t(0.975, 49) / 1.96, interpolated in the module's table
     se = 1.2533 * 4.0 / np.sqrt(50) * t / 100.0
-    expected = 3.0 * np.sqrt(2 * se ** 2 + 2 * 0.01 ** 2) * 100.0
+    a = bl.DEFAULT_NOISE_FLOOR_US  # the timer's resolution, as a share of each run's median
+    expected = 3.0 * np.sqrt(2 * se ** 2 + 2 * 0.01 ** 2 + 2 * (a / 100.0) ** 2) * 100.0
     cmp = bl.compare(base, base)
     assert cmp["threshold_pct"].iloc[0] == pytest.approx(expected, rel=2e-3)
 
@@ -294,10 +298,10 @@ def test_min_effect_applies_when_runs_are_very_quiet():
     base = make_rows(1, std_us=0.01, repeats=1000)
     new = base.copy()
     new[["time_median_us", "time_min_us", "time_max_us"]] *= 1.015
-    quiet = bl.compare(new, base, noise_floor_pct=0.0)
+    quiet = bl.compare(new, base, noise_floor_pct=0.0, noise_floor_us=0.0)
     assert quiet["threshold_pct"].iloc[0] == pytest.approx(2.0)
     assert quiet["verdict"].iloc[0] == "unchanged"
-    strict = bl.compare(new, base, noise_floor_pct=0.0, min_effect_pct=1.0)
+    strict = bl.compare(new, base, noise_floor_pct=0.0, noise_floor_us=0.0, min_effect_pct=1.0)
     assert strict["verdict"].iloc[0] == "slower"
 
 
@@ -317,7 +321,8 @@ def test_missing_spread_falls_back_to_range_then_assumed_cv():
     assumed = bl.compare(base_no_spread, base_no_spread)["threshold_pct"].iloc[0]
     assert 2.0 <= by_range < assumed
     se = 1.2533 * bl.ASSUMED_CV
-    assert assumed == pytest.approx(3.0 * np.sqrt(2 * se ** 2 + 2 * 0.01 ** 2) * 100.0, rel=1e-4)
+    a = bl.DEFAULT_NOISE_FLOOR_US / 100.0  # the timer floor at a 100 us median
+    assert assumed == pytest.approx(3.0 * np.sqrt(2 * se ** 2 + 2 * 0.01 ** 2 + 2 * a ** 2) * 100.0, rel=1e-4)
 
 
 def test_false_alarm_rate_over_many_identical_runs_is_at_most_1_percent():
@@ -334,17 +339,29 @@ def test_false_alarm_rate_over_many_identical_runs_is_at_most_1_percent():
 
 
 def test_ten_percent_slowdown_with_20_plus_repeats_is_caught():
+    # Kernels of 50 us and more: a 10 % change is then 5 us or more, far above the events'
+    # 0.5 us resolution (from 20 us up the rate measured 94.9 %; shorter kernels: the 2x test).
     rng = np.random.default_rng(20250102)
     trials = 2000
     repeats = rng.choice([20, 30, 50, 100], trials)
     cv = rng.uniform(0.01, 0.05, trials)
-    base = simulate_runs(rng, trials, repeats, cv)
-    new = simulate_runs(rng, trials, repeats, cv, slowdown=0.10)
+    base = simulate_runs(rng, trials, repeats, cv, true_us=(50.0, 500.0))
+    new = simulate_runs(rng, trials, repeats, cv, slowdown=0.10, true_us=(50.0, 500.0))
     verdict = bl.compare(new, base)["verdict"]
     detected = float((verdict == "slower").mean())
     print(f"detection rate (10 % slower): {detected:.4f} over {trials} trials")
     assert detected >= 0.95
     assert (verdict == "faster").sum() == 0
+
+
+def test_a_doubled_short_kernel_is_caught():
+    # 4-10 us kernels, as the layer norms of a decode step: twice as slow is always flagged.
+    rng = np.random.default_rng(20250103)
+    trials = 1000
+    base = simulate_runs(rng, trials, 10, 0.03, true_us=(4.0, 10.0))
+    new = simulate_runs(rng, trials, 10, 0.03, slowdown=1.0, true_us=(4.0, 10.0))
+    verdict = bl.compare(new, base)["verdict"]
+    assert (verdict == "slower").all()
 
 
 # ---------------------------------------------------------------------------------------------
