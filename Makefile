@@ -59,13 +59,15 @@ clean:
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
 GPU_BUILD ?= build-gpu
 OUT ?= /tmp/bwprof-out
-.PHONY: carry-gtest gpu-build gpu-check
+.PHONY: carry-gtest gpu-build gpu-check gpu-check-compute
+# GoogleTest's sources: .carry/googletest here, or ../googletest from a worktree carried inside .carry/.
+GTEST_SRC ?= $(if $(wildcard $(CURDIR)/.carry/googletest),$(CURDIR)/.carry/googletest,$(abspath $(CURDIR)/../googletest))
 carry-gtest:
 	mkdir -p .carry && rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
 
 gpu-build:
 	cmake -S . -B $(GPU_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release -DBWPROF_GPU=CUDA \
-	  -DCMAKE_CUDA_ARCHITECTURES=90 -DBWPROF_GTEST_SOURCE_DIR=$(CURDIR)/.carry/googletest \
+	  -DCMAKE_CUDA_ARCHITECTURES=90 -DBWPROF_GTEST_SOURCE_DIR=$(GTEST_SRC) \
 	  -DPython_EXECUTABLE="$$(command -v $(PYTHON))"
 	cmake --build $(GPU_BUILD) -j $(JOBS)
 
@@ -74,3 +76,14 @@ gpu-check: gpu-build
 	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
 	-$(PYTHON) -m pytest -q -x tests/python/test_gpu_kernels.py tests/python/test_api.py tests/python/test_errors.py 2>&1 | tee $(OUT)/pytest.log | tail -n 30
 	$(PYTHON) benchmarks/memory_bound.py --csv $(OUT)/memory_bound.csv 2>&1 | tee $(OUT)/memory_bound.log
+
+# The compute kernels (GEMM, QKV, flash attention): GPU tests, one pass of the small cases under
+# compute-sanitizer memcheck, then the benchmark beside PyTorch.
+gpu-check-compute: gpu-build
+	mkdir -p $(OUT)
+	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
+	-$(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py 2>&1 | tee $(OUT)/pytest_compute.log | tail -n 40
+	-command -v compute-sanitizer >/dev/null && compute-sanitizer --tool memcheck --error-exitcode 3 \
+	  $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' > $(OUT)/memcheck.log 2>&1; \
+	  echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 8
+	PYTHONUNBUFFERED=1 $(PYTHON) benchmarks/compute.py --csv $(OUT)/compute.csv 2>&1 | tee $(OUT)/compute.log
