@@ -149,6 +149,12 @@ void launch_bias_act(DType dtype, const void* x, const void* bias, void* y, std:
   BWPROF_CHECK_LAUNCH("bwprof_bias_act");
 }
 
+Resources bias_act_resources(DType dtype, Act act) {
+  (void)act;  // every activation's instance has the fused kernel's shape; GELU's is reported
+  return dtype == DType::kF32 ? kernel_resources(bwprof_bias_act<float, kActGelu, 0>, kBlock)
+                              : kernel_resources(bwprof_bias_act<__half, kActGelu, 0>, kBlock);
+}
+
 std::unique_ptr<KernelInstance> make_bias_act_gpu(Backend& b, const Problem& p) {
   return std::make_unique<BiasActGpu>(as_gpu(b), p);
 }

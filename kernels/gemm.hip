@@ -493,7 +493,12 @@ class GemmGpu final : public KernelInstance {
     const bool tanh_gelu = p_.variant == "vendor" && act_ == Act::kGelu;
     return gemm_check(host_, p_, tanh_gelu ? 1e-3 : 1e-4);
   }
-  Resources resources() const override { return gemm_->resources(); }
+  Resources resources() const override {
+    // The vendor library's kernels are not ours to query: an unfused row then reports its own pass.
+    Resources r = gemm_->resources();
+    if (r.block_size <= 0 && unfused_) r = bias_act_resources(p_.dtype, act_);
+    return r;
+  }
 
  private:
   GpuBackend& g_;

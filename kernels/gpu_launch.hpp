@@ -17,6 +17,7 @@ class GpuBackend;
 // in place when x == y).
 void launch_bias_act(DType dtype, const void* x, const void* bias, void* y, std::size_t n, int cols, Act act,
                      int sms, hipStream_t stream);
+Resources bias_act_resources(DType dtype, Act act);
 
 // One GEMM C[M,N] = act(A[M,K] . B[K,N] + bias[N]) (row-major, leading dimensions lda/ldb/ldc) on
 // a chosen engine, buffers fixed at construction.
