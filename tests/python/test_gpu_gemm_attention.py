@@ -54,7 +54,8 @@ def test_gemm_variant_matches_reference(variant, dtype, shape):
     assert d["time_median_us"] > 0
     epilogue = shape.get("bias") or shape.get("act", "none") != "none"
     if variant in ("tiled", "tensor") or (variant == "unfused" and epilogue):  # the library's are not ours
-        assert d["registers_per_thread"] > 0 and d["block_size"] > 0 and d["shared_mem_per_block"] > 0
+        assert d["registers_per_thread"] > 0 and d["block_size"] > 0
+        assert d["shared_mem_per_block"] > 0 or variant == "unfused"
 
 
 def test_tensor_variant_is_fp16_only_and_names_the_alternatives():
