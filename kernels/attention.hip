@@ -296,16 +296,15 @@ __global__ void __launch_bounds__(kPrefillThreads, 3)
     const int kt0 = t * kBc;
     const bool edge = kt0 + kBc > kv.seq_kv || (causal && kt0 + kBc - 1 > q0 + shift);
 #pragma unroll
-    for (int n = 0; n < NT; ++n) {
+    if (edge) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float v = s[n][e] * scale_log2;
-        if (edge) {
+      for (int n = 0; n < NT; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
           const int j = kt0 + n * 8 + 2 * tq + (e & 1);
           const int row = row0 + (e >> 1) * 8;
-          if (j >= kv.seq_kv || (causal && j > row + shift)) v = -INFINITY;
+          if (j >= kv.seq_kv || (causal && j > row + shift)) s[n][e] = -INFINITY;
         }
-        s[n][e] = v;
       }
     }
     float c[2];
@@ -316,14 +315,15 @@ __global__ void __launch_bounds__(kPrefillThreads, 3)
       for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * rr], s[n][2 * rr + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float use = mx == -INFINITY ? 0.f : mx;  // a row with no visible key yet stays empty
-      c[rr] = exp2_diff(m[rr], use);
+      // Scores stay unscaled: 2^(s * scale - max * scale) is one fused multiply-add per score.
+      const float use = mx == -INFINITY ? 0.f : mx * scale_log2;  // no visible key yet: stays empty
+      c[rr] = m[rr] == -INFINITY ? 0.f : fast_exp2(m[rr] * scale_log2 - use);
       m[rr] = mx;
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < NT; ++n) {
-        s[n][2 * rr] = fast_exp2(s[n][2 * rr] - use);
-        s[n][2 * rr + 1] = fast_exp2(s[n][2 * rr + 1] - use);
+        s[n][2 * rr] = fast_exp2(fmaf(s[n][2 * rr], scale_log2, -use));
+        s[n][2 * rr + 1] = fast_exp2(fmaf(s[n][2 * rr + 1], scale_log2, -use));
         sum += s[n][2 * rr] + s[n][2 * rr + 1];
       }
       l[rr] = l[rr] * c[rr] + sum;  // this thread's share; the quad is summed at the end
