@@ -51,6 +51,10 @@ def cases():
     for s in (4096, 1024):
         out.append((f"flash FP16 B1 H32 S{s} D128", "attention", "flash", "fp16", dict(ATTN_PREFILL, seq_q=s),
                     "tflops", ("sdpa", False), {}))
+    for tile, shape in (("1", "128x32"), ("2", "128x64")):
+        for s in (4096, 1024):
+            out.append((f"flash FP16 B1 H32 S{s} D128 tile={shape}", "attention", "flash", "fp16",
+                        dict(ATTN_PREFILL, seq_q=s), "tflops", None, {"BWPROF_FLASH_TILE": tile}))
     out.append(("flash FP16 B1 H32 S4096 D128 causal", "attention", "flash", "fp16",
                 dict(ATTN_PREFILL, seq_q=4096, causal=True), "tflops", ("sdpa", True), {}))
     out.append(("flash FP16 B1 H32 S2048 D64", "attention", "flash", "fp16",

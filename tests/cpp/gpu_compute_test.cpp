@@ -3,7 +3,9 @@
 // compute-sanitizer (make gpu-check-compute runs it under memcheck). Skipped without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
+#include <vector>
 #include <string>
 
 #include "bwprof/backend.hpp"
@@ -43,12 +45,19 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   const KernelFamily& k = find_kernel(c.kernel);
   Backend& gpu = backend_for("gpu");
   Problem p = make_problem(k, "gpu", c.variant, c.dtype, c.params);
-  auto inst = find_variant(k, "gpu", c.variant).make(gpu, p);
-  inst->launch();
-  gpu.synchronize();
-  Check r = inst->check();
-  EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << ": error "
-                    << r.max_rel_error << " > " << r.tolerance;
+  // Attention: every prefill tile shape (the BWPROF_FLASH_TILE knob), not only the default.
+  const std::vector<const char*> tiles = c.kernel == "attention" ? std::vector<const char*>{"0", "1", "2"}
+                                                                 : std::vector<const char*>{"0"};
+  for (const char* tile : tiles) {
+    setenv("BWPROF_FLASH_TILE", tile, 1);
+    auto inst = find_variant(k, "gpu", c.variant).make(gpu, p);
+    inst->launch();
+    gpu.synchronize();
+    Check r = inst->check();
+    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << " tile " << tile
+                      << ": error " << r.max_rel_error << " > " << r.tolerance;
+  }
+  unsetenv("BWPROF_FLASH_TILE");
 }
 
 std::vector<GpuCase> cases() {
