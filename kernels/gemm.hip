@@ -360,7 +360,7 @@ class MmaRunner final : public GemmRunner {
  private:
   Resources dispatch(hipStream_t st, bool launch) {
     switch (tile_) {
-      case MmaTile::kLarge: return by_align<128, 256, 64, 64, 3, 32>(st, launch);
+      case MmaTile::kLarge: return by_align<128, 256, 64, 64, 3, 64>(st, launch);
       case MmaTile::kMedium: return by_align<128, 128, 64, 32, 3, 64>(st, launch);
       default: return by_align<64, 64, 32, 32, 3, 64>(st, launch);
     }
