@@ -51,12 +51,17 @@ def cases():
     for s in (4096, 1024):
         out.append((f"flash FP16 B1 H32 S{s} D128", "attention", "flash", "fp16", dict(ATTN_PREFILL, seq_q=s),
                     "tflops", ("sdpa", False), {}))
-    for tile, shape in (("1", "128x32"), ("2", "128x64")):
+    for tile, shape in (("0", "64x64"), ("1", "128x32")):
         for s in (4096, 1024):
             out.append((f"flash FP16 B1 H32 S{s} D128 tile={shape}", "attention", "flash", "fp16",
                         dict(ATTN_PREFILL, seq_q=s), "tflops", None, {"BWPROF_FLASH_TILE": tile}))
     out.append(("flash FP16 B1 H32 S4096 D128 causal", "attention", "flash", "fp16",
                 dict(ATTN_PREFILL, seq_q=4096, causal=True), "tflops", ("sdpa", True), {}))
+    out.append(("flash paged FP16 B1 H32 S4096 D128", "attention", "flash_paged", "fp16",
+                dict(ATTN_PREFILL, seq_q=4096, block_size=16), "tflops", None, {}))
+    out.append(("flash FP16 B4 H32/8 S2048 D128 causal (GQA)", "attention", "flash", "fp16",
+                dict(batch=4, heads=32, kv_heads=8, seq_q=2048, head_dim=128, causal=True), "tflops",
+                ("sdpa", True), {}))
     out.append(("flash FP16 B1 H32 S2048 D64", "attention", "flash", "fp16",
                 dict(batch=1, heads=32, seq_q=2048, head_dim=64), "tflops", ("sdpa", False), {}))
     out.append(("flash FP32 B1 H8 S1024 D64", "attention", "flash", "fp32",

@@ -22,7 +22,7 @@ namespace bwprof {
 namespace {
 
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
-constexpr int kCandidates = 8;
+constexpr int kCandidates = 32;
 
 void lt_check(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
