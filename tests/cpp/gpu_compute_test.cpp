@@ -91,7 +91,11 @@ std::vector<GpuCase> cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Small, GpuCompute, ::testing::ValuesIn(cases()));
+std::string case_name(const ::testing::TestParamInfo<GpuCase>& info) {
+  return info.param.kernel + "_" + info.param.variant + "_" + info.param.dtype + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Small, GpuCompute, ::testing::ValuesIn(cases()), case_name);
 
 }  // namespace
 
