@@ -76,13 +76,15 @@ clean:
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
 GPU_BUILD ?= build-gpu
 OUT ?= /tmp/bwprof-out
-.PHONY: carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks
+.PHONY: carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks gpu-check-compute
+# GoogleTest's sources: .carry/googletest here, or ../googletest from a worktree carried inside .carry/.
+GTEST_SRC ?= $(if $(wildcard $(CURDIR)/.carry/googletest),$(CURDIR)/.carry/googletest,$(abspath $(CURDIR)/../googletest))
 carry-gtest:
 	mkdir -p .carry && rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
 
 gpu-build:
 	cmake -S . -B $(GPU_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release -DBWPROF_GPU=CUDA \
-	  -DCMAKE_CUDA_ARCHITECTURES=90 -DBWPROF_GTEST_SOURCE_DIR=$(CURDIR)/.carry/googletest \
+	  -DCMAKE_CUDA_ARCHITECTURES=90 -DBWPROF_GTEST_SOURCE_DIR=$(GTEST_SRC) \
 	  -DPython_EXECUTABLE="$$(command -v $(PYTHON))"
 	cmake --build $(GPU_BUILD) -j $(JOBS)
 
@@ -111,3 +113,14 @@ gpu-notebooks: gpu-build
 	mkdir -p $(OUT)/notebooks
 	$(PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 	PYTHONPATH=/tmp/site:$(CURDIR)/python $(PYTHON) notebooks/execute.py $(OUT)/notebooks
+
+# The compute kernels (GEMM, QKV, flash attention): GPU tests, one pass of the small cases under
+# compute-sanitizer memcheck, then the benchmark beside PyTorch.
+gpu-check-compute: gpu-build
+	mkdir -p $(OUT)
+	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
+	-$(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py 2>&1 | tee $(OUT)/pytest_compute.log | tail -n 40
+	-command -v compute-sanitizer >/dev/null && compute-sanitizer --tool memcheck --error-exitcode 3 \
+	  $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' > $(OUT)/memcheck.log 2>&1; \
+	  echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 8
+	PYTHONUNBUFFERED=1 $(PYTHON) benchmarks/compute.py --csv $(OUT)/compute.csv 2>&1 | tee $(OUT)/compute.log

@@ -8,6 +8,7 @@ namespace bwprof {
 
 std::unique_ptr<KernelInstance> make_stream_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_gemm_cpu(Backend&, const Problem&);
+std::unique_ptr<KernelInstance> make_qkv_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_attention_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_kv_cache_append_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_q4_0_dequant_cpu(Backend&, const Problem&);

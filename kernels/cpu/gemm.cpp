@@ -19,11 +19,8 @@ inline void st(float* p, std::int64_t i, float v) { p[i] = v; }
 inline void st(half_bits* p, std::int64_t i, float v) { p[i] = float_to_half(v); }
 
 template <class T>
-void gemm_typed(GemmData& d, std::int64_t M, std::int64_t N, std::int64_t K, bool has_bias, Act act) {
-  const T* A = d.A.as<T>();
-  const T* B = d.B.as<T>();
-  const T* bias = has_bias ? d.bias.as<T>() : nullptr;
-  T* C = d.C.as<T>();
+void gemm_typed(const T* A, const T* B, const T* bias, T* C, std::int64_t M, std::int64_t N, std::int64_t K,
+                Act act) {
   const std::int64_t row_tiles = (M + kRowsPerTile - 1) / kRowsPerTile;
   const std::int64_t col_tiles = (N + kColsPerTile - 1) / kColsPerTile;
   parallel_for(static_cast<std::size_t>(row_tiles * col_tiles), 1, [&](std::size_t lo, std::size_t hi) {
@@ -84,33 +81,90 @@ GemmData make_gemm_data(const Problem& p) {
 
 void gemm_cpu(GemmData& d, const Problem& p) {
   const Act act = parse_act(p.s("act"));
+  const bool b = p.b("bias");
   if (p.dtype == DType::kF32)
-    gemm_typed<float>(d, p.i("M"), p.i("N"), p.i("K"), p.b("bias"), act);
+    gemm_typed<float>(d.A.as<float>(), d.B.as<float>(), b ? d.bias.as<float>() : nullptr, d.C.as<float>(),
+                      p.i("M"), p.i("N"), p.i("K"), act);
   else
-    gemm_typed<half_bits>(d, p.i("M"), p.i("N"), p.i("K"), p.b("bias"), act);
+    gemm_typed<half_bits>(d.A.as<half_bits>(), d.B.as<half_bits>(), b ? d.bias.as<half_bits>() : nullptr,
+                          d.C.as<half_bits>(), p.i("M"), p.i("N"), p.i("K"), act);
 }
 
-Check gemm_check(const GemmData& d, const Problem& p) {
-  const std::int64_t N = p.i("N"), K = p.i("K");
-  const Act act = parse_act(p.s("act"));
+namespace {
+
+// Sampled rows of C = act(A.B + bias) recomputed in float64.
+Check check_matmul(const HostTensor& A, const HostTensor& B, const HostTensor* bias, const HostTensor& C,
+                   std::int64_t M, std::int64_t N, std::int64_t K, Act act, double tol) {
   ErrorMeter m;
   std::vector<double> row(N);
-  for (std::int64_t i : sample_indices(p.i("M"), 16)) {
+  for (std::int64_t i : sample_indices(M, 16)) {
     std::fill(row.begin(), row.end(), 0.0);
     for (std::int64_t k = 0; k < K; ++k) {
-      const double a = d.A.get(i * K + k);
-      for (std::int64_t j = 0; j < N; ++j) row[j] += a * d.B.get(k * N + j);
+      const double a = A.get(i * K + k);
+      for (std::int64_t j = 0; j < N; ++j) row[j] += a * B.get(k * N + j);
     }
     for (std::int64_t j = 0; j < N; ++j) {
-      double v = row[j] + (p.b("bias") ? double(d.bias.get(j)) : 0.0);
-      m.add(d.C.get(i * N + j), act_gold(act, v));
+      double v = row[j] + (bias ? double(bias->get(j)) : 0.0);
+      m.add(C.get(i * N + j), act_gold(act, v));
     }
   }
-  return m.finish(tolerance_for(p.dtype, 1e-4));
+  return m.finish(tol);
 }
 
+}  // namespace
+
+Check gemm_check(const GemmData& d, const Problem& p, double fp32_tol) {
+  return check_matmul(d.A, d.B, p.b("bias") ? &d.bias : nullptr, d.C, p.i("M"), p.i("N"), p.i("K"),
+                      parse_act(p.s("act")), tolerance_for(p.dtype, fp32_tol));
+}
+
+Check gemm_check_default(const GemmData& d, const Problem& p) { return gemm_check(d, p); }
+
 std::unique_ptr<KernelInstance> make_gemm_cpu(Backend&, const Problem& p) {
-  return make_cpu_kernel(p, make_gemm_data(p), gemm_cpu, gemm_check, buffers);
+  return make_cpu_kernel(p, make_gemm_data(p), gemm_cpu, gemm_check_default, buffers);
+}
+
+// ---- QKV projection: Y[T, 3H] = X[T, H] . [Wq | Wk | Wv][H, 3H] ------------------------------------
+
+QkvData make_qkv_data(const Problem& p) {
+  const std::size_t T = p.i("tokens"), H = p.i("hidden");
+  ensure_host_memory(double(T * H + 3 * H * H + 3 * T * H) * dtype_size(p.dtype), "QKV operands");
+  QkvData d;
+  d.X = HostTensor(p.dtype, T * H, "QKV X");
+  d.W = HostTensor(p.dtype, 3 * H * H, "QKV W");
+  d.Y = HostTensor(p.dtype, 3 * T * H, "QKV Y");
+  d.X.fill_random(24);
+  d.W.fill_random(25);
+  d.Y.fill(0.0f);
+  return d;
+}
+
+void qkv_cpu(QkvData& d, const Problem& p) {
+  const std::int64_t T = p.i("tokens"), H = p.i("hidden");
+  if (p.dtype == DType::kF32)
+    gemm_typed<float>(d.X.as<float>(), d.W.as<float>(), nullptr, d.Y.as<float>(), T, 3 * H, H, Act::kNone);
+  else
+    gemm_typed<half_bits>(d.X.as<half_bits>(), d.W.as<half_bits>(), nullptr, d.Y.as<half_bits>(), T, 3 * H, H,
+                          Act::kNone);
+}
+
+Check qkv_check(const QkvData& d, const Problem& p) {
+  const std::int64_t T = p.i("tokens"), H = p.i("hidden");
+  return check_matmul(d.X, d.W, nullptr, d.Y, T, 3 * H, H, Act::kNone, tolerance_for(p.dtype, 1e-4));
+}
+
+namespace {
+BufferList qkv_buffers(const QkvData& d) {
+  BufferList l;
+  add_buffer(l, d.X);
+  add_buffer(l, d.W);
+  add_buffer(l, d.Y);
+  return l;
+}
+}  // namespace
+
+std::unique_ptr<KernelInstance> make_qkv_cpu(Backend&, const Problem& p) {
+  return make_cpu_kernel(p, make_qkv_data(p), qkv_cpu, qkv_check, qkv_buffers);
 }
 
 }  // namespace bwprof

@@ -70,7 +70,18 @@ struct GemmData {
 };
 GemmData make_gemm_data(const Problem& p);
 void gemm_cpu(GemmData& d, const Problem& p);
-Check gemm_check(const GemmData& d, const Problem& p);
+// fp32_tol: the FP32 tolerance (an FP16 output is held to FP16 rounding whatever it says).
+Check gemm_check(const GemmData& d, const Problem& p, double fp32_tol = 1e-4);
+
+// ---- QKV projection -------------------------------------------------------------------------
+// Y[tokens, 3*hidden] = X[tokens, hidden] . W[hidden, 3*hidden], W the Q, K and V weights side by
+// side (row-major, as the GEMM's B).
+struct QkvData {
+  HostTensor X, W, Y;
+};
+QkvData make_qkv_data(const Problem& p);
+void qkv_cpu(QkvData& d, const Problem& p);
+Check qkv_check(const QkvData& d, const Problem& p);
 
 // ---- attention ------------------------------------------------------------------------------
 struct AttentionDims {
@@ -78,9 +89,22 @@ struct AttentionDims {
   bool causal;
   explicit AttentionDims(const Problem& p);
 };
+// K and V are [batch, kv_heads, seq_kv, head_dim], or for the paged variants the KV-cache append's
+// paged layout [blocks, kv_heads, block_size, head_dim], a sequence's positions found through its
+// row of the block table.
 struct AttentionData {
   HostTensor Q, K, V, O;
+  bool paged = false;
+  std::int64_t block_size = 0, blocks_per_seq = 0;
+  std::vector<std::int32_t> block_table;  // [batch, blocks_per_seq] -> physical block
 };
+// Element offset of key/value position `pos` of (sequence b, KV head h), for either layout.
+inline std::size_t attention_kv_offset(const AttentionData& d, const AttentionDims& a, std::int64_t b,
+                                       std::int64_t h, std::int64_t pos) {
+  if (!d.paged) return static_cast<std::size_t>(((b * a.Hkv + h) * a.Skv + pos) * a.D);
+  const std::int64_t blk = d.block_table[b * d.blocks_per_seq + pos / d.block_size];
+  return static_cast<std::size_t>(((blk * a.Hkv + h) * d.block_size + pos % d.block_size) * a.D);
+}
 AttentionData make_attention_data(const Problem& p);
 void attention_cpu(AttentionData& d, const Problem& p);
 Check attention_check(const AttentionData& d, const Problem& p);

@@ -44,18 +44,26 @@ def default_suite() -> list[Config]:
     s.append(_c("gemv", "decode 896x896", {"N": HIDDEN, "K": HIDDEN}, {"N": 256, "K": 256}))
     s.append(_c("gemv", "decode ffn 4864x896", {"N": FFN, "K": HIDDEN}, {"N": 512, "K": 256}))
     s.append(_c("gemv", "4096x4096", {"N": 4096, "K": 4096}, {"N": 512, "K": 512}))
+    # GEMM implementations side by side where the GPU has them: the vendor library, bwprof's kernel
+    # on the matrix units (FP16) and its shared-memory tiled kernel.
+    impls = ("vendor", "tensor", "tiled")
     for label, m, n, k in gemms:
         s.append(_c("gemm", label, {"M": m, "N": n, "K": k},
-                    {"M": max(1, m // 4), "N": max(n // 4, 64), "K": max(k // 4, 64)}))
+                    {"M": max(1, m // 4), "N": max(n // 4, 64), "K": max(k // 4, 64)}, variants=impls))
     s.append(_c("gemm", "ffn+bias+gelu", {"M": 128, "N": FFN, "K": HIDDEN, "bias": True, "act": "gelu"},
-                {"M": 32, "N": 512, "K": 256, "bias": True, "act": "gelu"}))
+                {"M": 32, "N": 512, "K": 256, "bias": True, "act": "gelu"},
+                variants=("vendor", "tensor", "unfused")))
     s.append(_c("gemm", "encoder qkv", {"M": ENC_TOKENS, "N": 3 * ENC_HIDDEN, "K": ENC_HIDDEN},
-                {"M": 16, "N": 384, "K": 256}))
+                {"M": 16, "N": 384, "K": 256}, variants=impls))
+    s.append(_c("qkv_projection", "encoder qkv", {"tokens": ENC_TOKENS, "hidden": ENC_HIDDEN},
+                {"tokens": 16, "hidden": 256}, variants=("fused", "separate")))
     attn = dict(heads=HEADS, kv_heads=KV_HEADS, head_dim=HEAD_DIM)
     s.append(_c("attention", "decode kv=1024", dict(attn, seq_q=1, seq_kv=1024),
                 dict(attn, seq_q=1, seq_kv=256)))
     s.append(_c("attention", "decode kv=4096 b=4", dict(attn, batch=4, seq_q=1, seq_kv=4096),
                 dict(attn, batch=2, seq_q=1, seq_kv=512)))
+    s.append(_c("attention", "decode paged kv=4096 b=4", dict(attn, batch=4, seq_q=1, seq_kv=4096),
+                dict(attn, batch=2, seq_q=1, seq_kv=512), variants=("paged", "flash_paged")))
     s.append(_c("attention", "prefill causal 512", dict(attn, seq_q=512, causal=True),
                 dict(attn, seq_q=64, causal=True)))
     s.append(_c("attention", "encoder", dict(heads=ENC_HEADS, head_dim=ENC_HEAD_DIM, seq_q=ENC_TOKENS),
@@ -93,10 +101,12 @@ def _family_of(kernel: str) -> str:
     return kernel
 
 
-def _variants_on(kernel: str, backend: str) -> list[str]:
+def _variants_on(kernel: str, backend: str, dtype: str | None = None) -> list[str]:
+    """The backend's variants of ``kernel`` (those that take ``dtype``, when given)."""
     for k in _core.kernels():
         if k["name"] == kernel:
-            return [v["name"] for v in k["variants"] if v["backend"] == backend]
+            return [v["name"] for v in k["variants"]
+                    if v["backend"] == backend and (dtype is None or dtype in v.get("dtypes", [dtype]))]
     return []
 
 
@@ -169,7 +179,9 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
             skipped.append(f"{c.kernel} ({c.label}): no {backend} implementation in this build")
             continue
         wanted = [v for v in c.variants if v in have] or [have[0]]
-        jobs += [(c, v, dt) for v in wanted for dt in dtypes if dt in c.dtypes]
+        # A variant that does not take a dtype (the FP16-only tensor GEMM in FP32) is left out.
+        jobs += [(c, v, dt) for v in wanted for dt in dtypes
+                 if dt in c.dtypes and v in _variants_on(c.kernel, backend, dt)]
     timing = dict(warmup=1, repeats=3, min_time_s=0.005, max_time_s=0.5) if quick else \
         dict(warmup=2, repeats=10, min_time_s=0.05, max_time_s=2.0)
     bar = _Progress(len(jobs), progress)

@@ -92,6 +92,9 @@ py::list kernel_list() {
       py::dict vd;
       vd["name"] = v.name;
       vd["backend"] = v.backend;
+      py::list vdts;  // the variant's own dtypes, else the family's
+      for (auto t : (v.dtypes.empty() ? k.dtypes : v.dtypes)) vdts.append(to_string(t));
+      vd["dtypes"] = vdts;
       variants.append(vd);
     }
     d["variants"] = variants;

@@ -2,6 +2,7 @@
 // proof that the check fails when an output is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -53,6 +54,8 @@ const Case kCases[] = {
     {"attention", {{"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "1"}, {"seq_kv", "77"}, {"head_dim", "64"}}},
     {"attention", {{"batch", "2"}, {"heads", "6"}, {"kv_heads", "3"}, {"seq_q", "33"}, {"head_dim", "32"}, {"causal", "true"}}},
     {"attention", {{"heads", "3"}, {"seq_q", "5"}, {"seq_kv", "21"}, {"head_dim", "16"}, {"causal", "true"}}},
+    {"qkv_projection", {{"tokens", "7"}, {"hidden", "33"}}},
+    {"qkv_projection", {{"tokens", "16"}, {"hidden", "64"}}},
     {"kv_cache_append", {{"batch", "3"}, {"kv_heads", "2"}, {"head_dim", "64"}, {"max_seq", "100"}, {"new_tokens", "7"}}},
     {"q4_0_dequant", {{"rows", "13"}, {"cols", "96"}}},
     {"q4_0_matmul", {{"M", "1"}, {"N", "37"}, {"K", "160"}}},
@@ -96,6 +99,50 @@ TEST(Reference, AttentionWithOneKeyReturnsV) {
   AttentionData d = make_attention_data(p);
   attention_cpu(d, p);
   for (std::size_t i = 0; i < d.O.size(); ++i) EXPECT_FLOAT_EQ(d.O.get(i), d.V.get(i));
+}
+
+TEST(Reference, PagedAttentionReadsThroughTheBlockTable) {
+  // The paged CPU variant computes the same function over a cache scattered into shuffled blocks:
+  // its output checks against the float64 gold, and a wrong element fails the check.
+  const KernelFamily& k = find_kernel("attention");
+  for (const char* bs : {"1", "5", "16", "64"}) {
+    Problem p = make_problem(k, "cpu", "paged", "fp32",
+                             {{"batch", "2"}, {"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "3"}, {"seq_kv", "37"},
+                              {"head_dim", "8"}, {"causal", "true"}, {"block_size", bs}});
+    AttentionData d = make_attention_data(p);
+    ASSERT_TRUE(d.paged);
+    EXPECT_EQ(d.blocks_per_seq, (37 + std::stoi(bs) - 1) / std::stoi(bs));
+    EXPECT_EQ(d.K.size(), static_cast<std::size_t>(2 * d.blocks_per_seq * 2 * std::stoi(bs) * 8));
+    attention_cpu(d, p);
+    Check c = attention_check(d, p);
+    EXPECT_TRUE(c.ok) << "block_size " << bs << " error " << c.max_rel_error;
+    d.O.set(5, d.O.get(5) + 0.5f);
+    EXPECT_FALSE(attention_check(d, p).ok);
+  }
+  // The table is a permutation of the blocks, so no two positions share storage.
+  Problem p = make_problem(k, "cpu", "paged", "fp16", {{"batch", "3"}, {"heads", "1"}, {"seq_q", "1"},
+                                                        {"seq_kv", "50"}, {"head_dim", "4"}, {"block_size", "8"}});
+  AttentionData d = make_attention_data(p);
+  std::vector<std::int32_t> sorted = d.block_table;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], static_cast<std::int32_t>(i));
+}
+
+TEST(Reference, QkvProjectionIsTheGemmOverConcatenatedWeights) {
+  const KernelFamily& k = find_kernel("qkv_projection");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"tokens", "1"}, {"hidden", "1"}});
+  QkvData d = make_qkv_data(p);
+  d.X.set(0, 2.0f);
+  d.W.set(0, 3.0f), d.W.set(1, -1.0f), d.W.set(2, 0.5f);
+  qkv_cpu(d, p);
+  EXPECT_FLOAT_EQ(d.Y.get(0), 6.0f);
+  EXPECT_FLOAT_EQ(d.Y.get(1), -2.0f);
+  EXPECT_FLOAT_EQ(d.Y.get(2), 1.0f);
+  EXPECT_TRUE(qkv_check(d, p).ok);
+  Traffic t = k.traffic(make_problem(k, "cpu", "", "fp16", {{"tokens", "4096"}, {"hidden", "768"}}));
+  EXPECT_DOUBLE_EQ(t.flops, 2.0 * 4096 * 3 * 768 * 768);
+  EXPECT_DOUBLE_EQ(t.bytes_read, (4096.0 * 768 + 3.0 * 768 * 768) * 2);
+  EXPECT_DOUBLE_EQ(t.bytes_written, 3.0 * 4096 * 768 * 2);
 }
 
 TEST(Reference, LayerNormOfAKnownRow) {

@@ -1,6 +1,7 @@
 // The one place where every kernel family declares its parameters and its minimal traffic:
 // each input read once, each output written once, FLOPs counted as multiply-adds x 2.
 #include <algorithm>
+#include <cmath>
 
 #include "bwprof/error.hpp"
 #include "bwprof/kernel.hpp"
@@ -104,6 +105,36 @@ std::vector<KernelFamily> build() {
                      2 * M * N * Kd + (p.b("bias") ? M * N : 0)};
     };
     add_cpu(k, make_gemm_cpu);
+#ifdef BWPROF_WITH_VENDOR_BLAS
+    add_gpu(k, "vendor", make_gemm_gpu);  // first: the GPU's default is the library
+#endif
+    add_gpu(k, "tiled", make_gemm_gpu);
+#ifdef BWPROF_WITH_GPU
+    k.variants.push_back({"tensor", "gpu", make_gemm_gpu, {DType::kF16}});  // FP16 on the matrix units
+#endif
+    add_gpu(k, "unfused", make_gemm_gpu);
+    r.push_back(k);
+  }
+  {
+    KernelFamily k;
+    k.name = "qkv_projection";
+    k.family = "gemm";
+    k.doc = "[Q|K|V][tokens, 3*hidden] = X[tokens, hidden] . [Wq|Wk|Wv]: one GEMM over the concatenated "
+            "weights (fused) or three GEMMs (separate)";
+    k.params = {int_param("tokens", "", "rows of X"), int_param("hidden", "", "model width (each of Q, K, V)")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) {
+      count(p, {"tokens", "hidden"});
+      checked_mul(count(p, {"hidden", "hidden"}), 12, "3*hidden*hidden");
+      checked_mul(count(p, {"tokens", "hidden"}), 12, "3*tokens*hidden");
+    };
+    k.traffic = [](const Problem& p) {
+      double T = p.i("tokens"), H = p.i("hidden");
+      return Traffic{(T * H + 3 * H * H) * es(p), 3 * T * H * es(p), 2 * T * 3 * H * H};
+    };
+    k.variants.push_back({"fused", "cpu", make_qkv_cpu, {}});
+    add_gpu(k, "fused", make_qkv_gpu);
+    add_gpu(k, "separate", make_qkv_gpu);
     r.push_back(k);
   }
   {
@@ -131,7 +162,8 @@ std::vector<KernelFamily> build() {
                 int_param("seq_q", "", "query positions (1 for decode)"),
                 int_param("seq_kv", "0", "key/value positions (0: same as seq_q)", 0),
                 int_param("head_dim", "", "dimension of a head"),
-                bool_param("causal", "false", "mask keys after each query's position")};
+                bool_param("causal", "false", "mask keys after each query's position"),
+                int_param("block_size", "16", "positions per block of a paged KV cache (paged variants)")};
     k.dtypes = kBoth;
     k.resolve = [](Problem& p) {
       if (p.i("kv_heads") == 0) p.set("kv_heads", p.s("heads"));
@@ -151,10 +183,16 @@ std::vector<KernelFamily> build() {
       double Sq = p.i("seq_q"), Skv = p.i("seq_kv") ? p.i("seq_kv") : Sq;
       // Causal: query i (aligned to the end of the keys) sees Skv - Sq + i + 1 keys.
       double pairs = p.b("causal") ? Sq * (Skv - Sq) + Sq * (Sq + 1) / 2 : Sq * Skv;
-      return Traffic{(B * H * Sq * D + 2 * B * Hkv * Skv * D) * es(p), B * H * Sq * D * es(p),
+      // A paged cache is also read through its block table.
+      double table = p.variant.find("paged") != std::string::npos
+                         ? 4.0 * B * std::ceil(Skv / double(p.i("block_size"))) : 0.0;
+      return Traffic{(B * H * Sq * D + 2 * B * Hkv * Skv * D) * es(p) + table, B * H * Sq * D * es(p),
                      4 * B * H * D * pairs};
     };
     add_cpu(k, make_attention_cpu);
+    k.variants.push_back({"paged", "cpu", make_attention_cpu, {}});
+    add_gpu(k, "flash", make_attention_gpu);
+    add_gpu(k, "flash_paged", make_attention_gpu);
     r.push_back(k);
   }
   {

@@ -1,0 +1,112 @@
+"""GEMM, QKV projection and flash attention on the GPU against the float64 reference (skipped
+without a GPU). Sizes that are not multiples of any tile sit beside aligned ones."""
+import pytest
+
+import bwprof
+from bwprof import _core
+
+pytestmark = pytest.mark.gpu
+Q = dict(repeats=2, min_time_s=0.0, warmup=1)
+
+
+def gpu_variants(kernel):
+    for k in _core.kernels():
+        if k["name"] == kernel:
+            return [v["name"] for v in k["variants"] if v["backend"] == "gpu"]
+    return []
+
+
+GEMM_SHAPES = [
+    dict(M=1, N=896, K=896),
+    dict(M=128, N=256, K=64),
+    dict(M=257, N=130, K=96),          # M, N not multiples of any tile; K, N multiples of 8
+    dict(M=33, N=77, K=129),           # nothing aligned: the plain-load path
+    dict(M=5, N=3, K=7),
+    dict(M=300, N=520, K=1000, bias=True, act="gelu"),
+    dict(M=70, N=100, K=40, bias=True, act="silu"),
+    dict(M=64, N=64, K=9, bias=True, act="relu"),
+    dict(M=19, N=24, K=16, act="gelu"),
+    dict(M=513, N=1031, K=259, bias=True),
+]
+
+
+def _gemm_cases():
+    out = []
+    for v in ("tiled", "tensor", "vendor", "unfused"):
+        for s in GEMM_SHAPES:
+            for dt in ("fp32", "fp16"):
+                if v == "tensor" and dt == "fp32":
+                    continue
+                out.append((v, dt, s))
+    return out
+
+
+@pytest.mark.parametrize("variant,dtype,shape", _gemm_cases())
+def test_gemm_variant_matches_reference(variant, dtype, shape):
+    if variant not in gpu_variants("gemm"):
+        pytest.skip(f"{variant} not in this build")
+    if variant == "vendor" and shape.get("act") == "silu":
+        with pytest.raises(ValueError, match="silu"):
+            bwprof.measure("gemm", dtype=dtype, device="gpu", variant=variant, **shape, **Q)
+        return
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
+    assert d["verified"], f"gemm {variant} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+    assert d["time_median_us"] > 0
+    epilogue = shape.get("bias") or shape.get("act", "none") != "none"
+    if variant in ("tiled", "tensor") or (variant == "unfused" and epilogue):  # the library's are not ours
+        assert d["registers_per_thread"] > 0 and d["block_size"] > 0
+        assert d["shared_mem_per_block"] > 0 or variant == "unfused"
+
+
+def test_tensor_variant_is_fp16_only_and_names_the_alternatives():
+    with pytest.raises(ValueError, match="tensor.*fp32|fp32.*tensor"):
+        bwprof.measure("gemm", dtype="fp32", device="gpu", variant="tensor", M=8, N=8, K=8, **Q)
+
+
+def test_unknown_gemm_variant_lists_the_available_ones():
+    with pytest.raises(ValueError, match="available: .*tiled"):
+        bwprof.measure("gemm", device="gpu", variant="cutlass", M=8, N=8, K=8, **Q)
+
+
+@pytest.mark.parametrize("variant", ["fused", "separate"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("shape", [dict(tokens=64, hidden=768), dict(tokens=37, hidden=100)])
+def test_qkv_projection_matches_reference(variant, dtype, shape):
+    d = bwprof.measure("qkv_projection", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
+    assert d["verified"], f"qkv {variant} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+ATTN = [
+    dict(heads=4, seq_q=64, head_dim=64),
+    dict(heads=4, seq_q=100, head_dim=128, causal=True),                  # not a multiple of the tile
+    dict(batch=2, heads=6, kv_heads=2, seq_q=77, seq_kv=200, head_dim=32, causal=True),
+    dict(batch=2, heads=8, kv_heads=2, seq_q=130, head_dim=64),
+    dict(heads=2, seq_q=16, seq_kv=1000, head_dim=128),
+    dict(heads=4, seq_q=5, seq_kv=300, head_dim=64, causal=True),          # short queries: the rows kernel
+    dict(batch=3, heads=8, kv_heads=8, seq_q=1, seq_kv=4097, head_dim=128),   # decode, split over the KV length
+    dict(batch=2, heads=32, kv_heads=4, seq_q=1, seq_kv=1500, head_dim=64),   # decode with GQA groups of 8
+    dict(heads=12, kv_heads=4, seq_q=1, seq_kv=33, head_dim=32),
+]
+
+
+@pytest.mark.parametrize("variant", ["flash", "flash_paged"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("shape", ATTN)
+def test_flash_attention_matches_reference(variant, dtype, shape):
+    extra = dict(block_size=16 if shape["seq_q"] % 2 else 7) if variant == "flash_paged" else {}
+    d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **extra, **Q).to_dict()
+    assert d["verified"], f"attention {variant} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+    assert d["registers_per_thread"] > 0 and d["block_size"] > 0
+
+
+def test_unsupported_head_dim_names_the_supported_ones():
+    with pytest.raises(ValueError, match="head_dim.*32, 64 and 128"):
+        bwprof.measure("attention", device="gpu", variant="flash", heads=2, seq_q=8, head_dim=80, **Q)
+
+
+def test_mismatched_heads_are_value_errors():
+    with pytest.raises(ValueError, match="kv_heads"):
+        bwprof.measure("attention", device="gpu", variant="flash", heads=6, kv_heads=4, seq_q=8, head_dim=64, **Q)
+    with pytest.raises(ValueError, match="seq_q"):
+        bwprof.measure("attention", device="gpu", variant="flash", heads=2, seq_q=9, seq_kv=4, causal=True,
+                       head_dim=64, **Q)
