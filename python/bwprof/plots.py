@@ -199,6 +199,9 @@ def comparison_table(df: pd.DataFrame, metric: str = "bandwidth_gbs") -> pd.Data
     return pd.DataFrame(rows)
 
 
+_WIDE_PANEL_CONFIGS = 8  # more configurations than this: the panel takes a whole row
+
+
 def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", device_name=None,
                  ncols: int = 3) -> Figure:
     """One panel per operation with FP32 and FP16 bars per configuration (GB/s), FP16's speed-up
@@ -213,12 +216,23 @@ def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", 
     fams = list(dict.fromkeys(pairs["family"]))
     n = len(fams)
     ncols = max(1, min(ncols, n + 1))
-    table_own_row = n % ncols == 0
-    nrows = math.ceil(n / ncols) + (1 if table_own_row else 0)
+    # An operation with many configurations gets a whole row, so its labels stay readable.
+    counts = pairs["family"].value_counts()
+    spans = [ncols if counts[f] > _WIDE_PANEL_CONFIGS else 1 for f in fams]
+    places, r, c = [], 0, 0
+    for span in spans:
+        if c + span > ncols:
+            r, c = r + 1, 0
+        places.append((r, c, span))
+        c += span
+        if c == ncols:
+            r, c = r + 1, 0
+    table_place = (r, c, ncols - c)  # the rest of the last row, or a row of its own
+    nrows = r + 1
     fig = _figure(5.4 * ncols, 4.0 * nrows + 0.8, layout="constrained")
     gs = fig.add_gridspec(nrows, ncols)
-    for i, fam in enumerate(fams):
-        ax = fig.add_subplot(gs[i // ncols, i % ncols])
+    for fam, (pr, pc, span) in zip(fams, places):
+        ax = fig.add_subplot(gs[pr, pc:pc + span])
         cfg = pairs[pairs["family"] == fam].reset_index(drop=True)
         x = np.arange(len(cfg))
         w = 0.38
@@ -256,7 +270,9 @@ def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", 
         ax.set_xticks(x)
         names = _config_names(cfg)
         long = max((len(s) for s in names), default=0) > 12 or len(names) > 4
-        ax.set_xticklabels([_wrap(s, 14) for s in names], fontsize=8, rotation=25 if long else 0,
+        many = len(names) > _WIDE_PANEL_CONFIGS
+        ax.set_xticklabels([_wrap(s, 22 if many else 14) for s in names], fontsize=7 if many else 8,
+                           rotation=40 if many else 25 if long else 0,
                            ha="right" if long else "center", rotation_mode="anchor")
         ax.set_ylabel(f"{'bandwidth' if unit == 'GB/s' else metric} ({unit})")
         ax.set_title(fam, fontsize=11, fontweight="bold")
@@ -268,8 +284,7 @@ def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", 
                     color="0.3")
     # The summary table beside the panels.
     tab = comparison_table(rows, metric)
-    r = n // ncols if not table_own_row else nrows - 1
-    c0 = n % ncols if not table_own_row else 0
+    r, c0, _ = table_place
     tax = fig.add_subplot(gs[r, c0:])
     tax.axis("off")
     def cell(v):
@@ -278,8 +293,9 @@ def fp32_vs_fp16(df: pd.DataFrame, path=None, *, metric: str = "bandwidth_gbs", 
     cells = [[str(t.operation), f"{t.configs}", cell(t[2]), cell(t[3]),
               f"\u00d7{t.fp16_speedup:.2f}" if np.isfinite(t.fp16_speedup) else "-"]
              for t in tab.itertuples(index=False)]
-    table = tax.table(cellText=cells, colLabels=["operation", "configs", "FP32 mean", "FP16 mean", "FP16 speed-up"],
-                      loc="upper center", cellLoc="center", colLoc="center")
+    table = tax.table(cellText=cells, colLabels=["operation", "configs", "FP32 mean", "FP16 mean", "speed-up"],
+                      loc="upper center", cellLoc="center", colLoc="center",
+                      colWidths=[0.22, 0.14, 0.22, 0.22, 0.2])  # wide enough for the bold headers
     table.auto_set_font_size(False)
     table.set_fontsize(9)
     table.scale(1.0, 1.35)
