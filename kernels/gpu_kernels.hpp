@@ -17,6 +17,7 @@ std::unique_ptr<KernelInstance> make_gemv_gpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_gemm_gpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_qkv_gpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_attention_gpu(Backend&, const Problem&);
+std::unique_ptr<KernelInstance> make_intensity_sweep_gpu(Backend&, const Problem&);
 
 // GFLOP/s of independent FMA chains on every SM (FP32 FFMA or FP16 HFMA2): the vector roof.
 double gpu_fma_chain_gflops(Backend& gpu, DType dtype);

@@ -16,5 +16,6 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_layernorm_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_bias_act_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_gemv_cpu(Backend&, const Problem&);
+std::unique_ptr<KernelInstance> make_intensity_sweep_cpu(Backend&, const Problem&);
 
 }  // namespace bwprof

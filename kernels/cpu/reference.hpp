@@ -181,4 +181,15 @@ GemvData make_gemv_data(const Problem& p);
 void gemv_cpu(GemvData& d, const Problem& p);
 Check gemv_check(const GemvData& d, const Problem& p);
 
+// ---- intensity sweep ---------------------------------------------------------------------------
+// y[i] = x[i] after `fmas` steps of v = v * a + b: 2 * fmas FLOPs per element read and written.
+// a = b = 0.5 keeps every value finite and every FMA necessary (no step can be folded away).
+constexpr float kSweepA = 0.5f, kSweepB = 0.5f;
+struct SweepData {
+  HostTensor x, y;
+};
+SweepData make_sweep_data(const Problem& p);
+void sweep_cpu(SweepData& d, const Problem& p);
+Check sweep_check(const SweepData& d, const Problem& p);
+
 }  // namespace bwprof

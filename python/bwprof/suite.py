@@ -91,6 +91,12 @@ def default_suite() -> list[Config]:
     for act in ("relu", "gelu", "silu"):
         s.append(_c("bias_act", f"ffn {act}", {"rows": 128, "cols": FFN, "act": act},
                     {"rows": 16, "cols": 1024, "act": act}, variants=("fused", "unfused")))
+    # The empirical roofline: FP32, 2^k FMAs per element read and written, i.e. from 0.25 to 512
+    # FLOP/byte (the roofline chart draws these rows as the measured curve).
+    for k in range(12):
+        fmas = 1 << k
+        s.append(_c("intensity_sweep", f"I={fmas / 4:g}", {"n": 1 << 24, "fmas": fmas},
+                    {"n": 1 << 18, "fmas": fmas}, dtypes=("fp32",)))
     return s
 
 

@@ -64,6 +64,8 @@ const Case kCases[] = {
     {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "relu"}}},
     {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "gelu"}}},
     {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "silu"}}},
+    {"intensity_sweep", {{"n", "1001"}, {"fmas", "1"}}},
+    {"intensity_sweep", {{"n", "4099"}, {"fmas", "37"}}},
 };
 
 std::string case_name(const ::testing::TestParamInfo<EveryKernel::ParamType>& info) {

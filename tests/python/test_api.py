@@ -45,6 +45,7 @@ def test_measure_returns_a_flat_record_with_derived_rates():
     ("q4_0_matmul", dict(M=2, N=7, K=96)),
     ("layernorm", dict(rows=3, cols=100)),
     ("bias_act", dict(rows=3, cols=100, act="gelu")),
+    ("intensity_sweep", dict(n=999, fmas=7)),
 ])
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 def test_every_kernel_verifies_on_the_cpu(kernel, shape, dtype):
@@ -76,7 +77,8 @@ def test_run_suite_quick_returns_every_family(tmp_path):
                 "bandwidth_gbs", "bandwidth_pct_peak", "gflops", "compute_pct_peak", "intensity_flop_per_byte",
                 "grade", "bottleneck", "verified", "max_rel_error"]:
         assert col in df.columns, col
-    assert set(df["family"]) == {"stream", "gemm", "attention", "kv_cache", "q4_0", "layernorm", "bias_act"}
+    assert set(df["family"]) == {"stream", "gemm", "attention", "kv_cache", "q4_0", "layernorm", "bias_act",
+                                 "roofline"}
     assert set(df["dtype"]) == {"fp32", "fp16"}
     assert df["verified"].all()
     assert not df.attrs["errors"]
@@ -87,6 +89,15 @@ def test_run_suite_filters_by_kernel_and_family():
                           progress=False)
     assert set(df["family"]) == {"layernorm", "stream"}
     assert set(df["dtype"]) == {"fp16"}
+
+
+def test_intensity_sweep_walks_from_the_bandwidth_roof_to_the_compute_roof():
+    # On the CPU too: 1 FMA per element is memory-bound, 2048 FMAs (512 FLOP/byte) compute-bound.
+    lo = bwprof.measure("intensity_sweep", device="cpu", n=1 << 22, fmas=1, **QUICK).to_dict()
+    hi = bwprof.measure("intensity_sweep", device="cpu", n=1 << 18, fmas=2048, **QUICK).to_dict()
+    assert lo["intensity_flop_per_byte"] == 0.25 and hi["intensity_flop_per_byte"] == 512
+    assert lo["bound"] in ("memory", "latency") and hi["bound"] == "compute"
+    assert hi["gflops"] > 20 * lo["gflops"]
 
 
 def test_a_small_decode_append_is_latency_bound():

@@ -35,6 +35,8 @@ CASES = [
     ("gemv", None, dict(N=4096, K=4096)),
     ("gemv", None, dict(N=77, K=1001)),
     ("gemv", None, dict(N=130, K=128)),
+    ("intensity_sweep", None, dict(n=100003, fmas=1)),
+    ("intensity_sweep", None, dict(n=4096, fmas=333)),
 ]
 
 
@@ -85,6 +87,13 @@ def test_bad_shapes_are_value_errors_on_the_gpu():
         bwprof.measure("q4_0_matmul", device="gpu", variant="cpu", N=4, K=32, **Q)
     with pytest.raises(ValueError, match="new_tokens"):
         bwprof.measure("kv_cache_append", device="gpu", kv_heads=1, head_dim=8, max_seq=4, new_tokens=9, **Q)
+
+
+def test_intensity_sweep_climbs_from_the_bandwidth_roof_to_the_compute_roof():
+    lo = bwprof.measure("intensity_sweep", device="gpu", n=1 << 26, fmas=1, **Q).to_dict()
+    hi = bwprof.measure("intensity_sweep", device="gpu", n=1 << 24, fmas=2048, **Q).to_dict()
+    assert lo["bound"] == "memory" and lo["bandwidth_pct_peak"] > 60
+    assert hi["bound"] == "compute" and hi["compute_pct_peak"] > 50
 
 
 def test_single_decode_append_is_latency_bound():

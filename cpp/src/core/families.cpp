@@ -300,6 +300,22 @@ std::vector<KernelFamily> build() {
     add_gpu(k, "unfused", make_bias_act_gpu);
     r.push_back(k);
   }
+  {
+    KernelFamily k;
+    k.name = "intensity_sweep";
+    k.family = "roofline";
+    k.doc = "y = x after `fmas` dependent FMAs per element: sweeping fmas traces the empirical roofline";
+    k.params = {int_param("n", "16777216", "elements"), int_param("fmas", "16", "FMAs per element (2 FLOPs each)")};
+    k.dtypes = kBoth;
+    k.validate = [](const Problem& p) { count(p, {"n"}); count(p, {"n", "fmas"}); };
+    k.traffic = [](const Problem& p) {
+      const double n = static_cast<double>(p.i("n"));
+      return Traffic{n * es(p), n * es(p), 2.0 * n * p.i("fmas")};
+    };
+    add_cpu(k, make_intensity_sweep_cpu);
+    add_gpu(k, "gpu", make_intensity_sweep_gpu);
+    r.push_back(k);
+  }
   return r;
 }
 
