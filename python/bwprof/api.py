@@ -19,9 +19,9 @@ class Device:
     backend: str
     info: dict = field(repr=False, compare=False, default_factory=dict)
 
-    def peaks(self, dtype: str = "fp32") -> dict:
+    def peaks(self, dtype: str = "fp32", refresh: bool = False) -> dict:
         """Achievable (measured) and theoretical peaks of this device for ``dtype``."""
-        return peaks(self.id, dtype)
+        return peaks(self.id, dtype, refresh)
 
 
 def _device(d: dict) -> Device:
@@ -40,9 +40,12 @@ def device(id: str = "auto") -> Device:
     return _device(_core.device_info(id))
 
 
-def peaks(device: str = "auto", dtype: str = "fp32") -> dict:
-    """Measured peak bandwidth (best stream kernel) and compute of a device, with their sources."""
-    return _core.peaks(device, dtype)
+def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> dict:
+    """Measured peak bandwidth (best stream kernel) and compute of a device, with their sources.
+
+    Measured once per device and process, then cached; ``refresh=True`` measures them again (and
+    later measurements use the new figures)."""
+    return _core.peaks(device, dtype, bool(refresh))
 
 
 def kernels() -> list[dict]:

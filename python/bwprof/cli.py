@@ -66,7 +66,7 @@ def _cmd_kernels(args) -> int:
 
 
 def _cmd_peaks(args) -> int:
-    p = _peaks(args.device, args.dtype)
+    p = _peaks(args.device, args.dtype, args.refresh)
     if args.json:
         print(json.dumps(p, indent=1))
         return 0
@@ -132,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", default="auto")
     s.add_argument("--dtype", default="fp32", choices=["fp32", "fp16"])
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--refresh", action="store_true", help="measure again rather than use this process's cache")
     s.set_defaults(func=_cmd_peaks)
     s = sub.add_parser("bench", help="run the reference-kernel suite and write a run folder")
     s.add_argument("--device", default="auto", help="auto, cpu, gpu or gpu:N (default: auto)")

@@ -225,16 +225,17 @@ PYBIND11_MODULE(_core, m) {
     return out;
   }, "Every device this build can use (GPUs first, the CPU last).");
   m.def("device_info", [](const std::string& id) { return device_dict(backend_for(id).info()); }, py::arg("device"));
-  m.def("peaks", [](const std::string& id, const std::string& dtype) {
+  m.def("peaks", [](const std::string& id, const std::string& dtype, bool refresh) {
     Backend& b = backend_for(id);
     DType t = parse_dtype(dtype);
     Peaks p;
     {
       py::gil_scoped_release nogil;
+      if (refresh) b.forget_peaks();
       p = b.peaks(t);
     }
     return peaks_dict(p);
-  }, py::arg("device"), py::arg("dtype") = "fp32");
+  }, py::arg("device"), py::arg("dtype") = "fp32", py::arg("refresh") = false);
   m.def("measure", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const std::string& cache, int warmup, int min_repeats,
                       double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params) {

@@ -60,6 +60,15 @@ def test_peaks_command_reports_measured_bandwidth(tmp_path):
     assert p["bandwidth_gbs"] == max(p["bandwidth_by_kernel"].values())
 
 
+def test_peaks_are_cached_until_refreshed():
+    first = bwprof.peaks("cpu")
+    assert bwprof.peaks("cpu") == first  # the cache: the very same figures
+    again = bwprof.peaks("cpu", refresh=True)  # measured anew: the same sources, new figures
+    assert again["bandwidth_source"].startswith("measured:") and again["bandwidth_gbs"] > 0
+    assert again["bandwidth_by_kernel"] != first["bandwidth_by_kernel"]
+    assert bwprof.peaks("cpu") == again
+
+
 def test_save_and_load_run_round_trip(tmp_path):
     df = bwprof.run_suite(device="cpu", kernels=["layernorm"], quick=True, progress=False)
     path = bwprof.save_run(df, tmp_path)

@@ -21,6 +21,8 @@ class Backend {
   virtual void synchronize() = 0;
   // Achievable peaks for `dtype`, measured by bwprof's own kernels once per process.
   virtual Peaks peaks(DType dtype) = 0;
+  // Forget the measured peaks, so the next peaks() call measures them again.
+  virtual void forget_peaks() = 0;
 };
 
 // The backend for a device id ("auto", "cpu", "gpu", "gpu:0"); kept open for the process.

@@ -120,6 +120,12 @@ class CpuBackend final : public Backend {
 
   void synchronize() override {}
 
+  void forget_peaks() override {
+    std::lock_guard<std::mutex> g(m_);
+    measured_ = false;
+    peaks_ = Peaks();
+  }
+
   Peaks peaks(DType dtype) override {
     std::lock_guard<std::mutex> g(m_);
     if (!measured_) measure_peaks();

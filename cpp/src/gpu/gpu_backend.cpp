@@ -235,9 +235,18 @@ void GpuBackend::measure_peaks() {
   measured_ = true;
 }
 
+namespace {
+std::mutex g_peaks_mutex;
+}  // namespace
+
+void GpuBackend::forget_peaks() {
+  std::lock_guard<std::mutex> g(g_peaks_mutex);
+  measured_ = false;
+  bw_peaks_ = Peaks();
+}
+
 Peaks GpuBackend::peaks(DType dtype) {
-  static std::mutex m;
-  std::lock_guard<std::mutex> g(m);
+  std::lock_guard<std::mutex> g(g_peaks_mutex);
   if (!measured_) measure_peaks();
   Peaks p = bw_peaks_;
   const bool f32 = dtype == DType::kF32;

@@ -49,6 +49,7 @@ class GpuBackend final : public Backend {
   void flush_cache(KernelInstance& k) override;
   void synchronize() override;
   Peaks peaks(DType dtype) override;
+  void forget_peaks() override;
 
   hipStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
