@@ -10,7 +10,7 @@ PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,nbclient
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build
+.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build pip-check
 
 run: build
 	$(PYTHON) -m bwprof bench $(BENCH_ARGS)
@@ -51,7 +51,15 @@ py-test: build
 
 # CI: the README's test command (with nvcc present this is the CUDA build, whose CPU tests must pass
 # on a machine without a GPU), then a CPU-only build with its tests, then the AMD compile.
-ci: test test-cpu-only hip-build
+ci: test test-cpu-only hip-build pip-check
+
+# The package as pip builds it (scikit-build-core over the same CMakeLists), into a scratch folder.
+pip-check: setup
+	rm -rf build-pip-target
+	$(PYTHON) -m pip install -q --no-build-isolation --no-deps --target build-pip-target .
+	cd /tmp && PYTHONPATH=$(CURDIR)/build-pip-target $(PYTHON) -c "import bwprof; \
+	  m = bwprof.measure('stream_triad', device='cpu', n=4096, repeats=1); \
+	  assert m.verified, m; print('pip-built bwprof', bwprof.__version__, 'from', bwprof.__file__)"
 
 test-cpu-only:
 	$(MAKE) test BUILD=build-cpu GPU=OFF
@@ -70,7 +78,7 @@ install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) build-cpu build-hip $(GPU_BUILD) python/bwprof/_core*.so
+	rm -rf $(BUILD) build-cpu build-hip build-pip-target $(GPU_BUILD) python/bwprof/_core*.so
 
 # ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
