@@ -9,6 +9,7 @@ each kernel's minimal traffic (each input read once, each output written once), 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 
@@ -105,6 +106,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch peer")
+    ap.add_argument("--only", help="run only the cases whose name matches this regular expression")
     args = ap.parse_args(argv)
     dev = bwprof.device("gpu")
     peaks = bwprof.peaks("gpu")
@@ -112,6 +114,8 @@ def main(argv=None) -> int:
           f"measured peak {peaks['bandwidth_gbs']:.0f} GB/s ({peaks['bandwidth_source']})", flush=True)
     rows = []
     for name, kernel, variant, dtype, shape, target, peer in CASES:
+        if args.only and not re.search(args.only, name):
+            continue
         m = bwprof.measure(kernel, dtype=dtype, device="gpu", variant=variant, repeats=args.repeats,
                            min_time_s=0.0, warmup=3, **shape).to_dict()
         bytes_ = m["bytes_read"] + m["bytes_written"]

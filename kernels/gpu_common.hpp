@@ -44,6 +44,29 @@ template <> __device__ __forceinline__ uint4 pack<__half>(const float* f) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// A read-only load that skips allocating in L1: for data read once (weights streamed by a GEMV).
+// On the H100/H200 it left more of the SM's load capacity for bytes in flight (+10% for the FP16
+// GEMV). Elsewhere a plain load.
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+#if defined(BWPROF_CUDA) && __CUDA_ARCH__ >= 700
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+#else
+  return *p;
+#endif
+}
+__device__ __forceinline__ uint2 load_stream(const uint2* p) {
+#if defined(BWPROF_CUDA) && __CUDA_ARCH__ >= 700
+  uint2 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+#else
+  return *p;
+#endif
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = warpSize / 2; o > 0; o >>= 1) v += BWPROF_SHFL_XOR(v, o);
   return v;

@@ -1,13 +1,17 @@
 // Q4_0 on the GPU: dequantization to FP16/FP32, and the fused matrix-vector / small-batch product
 // in llama.cpp's row layout (18-byte blocks, 2-byte aligned) and in a layout re-packed once at
-// load time (each row's 16-byte quant groups aligned for 16-byte loads, its scales apart).
+// load time: for FP16 on NVIDIA (sm_80+), the matrix units' fragment order (q4_0_mma.hpp);
+// otherwise each row's 16-byte quant groups aligned for 16-byte loads, its scales apart.
+#include <algorithm>
 #include <cstring>
 
 #include "bwprof/error.hpp"
+#include "bwprof/parallel.hpp"
 #include "cpu/reference.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "gpu_common.hpp"
 #include "gpu_kernels.hpp"
+#include "q4_0_mma.hpp"
 
 namespace bwprof {
 
@@ -209,6 +213,11 @@ class Q4DequantGpu final : public KernelInstance {
   unsigned grid_ = 1;
 };
 
+// The tensor-core kernel's shape: warps splitting K per 16-row tile, chunks in flight per warp.
+// Fastest of 11 shapes on an H200 for 14336x4096, 4096x14336 (M = 1) and 14336x4096 (M = 8).
+constexpr int kMmaWarps = 8;
+constexpr int kMmaLoads = 4;
+
 class Q4MatmulGpu final : public KernelInstance {
  public:
   Q4MatmulGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_q4_matmul_data(p)) {
@@ -217,7 +226,18 @@ class Q4MatmulGpu final : public KernelInstance {
     tiled_ = p.variant == "tiled";
     x_ = DeviceBuffer::from(host_.X, "activations X");
     y_ = DeviceBuffer::from(host_.Y, "output Y");
-    if (tiled_) {
+    mma_ = tiled_ && p.dtype == DType::kF16 && mma_available(g);
+    if (mma_) {
+      // Re-pack once into the matrix units' fragment order (q4_0_mma.hpp), tiles in parallel.
+      const std::int64_t N = p.i("N"), K = p.i("K");
+      HostBytes quants(q4_frag_quant_bytes(N, K), "re-packed Q4_0 quants");
+      HostBytes scales(q4_frag_scale_bytes(N, K), "re-packed Q4_0 scales");
+      parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
+        q4_frag_pack(host_.W.data(), N, K, lo, hi, quants.data(), scales.data());
+      });
+      w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
+      scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
+    } else if (tiled_) {
       // Re-pack once, as a model loader would: quants of each block 16-byte aligned, scales apart.
       const std::size_t blocks = host_.W.size() / kQ4BlockBytes;
       HostBytes quants(blocks * 16, "re-packed Q4_0 quants"), scales(blocks * 2, "re-packed Q4_0 scales");
@@ -241,6 +261,9 @@ class Q4MatmulGpu final : public KernelInstance {
     return q4_matmul_check(host_, p_);
   }
   Resources resources() const override {
+#if defined(BWPROF_CUDA)
+    if (mma_) return kernel_resources(bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32);
+#endif
     if (p_.dtype == DType::kF32)
       return tiled_ ? kernel_resources(bwprof_q4_0_matmul<float, 1, true>, kMatBlock)
                     : kernel_resources(bwprof_q4_0_matmul<float, 1, false>, kMatBlock);
@@ -261,9 +284,29 @@ class Q4MatmulGpu final : public KernelInstance {
     else
       bwprof_q4_0_matmul<T, MB, false><<<grid, kMatBlock, 0, g_.stream()>>>(w_.get<unsigned char>(), nullptr, x, y, m, N, K);
   }
+  static bool mma_available(GpuBackend& g) {
+#if defined(BWPROF_CUDA)
+    return std::atoi(g.info().arch.c_str() + 3) >= 80;  // "sm_90"
+#else
+    (void)g;
+    return false;
+#endif
+  }
   template <class T>
   void run() {
     const int M = static_cast<int>(p_.i("M")), N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
+#if defined(BWPROF_CUDA)
+    if (mma_) {  // FP16: up to 8 rows of X per pass are the mma's 8 columns
+      const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
+      for (int m0 = 0; m0 < M; m0 += 8) {
+        bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false><<<tiles, kMmaWarps * 32, 0, g_.stream()>>>(
+            w_.get<uint4>(), scales_.get<uint2>(), x_.get<__half>() + static_cast<std::size_t>(m0) * K,
+            y_.get<__half>() + static_cast<std::size_t>(m0) * N, std::min(8, M - m0), N, K);
+      }
+      BWPROF_CHECK_LAUNCH("bwprof_q4_0_matmul_mma");
+      return;
+    }
+#endif
     for (int m0 = 0; m0 < M; m0 += 8) {  // rows of X in groups of up to 8, each group one pass over W
       const int m = std::min(8, M - m0);
       const T* x = x_.get<T>() + static_cast<std::size_t>(m0) * K;
@@ -282,7 +325,7 @@ class Q4MatmulGpu final : public KernelInstance {
   Problem p_;
   Q4MatmulData host_;
   DeviceBuffer x_, y_, w_, scales_;
-  bool tiled_ = false;
+  bool tiled_ = false, mma_ = false;
   int warp_ = 32;
 };
 
