@@ -847,11 +847,13 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     has_cat = "category" in df
+    # The intensity sweep is a measuring instrument, not a workload: keep it out of the time shares.
+    kernels_only = rl.split_sweep(df)[0]
     jobs = [
         ("fp32_vs_fp16", lambda p: fp32_vs_fp16(df, p, device_name=device_name)),
         ("roofline", lambda p: roofline(df, ceilings, sweep, p, device_name=device_name)),
         ("peak_bandwidth", lambda p: peak_bandwidth(df, device_name=device_name, path=p)),
-        ("time_breakdown", lambda p: time_breakdown(df, "category" if has_cat else "family",
+        ("time_breakdown", lambda p: time_breakdown(kernels_only, "category" if has_cat else "family",
                                                     None if has_cat else "time_median_us", path=p,
                                                     device_name=device_name,
                                                     title=None if has_cat else
