@@ -28,6 +28,12 @@ struct RunOptions {
 // (or a maximum is hit); returns the per-launch times in microseconds.
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt);
 
+// The achievable bandwidth: bwprof's five stream kernels on FP32 arrays of `n` elements on
+// `backend` ("cpu" or "gpu" variants); fills bandwidth_gbs (the best), its source and the figure
+// of every kernel.
+void measure_stream_peaks(Backend& backend, const std::string& backend_kind, std::int64_t n,
+                          const RunOptions& opt, Peaks& out);
+
 // The whole measurement of one kernel invocation.
 Measurement measure(const std::string& kernel, const std::string& dtype,
                     const std::string& device, const std::string& variant,

@@ -33,6 +33,25 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   return times;
 }
 
+void measure_stream_peaks(Backend& backend, const std::string& backend_kind, std::int64_t n,
+                          const RunOptions& opt, Peaks& out) {
+  double best = 0;
+  std::string best_name;
+  for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
+    const std::string name = std::string("stream_") + op;
+    const KernelFamily& k = find_kernel(name);
+    Problem p = make_problem(k, backend_kind, "", "fp32", {{"n", std::to_string(n)}});
+    auto inst = find_variant(k, backend_kind, "").make(backend, p);
+    const TimingStats s = summarize(run_repeats(backend, *inst, opt));
+    const Traffic t = k.traffic(p);
+    const double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
+    out.bandwidth_by_kernel[name] = gbs;
+    if (gbs > best) best = gbs, best_name = name;
+  }
+  out.bandwidth_gbs = best;
+  out.bandwidth_source = "measured:" + best_name;
+}
+
 namespace {
 
 // BWPROF_DEBUG_SLOWDOWN="layernorm:2,stream_copy:3": run those kernels that many times per timed

@@ -143,22 +143,7 @@ class CpuBackend final : public Backend {
     opt.min_time_s = 0.02;
     opt.max_time_s = 1.0;
     opt.verify = false;
-    const std::int64_t n = 8 << 20;  // 32 MB per FP32 array; evicted before every run
-    double best = 0;
-    std::string best_name;
-    for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
-      const std::string name = std::string("stream_") + op;
-      const KernelFamily& k = find_kernel(name);
-      Problem p = make_problem(k, "cpu", "", "fp32", {{"n", std::to_string(n)}});
-      auto inst = find_variant(k, "cpu", "").make(*this, p);
-      TimingStats s = summarize(run_repeats(*this, *inst, opt));
-      Traffic t = k.traffic(p);
-      double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
-      peaks_.bandwidth_by_kernel[std::string("stream_") + op] = gbs;
-      if (gbs > best) best = gbs, best_name = op;
-    }
-    peaks_.bandwidth_gbs = best;
-    peaks_.bandwidth_source = "measured:stream_" + best_name;
+    measure_stream_peaks(*this, "cpu", 8 << 20, opt, peaks_);  // 32 MB per array, evicted every run
 
     // FMA chains on every thread.
     const int threads = cpu_threads();

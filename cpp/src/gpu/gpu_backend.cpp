@@ -214,21 +214,7 @@ void GpuBackend::measure_peaks() {
     const long long bytes = std::atoll(env);
     if (bytes >= 4096) n = bytes / 4;
   }
-  double best = 0;
-  std::string best_name;
-  for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
-    const std::string name = std::string("stream_") + op;
-    const KernelFamily& k = find_kernel(name);
-    Problem p = make_problem(k, "gpu", "", "fp32", {{"n", std::to_string(n)}});
-    auto inst = find_variant(k, "gpu", "").make(*this, p);
-    TimingStats s = summarize(run_repeats(*this, *inst, opt));
-    Traffic t = k.traffic(p);
-    double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
-    bw_peaks_.bandwidth_by_kernel[std::string("stream_") + op] = gbs;
-    if (gbs > best) best = gbs, best_name = op;
-  }
-  bw_peaks_.bandwidth_gbs = best;
-  bw_peaks_.bandwidth_source = "measured:stream_" + best_name;
+  measure_stream_peaks(*this, "gpu", n, opt, bw_peaks_);
   bw_peaks_.bandwidth_theoretical_gbs = info_.bandwidth_theoretical_gbs;
   fp32_gflops_ = gpu_fma_chain_gflops(*this, DType::kF32);
   fp16_gflops_ = gpu_fma_chain_gflops(*this, DType::kF16);
