@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 
 import bwprof
+from peer_timing import TorchTimer
 
 GEMM_SHAPES = [  # (label, M, N, K): the suite's shapes and the large square one
     ("decode 1x896x896", 1, 896, 896),
@@ -88,8 +88,6 @@ def torch_time(peer, kernel, p, dtype, repeats):
 
     dev = torch.device("cuda")
     dt = torch.float16 if dtype == "fp16" else torch.float32
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    scrub = torch.empty(max(2 * l2, 32 << 20), dtype=torch.uint8, device=dev)
     g = torch.Generator(device=dev).manual_seed(0)
 
     def rnd(*s):
@@ -122,17 +120,7 @@ def torch_time(peer, kernel, p, dtype, repeats):
         fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=Hkv != H)  # noqa: E731
     else:
         raise ValueError(kind)
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for i in range(repeats + 3):
-        scrub.fill_(i & 0xff)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        if i >= 3:
-            times.append(start.elapsed_time(stop) * 1e3)
-    return statistics.median(times)
+    return TorchTimer().median_us(fn, repeats)
 
 
 def main(argv=None) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 import sys
 
 import bwprof
+from peer_timing import TorchTimer
 
 # (name, kernel, variant, dtype, shape, target TB/s or None, PyTorch peer or None)
 CASES = [
@@ -51,9 +51,6 @@ def torch_peer(kind, shape, dtype, repeats):
 
     dev = torch.device("cuda")
     dt = torch.float16 if dtype == "fp16" else torch.float32
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    scrub = torch.empty(max(2 * l2, 32 << 20), dtype=torch.uint8, device=dev)
-    clean = torch.zeros(max(2 * l2, 32 << 20) // 4, dtype=torch.int32, device=dev)
     g = torch.Generator(device=dev).manual_seed(0)
 
     def rnd(*s):
@@ -87,18 +84,7 @@ def torch_peer(kind, shape, dtype, repeats):
             vc[:, :, pos:pos + T].copy_(vn)
     else:
         raise ValueError(kind)
-    times = []
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i in range(repeats + 3):
-        scrub.fill_(i & 0xff)  # the same flush as bwprof's: write 2x L2, then read another 2x L2
-        clean.sum()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        if i >= 3:
-            times.append(start.elapsed_time(stop) * 1e3)
-    return statistics.median(times)
+    return TorchTimer().median_us(fn, repeats)
 
 
 def main(argv=None) -> int:
