@@ -110,3 +110,16 @@ def test_mismatched_heads_are_value_errors():
     with pytest.raises(ValueError, match="seq_q"):
         bwprof.measure("attention", device="gpu", variant="flash", heads=2, seq_q=9, seq_kv=4, causal=True,
                        head_dim=64, **Q)
+
+
+def test_fp16_work_on_matrix_units_is_judged_against_their_roof():
+    # A tensor-core GEMM far above the FP16 vector roof is neither "above peak" nor "in cache".
+    d = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=2048, N=2048, K=2048,
+                       repeats=3, min_time_s=0, warmup=1).to_dict()
+    assert d["peak_compute_source"] == "theoretical:fp16_matrix_units"
+    assert d["peak_gflops"] == bwprof.device("gpu").info["fp16_matrix_gflops_theoretical"]
+    assert d["gflops"] > bwprof.peaks("gpu", "fp16")["gflops"]  # beyond the vector roof ...
+    assert not d["above_peak"] and 0 < d["compute_pct_peak"] < 100  # ... but under the matrix roof
+    tiled = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tiled", M=256, N=256, K=256,
+                           repeats=3, min_time_s=0, warmup=1).to_dict()
+    assert tiled["peak_compute_source"].startswith("measured:fma_chain")  # CUDA cores: the vector roof

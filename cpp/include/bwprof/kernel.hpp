@@ -76,6 +76,8 @@ struct Variant {
   std::string backend;  // "cpu" or "gpu"
   Factory make;
   std::vector<DType> dtypes;  // empty: every dtype of the family
+  // FP16 work runs on the matrix units (tensor cores, MFMA), so its compute roof is theirs.
+  bool matrix_units = false;
 };
 
 struct KernelFamily {

@@ -1,6 +1,7 @@
 // The one place where every kernel family declares its parameters and its minimal traffic:
 // each input read once, each output written once, FLOPs counted as multiply-adds x 2.
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 #include "bwprof/error.hpp"
@@ -315,6 +316,17 @@ std::vector<KernelFamily> build() {
     add_cpu(k, make_intensity_sweep_cpu);
     add_gpu(k, "gpu", make_intensity_sweep_gpu);
     r.push_back(k);
+  }
+  // The GPU variants whose FP16 work runs on the matrix units.
+  const std::map<std::string, std::vector<std::string>> matrix = {
+      {"gemm", {"vendor", "tensor", "unfused"}}, {"qkv_projection", {"fused", "separate"}},
+      {"attention", {"flash", "flash_paged"}}, {"q4_0_matmul", {"tiled"}}};
+  for (auto& k : r) {
+    auto it = matrix.find(k.name);
+    if (it == matrix.end()) continue;
+    for (auto& v : k.variants)
+      if (v.backend == "gpu" && std::find(it->second.begin(), it->second.end(), v.name) != it->second.end())
+        v.matrix_units = true;
   }
   return r;
 }

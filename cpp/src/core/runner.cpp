@@ -133,6 +133,13 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
     }
   }
   m.peaks = backend.peaks(p.dtype);
+  // FP16 on the matrix units: their roof, from the architecture table (bwprof measures no matrix
+  // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
+  if (find_variant(k, kind, p.variant).matrix_units && p.dtype == DType::kF16 &&
+      info.fp16_matrix_gflops_theoretical > 0) {
+    m.peaks.gflops = m.peaks.gflops_theoretical = info.fp16_matrix_gflops_theoretical;
+    m.peaks.compute_source = "theoretical:fp16_matrix_units";
+  }
   derive_rates(m, k.pattern);
   return m;
 }
