@@ -11,6 +11,12 @@ namespace bwprof {
 
 using BufferList = std::vector<std::pair<const void*, std::size_t>>;
 
+// Element access as float for the typed (FP32 / FP16-storage) loops of the CPU kernels.
+inline float load_f(const float* p, std::size_t i) { return p[i]; }
+inline float load_f(const half_bits* p, std::size_t i) { return half_to_float(p[i]); }
+inline void store_f(float* p, std::size_t i, float v) { p[i] = v; }
+inline void store_f(half_bits* p, std::size_t i, float v) { p[i] = float_to_half(v); }
+
 inline void add_buffer(BufferList& l, const HostTensor& t) { if (t.size()) l.emplace_back(t.data(), t.bytes()); }
 inline void add_buffer(BufferList& l, const HostBytes& b) { if (b.size()) l.emplace_back(b.data(), b.size()); }
 

@@ -12,12 +12,6 @@ namespace {
 constexpr std::int64_t kRowsPerTile = 8;
 constexpr std::int64_t kColsPerTile = 256;  // K x 256 FP32 of B stays in a 1 MB L2 for K <= 1024
 
-template <class T> inline float ld(const T* p, std::int64_t i);
-template <> inline float ld<float>(const float* p, std::int64_t i) { return p[i]; }
-template <> inline float ld<half_bits>(const half_bits* p, std::int64_t i) { return half_to_float(p[i]); }
-inline void st(float* p, std::int64_t i, float v) { p[i] = v; }
-inline void st(half_bits* p, std::int64_t i, float v) { p[i] = float_to_half(v); }
-
 template <class T>
 void gemm_typed(const T* A, const T* B, const T* bias, T* C, std::int64_t M, std::int64_t N, std::int64_t K,
                 Act act) {
@@ -33,9 +27,9 @@ void gemm_typed(const T* A, const T* B, const T* bias, T* C, std::int64_t M, std
       std::fill(brow, brow + kColsPerTile, 0.0f);  // columns past N stay zero
       for (std::int64_t k = 0; k < K; ++k) {
         const T* b = B + k * N + j0;
-        for (std::int64_t j = 0; j < cols; ++j) brow[j] = ld(b, j);
+        for (std::int64_t j = 0; j < cols; ++j) brow[j] = load_f(b, j);
         for (std::int64_t r = 0; r < rows; ++r) {
-          const float a = ld(A, (i0 + r) * K + k);
+          const float a = load_f(A, (i0 + r) * K + k);
           float* out = acc[r];
           for (std::int64_t j = 0; j < kColsPerTile; ++j) out[j] += a * brow[j];
         }
@@ -43,8 +37,8 @@ void gemm_typed(const T* A, const T* B, const T* bias, T* C, std::int64_t M, std
       for (std::int64_t r = 0; r < rows; ++r) {
         T* c = C + (i0 + r) * N + j0;
         for (std::int64_t j = 0; j < cols; ++j) {
-          float v = acc[r][j] + (bias ? ld(bias, j0 + j) : 0.0f);
-          st(c, j, act_f(act, v));
+          float v = acc[r][j] + (bias ? load_f(bias, j0 + j) : 0.0f);
+          store_f(c, j, act_f(act, v));
         }
       }
     }

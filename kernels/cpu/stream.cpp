@@ -11,11 +11,6 @@ namespace {
 
 std::string op_of(const Problem& p) { return p.kernel.substr(7); }  // after "stream_"
 
-template <class T> inline float ld(const T* p, std::size_t i);
-template <> inline float ld<float>(const float* p, std::size_t i) { return p[i]; }
-template <> inline float ld<half_bits>(const half_bits* p, std::size_t i) { return half_to_float(p[i]); }
-inline void st(float* p, std::size_t i, float v) { p[i] = v; }
-inline void st(half_bits* p, std::size_t i, float v) { p[i] = float_to_half(v); }
 
 template <class T>
 void run_typed(StreamData& d, const std::string& op) {
@@ -28,11 +23,11 @@ void run_typed(StreamData& d, const std::string& op) {
   if (op == "copy") {
     parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) c[i] = a[i]; });
   } else if (op == "scale") {
-    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) st(b, i, s * ld(c, i)); });
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) store_f(b, i, s * load_f(c, i)); });
   } else if (op == "add") {
-    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) st(c, i, ld(a, i) + ld(b, i)); });
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) store_f(c, i, load_f(a, i) + load_f(b, i)); });
   } else if (op == "triad") {
-    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) st(a, i, ld(b, i) + s * ld(c, i)); });
+    parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) store_f(a, i, load_f(b, i) + s * load_f(c, i)); });
   } else {  // dot: blocked FP32 partial sums keep the rounding error small
     std::size_t chunks = (n + kGrain - 1) / kGrain;
     std::vector<double> per_chunk(chunks, 0.0);
@@ -42,9 +37,9 @@ void run_typed(StreamData& d, const std::string& op) {
         float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         std::size_t i = b0;
         for (; i + 8 <= e0; i += 8)
-          for (int k = 0; k < 8; ++k) acc[k] += ld(a, i + k) * ld(b, i + k);
+          for (int k = 0; k < 8; ++k) acc[k] += load_f(a, i + k) * load_f(b, i + k);
         float tail = 0;
-        for (; i < e0; ++i) tail += ld(a, i) * ld(b, i);
+        for (; i < e0; ++i) tail += load_f(a, i) * load_f(b, i);
         double sum = tail;
         for (int k = 0; k < 8; ++k) sum += acc[k];
         per_chunk[ch] = sum;

@@ -10,11 +10,6 @@ namespace {
 
 constexpr int kLanes = 128;  // independent chains (8 AVX-512 vectors): the FMA latency is hidden across them
 
-template <class T> inline float ld(const T* p, std::size_t i);
-template <> inline float ld<float>(const float* p, std::size_t i) { return p[i]; }
-template <> inline float ld<half_bits>(const half_bits* p, std::size_t i) { return half_to_float(p[i]); }
-inline void st(float* p, std::size_t i, float v) { p[i] = v; }
-inline void st(half_bits* p, std::size_t i, float v) { p[i] = float_to_half(v); }
 
 template <class T>
 void sweep_typed(SweepData& d, std::int64_t fmas) {
@@ -25,10 +20,10 @@ void sweep_typed(SweepData& d, std::int64_t fmas) {
     for (std::size_t blk = lo; blk < hi; ++blk) {
       const std::size_t i0 = blk * kLanes, cnt = std::min<std::size_t>(kLanes, n - i0);
       float v[kLanes] = {0};
-      for (std::size_t j = 0; j < cnt; ++j) v[j] = ld(x, i0 + j);
+      for (std::size_t j = 0; j < cnt; ++j) v[j] = load_f(x, i0 + j);
       for (std::int64_t k = 0; k < fmas; ++k)
         for (int j = 0; j < kLanes; ++j) v[j] = v[j] * kSweepA + kSweepB;
-      for (std::size_t j = 0; j < cnt; ++j) st(y, i0 + j, v[j]);
+      for (std::size_t j = 0; j < cnt; ++j) store_f(y, i0 + j, v[j]);
     }
   });
 }
