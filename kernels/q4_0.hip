@@ -3,6 +3,7 @@
 // load time: for FP16 on NVIDIA (sm_80+), the matrix units' fragment order (q4_0_mma.hpp);
 // otherwise each row's 16-byte quant groups aligned for 16-byte loads, its scales apart.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "bwprof/error.hpp"
@@ -217,6 +218,10 @@ class Q4DequantGpu final : public KernelInstance {
 // Fastest of 11 shapes on an H200 for 14336x4096, 4096x14336 (M = 1) and 14336x4096 (M = 8).
 constexpr int kMmaWarps = 8;
 constexpr int kMmaLoads = 4;
+// The software-pipelined kernel (q4_0_mma.hpp): X staged in shared memory for up to kRingMaxXRows
+// rows of X taking up to kRingMaxXBytes (4 chunks in flight per warp), else X in the ring (2 chunks).
+constexpr int kRingMaxXRows = 2;
+constexpr std::size_t kRingMaxXBytes = 48 * 1024;
 
 class Q4MatmulGpu final : public KernelInstance {
  public:
@@ -251,6 +256,27 @@ class Q4MatmulGpu final : public KernelInstance {
       w_ = DeviceBuffer::from(host_.W, "Q4_0 weights");
     }
     warp_ = g.warp_size();
+#if defined(BWPROF_CUDA)
+    if (mma_) {
+      // Which ring kernel: X in shared memory for 1 or 2 rows of X; then 4 warps a tile where every
+      // block fits on the GPU at once with at least 16 warps an SM (H100, 14336x4096: 16.9 us against
+      // 17.2 at 8 warps, which need 1.7 waves), else 8 warps (4096x14336: 17.4 against 21.0 at 4).
+      const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
+      const std::size_t x_bytes = q4_x_smem_bytes(m8, p.i("K"));
+      path_ = MmaPath::kRingX;
+      if (m8 <= kRingMaxXRows && x_bytes <= kRingMaxXBytes) {
+        ring_smem_ = static_cast<int>(x_bytes);
+        const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N"))), sms = g.sm_count();
+        path_ = MmaPath::kRingS4;
+        const std::int64_t resident = std::int64_t{mma_dispatch(nullptr, 0, 0).runtime_blocks_per_sm} * sms;
+        path_ = tiles <= resident && 4 * tiles >= 16 * sms ? MmaPath::kRingS4 : MmaPath::kRingS8;
+      }
+      // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel above.
+      if (const char* e = std::getenv("BWPROF_Q4_KERNEL"))
+        if (!std::strcmp(e, "tile")) path_ = MmaPath::kTile;
+      res_ = mma_dispatch(nullptr, 0, 0);
+    }
+#endif
   }
   void launch() override {
     if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
@@ -262,7 +288,7 @@ class Q4MatmulGpu final : public KernelInstance {
   }
   Resources resources() const override {
 #if defined(BWPROF_CUDA)
-    if (mma_) return kernel_resources(bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32);
+    if (mma_) return res_;
 #endif
     if (p_.dtype == DType::kF32)
       return tiled_ ? kernel_resources(bwprof_q4_0_matmul<float, 1, true>, kMatBlock)
@@ -284,6 +310,30 @@ class Q4MatmulGpu final : public KernelInstance {
     else
       bwprof_q4_0_matmul<T, MB, false><<<grid, kMatBlock, 0, g_.stream()>>>(w_.get<unsigned char>(), nullptr, x, y, m, N, K);
   }
+#if defined(BWPROF_CUDA)
+  // kRingS4 / kRingS8: X in shared memory, 4 or 8 warps a tile; kRingX: X in registers.
+  enum class MmaPath { kTile, kRingS4, kRingS8, kRingX };
+  // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
+  Resources mma_dispatch(const __half* x, __half* y, int m) {
+    const int N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
+    const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
+    auto go = [&](auto* fn, int threads, int smem) {
+      if (!x) {
+        if (smem > 48 * 1024)
+          BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
+        return kernel_resources(fn, threads, smem);
+      }
+      fn<<<tiles, threads, smem, g_.stream()>>>(w_.get<uint4>(), scales_.get<uint2>(), x, y, m, N, K);
+      return Resources{};
+    };
+    switch (path_) {
+      case MmaPath::kRingS4: return go(&bwprof_q4_0_matmul_ring<4, 4, true>, 4 * 32, ring_smem_);
+      case MmaPath::kRingS8: return go(&bwprof_q4_0_matmul_ring<8, 4, true>, 8 * 32, ring_smem_);
+      case MmaPath::kRingX: return go(&bwprof_q4_0_matmul_ring<8, 2, false>, 8 * 32, 0);
+      default: return go(&bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32, 0);
+    }
+  }
+#endif
   static bool mma_available(GpuBackend& g) {
 #if defined(BWPROF_CUDA)
     return std::atoi(g.info().arch.c_str() + 3) >= 80;  // "sm_90"
@@ -297,12 +347,8 @@ class Q4MatmulGpu final : public KernelInstance {
     const int M = static_cast<int>(p_.i("M")), N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
 #if defined(BWPROF_CUDA)
     if (mma_) {  // FP16: up to 8 rows of X per pass are the mma's 8 columns
-      const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
-      for (int m0 = 0; m0 < M; m0 += 8) {
-        bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false><<<tiles, kMmaWarps * 32, 0, g_.stream()>>>(
-            w_.get<uint4>(), scales_.get<uint2>(), x_.get<__half>() + static_cast<std::size_t>(m0) * K,
-            y_.get<__half>() + static_cast<std::size_t>(m0) * N, std::min(8, M - m0), N, K);
-      }
+      for (int m0 = 0; m0 < M; m0 += 8) mma_dispatch(x_.get<__half>() + static_cast<std::size_t>(m0) * K,
+                                                     y_.get<__half>() + static_cast<std::size_t>(m0) * N, std::min(8, M - m0));
       BWPROF_CHECK_LAUNCH("bwprof_q4_0_matmul_mma");
       return;
     }
@@ -327,6 +373,11 @@ class Q4MatmulGpu final : public KernelInstance {
   DeviceBuffer x_, y_, w_, scales_;
   bool tiled_ = false, mma_ = false;
   int warp_ = 32;
+#if defined(BWPROF_CUDA)
+  MmaPath path_ = MmaPath::kTile;
+  int ring_smem_ = 0;
+  Resources res_;
+#endif
 };
 
 }  // namespace

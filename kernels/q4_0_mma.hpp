@@ -21,6 +21,7 @@
 
 #include "gpu_common.hpp"
 #include "gpu_mma.hpp"
+#include "gpu_stream_load.hpp"
 
 namespace bwprof {
 namespace gpu {
@@ -172,6 +173,125 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const
         acc[2] += d.y * cf[2];
         acc[3] += d.y * cf[3];
       }
+    }
+  }
+  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  __syncthreads();
+  if (threadIdx.x < 128) {  // output (row, column) of lane ln's element j, summed over the warps
+    const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
+    const float* pf = reinterpret_cast<const float*>(part);
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
+    const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
+    const std::size_t n = tile * 16 + row;
+    if (m < M && n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(s);
+  }
+#endif
+}
+
+// One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied.
+__device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
+                                              float (&acc)[4]) {
+  const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    float cf[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      unsigned a[4];
+      q4_frag_decode(wq[2 * b + i], a);
+      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
+      mma_16816(cf, a, bf);
+    }
+    unsigned sw = b == 0 ? sv.x : sv.y;
+    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));  // rows g, g + 8
+    acc[0] += d.x * cf[0];
+    acc[1] += d.x * cf[1];
+    acc[2] += d.y * cf[2];
+    acc[3] += d.y * cf[3];
+  }
+}
+
+// The X fragment of chunk c for this lane (zeros for rows of X past M and blocks past K / 32).
+__device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int c, int nb, bool has_x) {
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    xv[b] = make_uint4(0, 0, 0, 0);
+    load_cached_if(xv[b], xg + (2 * c + b) * 32, has_x && 2 * c + b < nb);
+  }
+}
+
+// Block per tile, software-pipelined: warp w streams chunks w, w + WARPS, ... of the tile through a
+// ring of U chunks (predicated loads): after a chunk's mma it loads the chunk U steps ahead into the
+// registers that chunk used, so a warp's loads stay in flight while it computes instead of going
+// out in rounds. XS: the launch's rows of X (M x K halves) are staged once per block in dynamic
+// shared memory by cp.async (q4_x_smem_bytes(M, K); rows padded by 64 bytes, so that two rows' 16-byte
+// reads by a warp fall in different banks), which frees the 8 registers a chunk's X fragment would
+// hold: 56 registers at U = 4 instead of 98. Otherwise X is loaded with its chunk, in the ring.
+// Measured on an H100 (median of 30, L2 flushed; benchmarks/experiments/gemv_notes.md): M = 1
+// 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.9 at 4 warps
+// (every block resident at once); 4096x14336 18.1 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
+// 19.0 -> 18.2.
+inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
+  return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
+}
+template <int WARPS, int U, bool XS>
+__global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
+                                                                    const uint2* __restrict__ sc,
+                                                                    const __half* __restrict__ x,
+                                                                    __half* __restrict__ y, int M, int N, int K) {
+#if __CUDA_ARCH__ >= 800
+  extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
+  __shared__ float4 part[WARPS * 32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nb = K / 32, nch = (nb + 1) / 2, kv = K / 8;
+  const std::size_t tile = blockIdx.x;
+  const uint4* qt = q + tile * nch * 32 + lane;
+  const uint2* st = sc + tile * nch * 8 + g;
+  const bool has_x = g < M;
+  uint4 qv[U], xr[XS ? 1 : U][2];
+  uint2 sv[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int c = warp + u * WARPS;
+    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * 32, c < nch);
+    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * 8, c < nch);
+  }
+  const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
+  if (XS) {
+    for (int i = threadIdx.x; i < M * kv; i += WARPS * 32) {
+      const int m = i / kv, v = i - m * kv;
+      cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
+    }
+    cp_async_commit();
+  } else {
+#pragma unroll
+    for (int u = 0; u < U; ++u) q4_load_x(xr[u], xg, warp + u * WARPS, nb, has_x && warp + u * WARPS < nch);
+  }
+  if (XS) {
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+  const uint4* xsg = xs + (has_x ? g : 0) * (kv + 4) + t;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int c0 = warp; c0 < nch; c0 += WARPS * U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int c = c0 + u * WARPS;
+      if (c >= nch) break;  // the same for the whole warp
+      const int cn = c + U * WARPS;
+      if (XS) {
+        uint4 xv[2];
+#pragma unroll
+        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * c + b < nb ? xsg[(2 * c + b) * 4] : make_uint4(0, 0, 0, 0);
+        q4_frag_chunk(qv[u], sv[u], xv, acc);
+      } else {
+        q4_frag_chunk(qv[u], sv[u], xr[u], acc);
+        q4_load_x(xr[u], xg, cn, nb, has_x && cn < nch);
+      }
+      load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * 32, cn < nch);
+      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nch);
     }
   }
   part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);

@@ -32,6 +32,7 @@ CASES = [
     ("q4_0_matmul", "tiled", dict(M=1, N=1001, K=4096)),
     ("q4_0_matmul", "tiled", dict(M=8, N=130, K=96)),
     ("q4_0_matmul", "tiled", dict(M=11, N=33, K=64)),
+    ("q4_0_matmul", "tiled", dict(M=2, N=8500, K=96)),  # 532 tiles: the 4-warp ring kernel on an H100
     ("gemv", None, dict(N=4096, K=4096)),
     ("gemv", None, dict(N=77, K=1001)),
     ("gemv", None, dict(N=130, K=128)),
