@@ -259,8 +259,8 @@ class Q4MatmulGpu final : public KernelInstance {
 #if defined(BWPROF_CUDA)
     if (mma_) {
       // Which ring kernel: X in shared memory for 1 or 2 rows of X; then 4 warps a tile where every
-      // block fits on the GPU at once with at least 16 warps an SM (H100, 14336x4096: 16.9 us against
-      // 17.2 at 8 warps, which need 1.7 waves), else 8 warps (4096x14336: 17.4 against 21.0 at 4).
+      // block fits on the GPU at once with at least 16 warps an SM (H100, 14336x4096: 16.6 us against
+      // 17.2 at 8 warps, which need 1.7 waves), else 8 warps (4096x14336: 17.4 against 20.9 at 4).
       const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
       const std::size_t x_bytes = q4_x_smem_bytes(m8, p.i("K"));
       path_ = MmaPath::kRingX;

@@ -230,9 +230,9 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // reads by a warp fall in different banks), which frees the 8 registers a chunk's X fragment would
 // hold: 56 registers at U = 4 instead of 98. Otherwise X is loaded with its chunk, in the ring.
 // Measured on an H100 (median of 30, L2 flushed; benchmarks/experiments/gemv_notes.md): M = 1
-// 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.9 at 4 warps
-// (every block resident at once); 4096x14336 18.1 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
-// 19.0 -> 18.2.
+// 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
+// (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
+// 18.9 -> 18.2.
 inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
 }
