@@ -1,7 +1,8 @@
 // Experiment (issue #3, second round): where the fixed ~5 us of a 32 MB GEMV goes (an empty kernel and
-// pure reads of 8 to 128 MB under the same timing), one-shot GEMV shapes, and Q4_0 GEMV kernels:
-// split-K over thread block clusters (adopted) and, with `persistent`, the persistent kernels of
-// gemv_persistent.hpp (run 1, slower, not adopted).
+// pure reads of 8 to 112 MiB under the same timing), one-shot and interleaved-persistent GEMV shapes,
+// and Q4_0 GEMV kernels: the library's round-based kernel, the software-pipelined `ring` kernel
+// (adopted), interleaved persistent ones and, with `persistent`, the persistent, bulk-copy and cluster
+// split-K kernels of gemv_persistent.hpp (slower, not adopted). Results: gemv_notes.md, round 2.
 // Timing is bwprof's: before every timed run a buffer twice the L2 is written (memset 0x5a) and
 // another one read, device events on a non-blocking stream around the kernel alone, median of 30
 // after 3 warm-ups. Every variant's output is checked against a float64 host reference on sampled
