@@ -70,21 +70,36 @@ HIP_TARGETS ?= gfx90a;gfx940;gfx1030
 hip-build:
 	@command -v hipcc >/dev/null 2>&1 || { echo "hip-build: installing Debian's hipcc"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hipcc >/dev/null; }
+	$(MAKE) rocblas-header
 	cmake -S . -B build-hip $(GENERATOR) -DBWPROF_GPU=HIP -DBWPROF_BUILD_TESTS=OFF -DBWPROF_BUILD_PYTHON=OFF \
-	  "-DBWPROF_HIP_TARGETS=$(HIP_TARGETS)"
+	  "-DBWPROF_HIP_TARGETS=$(HIP_TARGETS)" $$(test -f $(ROCBLAS_DIR)/usr/include/rocblas/rocblas.h && \
+	  echo -DBWPROF_ROCBLAS_ROOT=$(ROCBLAS_DIR)/usr -DBWPROF_ROCBLAS_COMPILE_CHECK=ON)
 	cmake --build build-hip -j $(JOBS)
+
+# Debian 12 packages no rocBLAS; Debian 13's librocblas-dev (headers only, 66 kB) lets CI compile
+# the `vendor` rocBLAS path. Unpacked into build-hip-deps, never installed; nothing links it.
+ROCBLAS_DIR ?= $(CURDIR)/build-hip-deps/rocblas
+rocblas-header:
+	@if [ ! -f $(ROCBLAS_DIR)/usr/include/rocblas/rocblas.h ]; then \
+	  d=$(CURDIR)/build-hip-deps/apt; mkdir -p $$d/lists/partial $(ROCBLAS_DIR); \
+	  echo "deb http://deb.debian.org/debian trixie main" > $$d/sources.list; \
+	  o="-o Dir::Etc::SourceList=$$d/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$$d/lists"; \
+	  if apt-get $$o update -qq >/dev/null 2>&1 && (cd $$d && apt-get $$o download -qq librocblas-dev >/dev/null 2>&1); then \
+	    dpkg -x $$d/librocblas-dev_*.deb $(ROCBLAS_DIR) && echo "rocblas-header: $$(ls $$d/librocblas-dev_*.deb)"; \
+	  else echo "rocblas-header: could not fetch Debian 13's librocblas-dev; the rocBLAS path is not compiled"; fi; \
+	fi
 
 install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) build-cpu build-hip build-pip-target $(GPU_BUILD) python/bwprof/_core*.so
+	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target $(GPU_BUILD) python/bwprof/_core*.so
 
 # ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
 GPU_BUILD ?= build-gpu
 OUT ?= /tmp/bwprof-out
-.PHONY: carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks gpu-check-compute
+.PHONY: rocblas-header carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks gpu-check-compute
 # GoogleTest's sources: .carry/googletest here, or ../googletest from a worktree carried inside .carry/.
 GTEST_SRC ?= $(if $(wildcard $(CURDIR)/.carry/googletest),$(CURDIR)/.carry/googletest,$(abspath $(CURDIR)/../googletest))
 carry-gtest:

@@ -35,9 +35,13 @@ def cases():
     for label, m, n, k in GEMM_SHAPES:
         for v in ("vendor", "tensor"):
             out.append((f"GEMM {v} FP16 {label}", "gemm", v, "fp16", dict(M=m, N=n, K=k), "tflops", ("matmul",), {}))
-    for tile in ("large", "medium", "small"):
-        out.append((f"GEMM tensor FP16 4096^3 tile={tile}", "gemm", "tensor", "fp16", dict(M=4096, N=4096, K=4096),
-                    "tflops", None, {"BWPROF_GEMM_TILE": tile}))
+    # The tensor variant's tile shapes (wgmma on Hopper builds), and the mma.sync kernel it replaced.
+    for label, m, n, k in (("4096^3", 4096, 4096, 4096), ("ffn 128x4864x896", 128, 4864, 896)):
+        for tile in ("128x256", "128x128", "64x128", "64x64"):
+            out.append((f"GEMM tensor FP16 {label} tile={tile}", "gemm", "tensor", "fp16", dict(M=m, N=n, K=k),
+                        "tflops", None, {"BWPROF_GEMM_TILE": tile}))
+        out.append((f"GEMM tensor FP16 {label} mma.sync", "gemm", "tensor", "fp16", dict(M=m, N=n, K=k),
+                    "tflops", None, {"BWPROF_GEMM_WGMMA": "0"}))
     out.append(("GEMM tiled FP32 1024^3", "gemm", "tiled", "fp32", dict(M=1024, N=1024, K=1024), "tflops",
                 ("matmul",), {}))
     out.append(("GEMM vendor FP32 4096^3", "gemm", "vendor", "fp32", dict(M=4096, N=4096, K=4096), "tflops",

@@ -1,5 +1,6 @@
 // GEMV y = W.x on the GPU: a few threads per row (a whole block for long rows), each with two
 // 16-byte loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
+#include <vector>
 #include "bwprof/error.hpp"
 #include "cpu/reference.hpp"
 #include "gpu/gpu_backend.hpp"
@@ -78,7 +79,15 @@ class GemvGpu final : public KernelInstance {
  public:
   GemvGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_gemv_data(p)) {
     if (p.i("N") > 2147483647 || p.i("K") > 2147483647) throw InvalidArgument("N/K: at most 2^31-1 on the GPU");
-    W_ = DeviceBuffer::from(host_.W, "GEMV W");
+    // `rotate` copies of W, used in turn: hot runs then read W from DRAM once the copies together
+    // exceed the L2 (the other way, beside the flush, to keep a cache from holding the weights).
+    const std::int64_t R = p.i("rotate");
+    if (R > 64) throw InvalidArgument("rotate: at most 64 copies of W");
+    W_.push_back(DeviceBuffer::from(host_.W, "GEMV W"));
+    for (std::int64_t r = 1; r < R; ++r) {
+      W_.push_back(DeviceBuffer(W_[0].bytes(), "GEMV W copy"));
+      BWPROF_GPU_CHECK(hipMemcpy(W_.back().get(), W_[0].get(), W_[0].bytes(), hipMemcpyDeviceToDevice));
+    }
     x_ = DeviceBuffer::from(host_.x, "GEMV x");
     y_ = DeviceBuffer::from(host_.y, "GEMV y");
     // Threads per row: the fewest (a power of two times the warp, at most the block) whose loads
@@ -106,12 +115,14 @@ class GemvGpu final : public KernelInstance {
   template <class T>
   void run() {
     const int N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
+    const T* W = W_[next_].get<T>();
+    next_ = (next_ + 1) % W_.size();
     const unsigned grid = static_cast<unsigned>((N + kBlock / tpr_ - 1) / (kBlock / tpr_));
     switch (tpr_) {
-      case 32: bwprof_gemv<T, 32><<<grid, kBlock, 0, g_.stream()>>>(W_.get<T>(), x_.get<T>(), y_.get<T>(), N, K); break;
-      case 64: bwprof_gemv<T, 64><<<grid, kBlock, 0, g_.stream()>>>(W_.get<T>(), x_.get<T>(), y_.get<T>(), N, K); break;
-      case 128: bwprof_gemv<T, 128><<<grid, kBlock, 0, g_.stream()>>>(W_.get<T>(), x_.get<T>(), y_.get<T>(), N, K); break;
-      default: bwprof_gemv<T, kBlock><<<grid, kBlock, 0, g_.stream()>>>(W_.get<T>(), x_.get<T>(), y_.get<T>(), N, K);
+      case 32: bwprof_gemv<T, 32><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
+      case 64: bwprof_gemv<T, 64><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
+      case 128: bwprof_gemv<T, 128><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
+      default: bwprof_gemv<T, kBlock><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
     }
     BWPROF_CHECK_LAUNCH("bwprof_gemv");
   }
@@ -119,7 +130,9 @@ class GemvGpu final : public KernelInstance {
   GpuBackend& g_;
   Problem p_;
   GemvData host_;
-  DeviceBuffer W_, x_, y_;
+  std::vector<DeviceBuffer> W_;
+  DeviceBuffer x_, y_;
+  std::size_t next_ = 0;
   int tpr_ = 32;
 };
 

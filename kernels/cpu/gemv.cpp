@@ -1,4 +1,5 @@
 // GEMV y = W.x on the CPU (the M = 1 product a decode step runs), FP32 accumulation.
+#include "bwprof/error.hpp"
 #include "bwprof/parallel.hpp"
 #include "cpu_instance.hpp"
 #include "cpu_kernels.hpp"
@@ -58,6 +59,8 @@ Check gemv_check(const GemvData& d, const Problem& p) {
 }
 
 std::unique_ptr<KernelInstance> make_gemv_cpu(Backend&, const Problem& p) {
+  if (p.i("rotate") != 1)
+    BWPROF_INVALID("rotate: GPU only (the CPU's cold mode evicts W itself; leave rotate at 1)");
   return make_cpu_kernel(p, make_gemv_data(p), gemv_cpu, gemv_check, buffers);
 }
 

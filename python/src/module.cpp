@@ -218,6 +218,7 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("columns", &Measurement::columns, "The result schema's columns, in order.");
+  m.def("build_features", &build_features, "What this build carries: cpu, cuda/hip, sm90a, vendor_blas.");
   m.def("kernels", &kernel_list, "Every kernel family: parameters, dtypes, variants.");
   m.def("devices", [] {
     py::list out;

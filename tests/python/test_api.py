@@ -16,6 +16,18 @@ def test_devices_lists_the_cpu_last():
     assert auto.id == (devs[0].id if devs[0].kind == "gpu" else "cpu")
 
 
+def test_build_features_say_what_the_build_carries():
+    f = bwprof._core.build_features()
+    assert f[0] == "cpu" and len(set(f)) == len(f)
+    assert set(f) <= {"cpu", "cuda", "hip", "sm90a", "vendor_blas"}
+    assert not ({"cuda", "hip"} <= set(f))
+    if "sm90a" in f or "vendor_blas" in f:
+        assert "cuda" in f or "hip" in f
+    gemm = next(k for k in bwprof._core.kernels() if k["name"] == "gemm")
+    gpu_variants = {v["name"] for v in gemm["variants"] if v["backend"] == "gpu"}
+    assert ("vendor" in gpu_variants) == ("vendor_blas" in f)
+
+
 def test_measure_returns_a_flat_record_with_derived_rates():
     m = bwprof.measure("stream_triad", dtype="fp32", device="cpu", n=1 << 20, **QUICK)
     d = m.to_dict()

@@ -27,6 +27,8 @@ Q = dict(repeats=1, min_time_s=0, warmup=0)
     (dict(kernel="attention", heads=6, kv_heads=4, seq_q=4, head_dim=8), "kv_heads"),
     (dict(kernel="attention", heads=2, seq_q=8, seq_kv=4, head_dim=8, causal=True), "seq_q"),
     (dict(kernel="kv_cache_append", kv_heads=1, head_dim=4, max_seq=4, new_tokens=5), "new_tokens"),
+    (dict(kernel="gemv", N=4, K=4, rotate=0), "rotate"),
+    (dict(kernel="gemv", N=4, K=4, rotate=2), "rotate"),  # GPU only
 ])
 def test_bad_input_is_a_value_error_naming_the_argument(kwargs, needle):
     kwargs = dict(kwargs)

@@ -36,6 +36,7 @@ CASES = [
     ("gemv", None, dict(N=4096, K=4096)),
     ("gemv", None, dict(N=77, K=1001)),
     ("gemv", None, dict(N=130, K=128)),
+    ("gemv", None, dict(N=65, K=264, rotate=3)),  # three copies of W used in turn
     ("intensity_sweep", None, dict(n=100003, fmas=1)),
     ("intensity_sweep", None, dict(n=4096, fmas=333)),
 ]

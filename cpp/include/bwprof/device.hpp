@@ -28,4 +28,9 @@ struct DeviceInfo {
 // Every device this build can use, the CPU always last.
 std::vector<DeviceInfo> list_devices();
 
+// What this build was compiled with: "cpu" always, "cuda" or "hip" for the GPU backend, "sm90a"
+// where the CUDA build carries Hopper's own code (wgmma in the `tensor` GEMM), "vendor_blas"
+// where the GEMM `vendor` variant exists.
+std::vector<std::string> build_features();
+
 }  // namespace bwprof

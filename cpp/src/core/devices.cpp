@@ -71,4 +71,20 @@ std::vector<DeviceInfo> list_devices() {
   return out;
 }
 
+std::vector<std::string> build_features() {
+  std::vector<std::string> f{"cpu"};
+#if defined(BWPROF_WITH_GPU) && defined(BWPROF_GPU_HIP)
+  f.push_back("hip");
+#elif defined(BWPROF_WITH_GPU)
+  f.push_back("cuda");
+#endif
+#ifdef BWPROF_HAVE_SM90A
+  f.push_back("sm90a");
+#endif
+#ifdef BWPROF_WITH_VENDOR_BLAS
+  f.push_back("vendor_blas");
+#endif
+  return f;
+}
+
 }  // namespace bwprof

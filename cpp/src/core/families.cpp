@@ -143,7 +143,10 @@ std::vector<KernelFamily> build() {
     k.name = "gemv";
     k.family = "gemm";
     k.doc = "y[N] = W[N,K] . x[K], W row-major (a linear layer at batch 1), FP32 accumulation";
-    k.params = {int_param("N", "", "rows of W (outputs)"), int_param("K", "", "columns of W (inputs)")};
+    k.params = {int_param("N", "", "rows of W (outputs)"), int_param("K", "", "columns of W (inputs)"),
+                int_param("rotate", "1",
+                          "copies of W used in turn (GPU): with cache='hot', copies that together exceed the L2 "
+                          "keep W out of it without a flush between runs")};
     k.dtypes = kBoth;
     k.validate = [](const Problem& p) { count(p, {"N", "K"}); };
     k.traffic = [](const Problem& p) {

@@ -1,7 +1,8 @@
 // cuBLASLt behind VendorGemm. Row-major C = A.B is the column-major product C^T = B^T . A^T, so the
 // library sees B as its first operand and A as its second, with no transposes; the bias then runs
 // along the library's rows, which is what its BIAS epilogues broadcast over.
-#ifdef BWPROF_WITH_VENDOR_BLAS
+#include "gpu_runtime.hpp"
+#if defined(BWPROF_WITH_VENDOR_BLAS) && defined(BWPROF_CUDA)  // AMD: vendor_blas_rocblas.cpp
 #include "gpu/vendor_blas.hpp"
 
 #include <algorithm>
@@ -11,11 +12,7 @@
 #include "cpu/reference.hpp"
 #include "gpu/gpu_backend.hpp"
 
-#if defined(BWPROF_CUDA)
 #include <cublasLt.h>
-#else
-#error "a vendor BLAS for this GPU runtime is not wired up"
-#endif
 
 namespace bwprof {
 
@@ -147,4 +144,4 @@ VendorGemm::~VendorGemm() = default;
 void VendorGemm::run(hipStream_t stream) { impl_->run(impl_->algo, stream); }
 
 }  // namespace bwprof
-#endif  // BWPROF_WITH_VENDOR_BLAS
+#endif  // BWPROF_WITH_VENDOR_BLAS && BWPROF_CUDA

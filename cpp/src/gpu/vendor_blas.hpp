@@ -1,4 +1,4 @@
-// The vendor's GEMM library (cuBLASLt on NVIDIA) behind one small class, so that kernels/*.hip
+// The vendor's GEMM library (cuBLASLt on NVIDIA, rocBLAS on AMD) behind one small class, so that kernels/*.hip
 // name no vendor library. Compiled only where CMake found the library (BWPROF_WITH_VENDOR_BLAS);
 // elsewhere the `vendor` variants are simply absent from the registry.
 #pragma once
@@ -29,8 +29,9 @@ class VendorGemm {
   VendorGemm& operator=(const VendorGemm&) = delete;
   void run(hipStream_t stream);
   // Whether the library's epilogue can apply `act` (InvalidArgument names the ones it has).
+  // rocBLAS has no epilogue: there a bias or an activation is an InvalidArgument.
   static void check_act(Act act);
-  static std::string name();  // "cublasLt"
+  static std::string name();  // "cublasLt" or "rocblas"
 
  private:
   struct Impl;
