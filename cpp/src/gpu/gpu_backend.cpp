@@ -191,7 +191,9 @@ double GpuBackend::time_launch_us(KernelInstance& k, int launches) {
   return ms * 1e3;
 }
 
-void GpuBackend::flush_cache(KernelInstance&) {
+void GpuBackend::flush_cache(KernelInstance&) { flush_l2(); }
+
+void GpuBackend::flush_l2() {
   BWPROF_GPU_CHECK(hipMemsetAsync(scrub_.get(), 0x5a, scrub_.bytes(), stream_));
   gpu_read_flush(clean_, info_.compute_units, stream_);
 }

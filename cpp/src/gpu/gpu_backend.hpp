@@ -47,6 +47,8 @@ class GpuBackend final : public Backend {
   const DeviceInfo& info() const override { return info_; }
   double time_launch_us(KernelInstance& k, int launches) override;
   void flush_cache(KernelInstance& k) override;
+  // The L2 flush that cold runs get (write 2x the L2, then read another buffer), on the stream.
+  void flush_l2();
   void synchronize() override;
   Peaks peaks(DType dtype) override;
   void forget_peaks() override;

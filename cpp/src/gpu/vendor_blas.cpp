@@ -104,10 +104,10 @@ VendorGemm::VendorGemm(GpuBackend& g, DType dtype, Shape s, const void* A, const
                 ", N=" + std::to_string(s.N) + ", K=" + std::to_string(s.K) + ")");
   // The heuristic's first choice is not always the fastest for small or odd shapes: time each
   // candidate on these buffers and keep the best, as frameworks' autotuners do. Each timed run
-  // starts from a flushed L2, as bwprof's cold measurements do.
+  // starts from the same clean L2 flush as bwprof's cold measurements (a write-only flush left
+  // dirty lines whose write-back made small GEMMs' timings, and so the choice, noisy).
   if (found > 1) {
     hipStream_t st = g.stream();
-    DeviceBuffer scrub(static_cast<std::size_t>(std::max(2.0 * g.info().cache_bytes, 32e6)), "autotune L2 flush");
     hipEvent_t e0, e1;
     BWPROF_GPU_CHECK(hipEventCreate(&e0));
     BWPROF_GPU_CHECK(hipEventCreate(&e1));
@@ -117,8 +117,8 @@ VendorGemm::VendorGemm(GpuBackend& g, DType dtype, Shape s, const void* A, const
       if (cand[i].state != CUBLAS_STATUS_SUCCESS) continue;
       m.run(cand[i].algo, st);  // warm-up
       std::vector<float> t;
-      for (int r = 0; r < 7; ++r) {
-        BWPROF_GPU_CHECK(hipMemsetAsync(scrub.get(), r, scrub.bytes(), st));
+      for (int r = 0; r < 9; ++r) {
+        g.flush_l2();
         BWPROF_GPU_CHECK(hipEventRecord(e0, st));
         m.run(cand[i].algo, st);
         BWPROF_GPU_CHECK(hipEventRecord(e1, st));
