@@ -75,6 +75,17 @@ hip-build:
 	  "-DBWPROF_HIP_TARGETS=$(HIP_TARGETS)" $$(test -f $(ROCBLAS_DIR)/usr/include/rocblas/rocblas.h && \
 	  echo -DBWPROF_ROCBLAS_ROOT=$(ROCBLAS_DIR)/usr -DBWPROF_ROCBLAS_COMPILE_CHECK=ON)
 	cmake --build build-hip -j $(JOBS)
+	$(MAKE) hip-wmma-check
+
+# RDNA3's WMMA path: Debian 12's ROCm has no gfx1100 device library to link, but its clang 15
+# compiles gfx1100 device code; the GEMM's assembly must hold the WMMA instruction.
+hip-wmma-check:
+	HIP_PLATFORM=amd hipcc -x hip --offload-arch=gfx1100 -nogpulib --offload-device-only -O3 -std=c++17 \
+	  -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/gemm_gfx1100.s kernels/gemm.hip \
+	  2>&1 | grep -v -e "linker' input unused" -e "argument unused during compilation" || true
+	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); \
+	  if [ "$$n" -gt 0 ]; then echo "hip-wmma-check: $$n WMMA instructions in the gfx1100 GEMM"; \
+	  else echo "hip-wmma-check: no WMMA instruction in the gfx1100 GEMM"; exit 1; fi
 
 # Debian 12 packages no rocBLAS; Debian 13's librocblas-dev (headers only, 66 kB) lets CI compile
 # the `vendor` rocBLAS path. Unpacked into build-hip-deps, never installed; nothing links it.
@@ -99,7 +110,7 @@ clean:
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
 GPU_BUILD ?= build-gpu
 OUT ?= /tmp/bwprof-out
-.PHONY: rocblas-header carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks gpu-check-compute
+.PHONY: rocblas-header hip-wmma-check carry-gtest gpu-build gpu-check gpu-memcheck gpu-tools-check gpu-notebooks gpu-check-compute
 # GoogleTest's sources: .carry/googletest here, or ../googletest from a worktree carried inside .carry/.
 GTEST_SRC ?= $(if $(wildcard $(CURDIR)/.carry/googletest),$(CURDIR)/.carry/googletest,$(abspath $(CURDIR)/../googletest))
 carry-gtest:
