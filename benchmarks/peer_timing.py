@@ -2,7 +2,8 @@
 
 Before every timed run the L2 is flushed the way bwprof's GPU backend does it (a buffer twice the
 L2 written, then another one read, so that no dirty lines are left for the timed work to write
-back); CUDA events around the work alone; three warm-ups; the median.
+back) and the GPU spins while the work is submitted; CUDA events around the work alone; three
+warm-ups; the median.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ class TorchTimer:
         size = max(2 * l2, 32 << 20)
         self.scrub = torch.empty(size, dtype=torch.uint8, device="cuda")
         self.clean = torch.zeros(size // 4, dtype=torch.int32, device="cuda")
+        clock_hz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 1_980_000) * 1e3  # kHz
+        self.spin_cycles = int(50e-6 * clock_hz)
 
     def flush(self, i: int = 0) -> None:
         self.scrub.fill_(i & 0xff)
@@ -34,6 +37,9 @@ class TorchTimer:
         for i in range(repeats + warmup):
             if flush:
                 self.flush(i)
+            # As bwprof does: the GPU spins (no memory traffic) while Python submits the work, so the
+            # events time the work rather than the submission. ~50 us covers PyTorch's dispatch.
+            self.torch.cuda._sleep(self.spin_cycles)
             start.record()
             fn()
             stop.record()

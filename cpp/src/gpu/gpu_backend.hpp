@@ -64,6 +64,7 @@ class GpuBackend final : public Backend {
   void measure_peaks();
   int ordinal_;
   int warp_size_ = 32;
+  long long spin_cycles_ = 40000;
   DeviceInfo info_;
   hipStream_t stream_ = nullptr;
   hipEvent_t start_ = nullptr, stop_ = nullptr;
@@ -75,6 +76,8 @@ class GpuBackend final : public Backend {
 
 // Reads `buf` through the L2 (kernels/cache_flush.hip).
 void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream);
+// Keeps one SM busy for `cycles` clock cycles, touching no memory.
+void gpu_spin(long long cycles, hipStream_t stream);
 
 #define BWPROF_CHECK_LAUNCH(name) ::bwprof::GpuBackend::check_launch(name, __FILE__, __LINE__)
 
