@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(256) bwprof_l2_read_flush(const uint4* __restr
   if (acc == 0x9e3779b9u) *sink = acc;  // practically never: keeps the loads
 }
 
-// One warp counting clock cycles: no memory traffic, one SM for a few microseconds.
+// Warps counting clock cycles: no memory traffic, a few microseconds.
 __global__ void __launch_bounds__(32) bwprof_spin(long long cycles) {
   const long long t0 = clock64();
   while (clock64() - t0 < cycles) {
@@ -24,8 +24,8 @@ __global__ void __launch_bounds__(32) bwprof_spin(long long cycles) {
 }
 }  // namespace
 
-void gpu_spin(long long cycles, hipStream_t stream) {
-  bwprof_spin<<<1, 32, 0, stream>>>(cycles);
+void gpu_spin(long long cycles, int blocks, hipStream_t stream) {
+  bwprof_spin<<<blocks, 32, 0, stream>>>(cycles);
   BWPROF_CHECK_LAUNCH("bwprof_spin");
 }
 

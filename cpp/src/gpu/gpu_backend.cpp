@@ -169,6 +169,7 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   BWPROF_GPU_CHECK(hipMemsetAsync(clean_.get(), 0, clean_.bytes(), stream_));
   // ~20 us of the spin ahead of each timed run (at the highest SM clock; longer at lower ones).
   spin_cycles_ = static_cast<long long>(20e-6 * std::max(info_.clock_mhz, 100.0) * 1e6);
+  spin_blocks_ = info_.compute_units;  // every SM busy, as during a flush
 }
 
 GpuBackend::~GpuBackend() {
@@ -188,7 +189,7 @@ double GpuBackend::time_launch_us(KernelInstance& k, int launches) {
   // it a hot run (no flush ahead) of a short kernel also timed the submission, and came out
   // slower than a cold one (H100, FP16 GEMV 4096x4096: 17.3 us hot over rotated copies of W
   // against 15.1 us cold).
-  gpu_spin(spin_cycles_, stream_);
+  spin_before_timing();
   BWPROF_GPU_CHECK(hipEventRecord(start_, stream_));
   for (int i = 0; i < launches; ++i) k.launch();
   BWPROF_GPU_CHECK(hipEventRecord(stop_, stream_));

@@ -40,6 +40,9 @@ class DeviceBuffer {
 class GpuBackend;
 GpuBackend& as_gpu(Backend& b);  // InvalidArgument if `b` is not a GPU backend
 
+// Keeps `blocks` warps (one an SM) busy for `cycles` clock cycles, touching no memory.
+void gpu_spin(long long cycles, int blocks, hipStream_t stream);
+
 class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(int ordinal);
@@ -49,6 +52,8 @@ class GpuBackend final : public Backend {
   void flush_cache(KernelInstance& k) override;
   // The L2 flush that cold runs get (write 2x the L2, then read another buffer), on the stream.
   void flush_l2();
+  // The ~20 us spin queued ahead of every start event (see time_launch_us).
+  void spin_before_timing() { gpu_spin(spin_cycles_, spin_blocks_, stream_); }
   void synchronize() override;
   Peaks peaks(DType dtype) override;
   void forget_peaks() override;
@@ -65,6 +70,7 @@ class GpuBackend final : public Backend {
   int ordinal_;
   int warp_size_ = 32;
   long long spin_cycles_ = 40000;
+  int spin_blocks_ = 1;
   DeviceInfo info_;
   hipStream_t stream_ = nullptr;
   hipEvent_t start_ = nullptr, stop_ = nullptr;
@@ -76,8 +82,7 @@ class GpuBackend final : public Backend {
 
 // Reads `buf` through the L2 (kernels/cache_flush.hip).
 void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream);
-// Keeps one SM busy for `cycles` clock cycles, touching no memory.
-void gpu_spin(long long cycles, hipStream_t stream);
+
 
 #define BWPROF_CHECK_LAUNCH(name) ::bwprof::GpuBackend::check_launch(name, __FILE__, __LINE__)
 
