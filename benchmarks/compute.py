@@ -14,7 +14,7 @@ import os
 import sys
 
 import bwprof
-from peer_timing import TorchTimer
+from peer_timing import shared_timer
 
 GEMM_SHAPES = [  # (label, M, N, K): the suite's shapes and the large square one
     ("decode 1x896x896", 1, 896, 896),
@@ -124,7 +124,7 @@ def torch_time(peer, kernel, p, dtype, repeats):
         fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=Hkv != H)  # noqa: E731
     else:
         raise ValueError(kind)
-    return TorchTimer().median_us(fn, repeats)
+    return shared_timer().median_us(fn, repeats)
 
 
 def main(argv=None) -> int:

@@ -13,7 +13,7 @@ import re
 import sys
 
 import bwprof
-from peer_timing import TorchTimer
+from peer_timing import shared_timer
 
 ROTATE = "rotate"  # marks a case timed hot over rotated copies of its weights, not after a flush
 
@@ -84,7 +84,7 @@ def torch_peer(kind, shape, dtype, repeats):
             turn[0] += 1
             return torch.matmul(x, W.t())
         if copies > 1:
-            return TorchTimer().median_us(fn, repeats, flush=False)
+            return shared_timer().median_us(fn, repeats, flush=False)
     elif kind == "kv_append":
         B, H, D, S, T = (shape[k] for k in ("batch", "kv_heads", "head_dim", "max_seq", "new_tokens"))
         kc = torch.zeros(B, H, S, D, dtype=dt, device=dev)
@@ -97,7 +97,7 @@ def torch_peer(kind, shape, dtype, repeats):
             vc[:, :, pos:pos + T].copy_(vn)
     else:
         raise ValueError(kind)
-    return TorchTimer().median_us(fn, repeats)
+    return shared_timer().median_us(fn, repeats)
 
 
 def main(argv=None) -> int:

@@ -47,3 +47,14 @@ class TorchTimer:
             if i >= warmup:
                 times.append(start.elapsed_time(stop) * 1e3)
         return statistics.median(times)
+
+
+_shared = None
+
+
+def shared_timer() -> TorchTimer:
+    """One TorchTimer per process: its flush buffers (twice the L2 each) are allocated once."""
+    global _shared
+    if _shared is None:
+        _shared = TorchTimer()
+    return _shared

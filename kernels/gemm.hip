@@ -702,8 +702,8 @@ class AmdMatrixRunner final : public GemmRunner {
     check_int_sizes(s);
   }
   void run(hipStream_t st) override {
-    const dim3 grid(static_cast<unsigned>((s_.N + kMfmaTile - 1) / kMfmaTile),
-                    static_cast<unsigned>((s_.M + kMfmaTile - 1) / kMfmaTile));
+    const int tile = u_ == Unit::kMfma ? kMfmaTile : kWmmaTile;
+    const dim3 grid(static_cast<unsigned>((s_.N + tile - 1) / tile), static_cast<unsigned>((s_.M + tile - 1) / tile));
     with_act(act_, [&](auto a) {
       if (u_ == Unit::kMfma)
         bwprof_gemm_mfma<decltype(a)::value><<<grid, kMfmaThreads, 0, st>>>(A_, B_, bias_, C_, int(s_.M), int(s_.N),

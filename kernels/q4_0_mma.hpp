@@ -109,6 +109,47 @@ __device__ __forceinline__ uint4 load_x_frag(const __half* p) {
 // higher occupancy) instead of with the quants: on an H200 that was slower (21.1 us against 16.2
 // for 14336x4096, 8 warps, 4 chunks), the X loads' latency then paid once per chunk. M <= 8 rows
 // of X, row-major, K apart. MINB: blocks an SM must hold (a register cap; 0: none).
+// One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied.
+__device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
+                                              float (&acc)[4]) {
+  const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    float cf[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      unsigned a[4];
+      q4_frag_decode(wq[2 * b + i], a);
+      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
+      mma_16816(cf, a, bf);
+    }
+    unsigned sw = b == 0 ? sv.x : sv.y;
+    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));  // rows g, g + 8
+    acc[0] += d.x * cf[0];
+    acc[1] += d.x * cf[1];
+    acc[2] += d.y * cf[2];
+    acc[3] += d.y * cf[3];
+  }
+}
+
+// The block's warps' partial sums of one 16-row tile, added up and stored: y[m, tile * 16 + row].
+template <int WARPS>
+__device__ __forceinline__ void q4_tile_store(float4* part, const float (&acc)[4], std::size_t tile, int M, int N,
+                                              __half* __restrict__ y) {
+  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  __syncthreads();
+  if (threadIdx.x < 128) {  // output (row, column) of lane ln's element j, summed over the warps
+    const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
+    const float* pf = reinterpret_cast<const float*>(part);
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
+    const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
+    const std::size_t n = tile * 16 + row;
+    if (m < M && n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(s);
+  }
+}
+
 template <int WARPS, int U, bool XJIT, int MINB = 0>
 __global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const uint4* __restrict__ q,
                                                                      const uint2* __restrict__ sc,
@@ -155,62 +196,11 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const
         for (int b = 0; b < 2; ++b)
           xv[0][b] = has_x && 2 * c + b < nb ? load_x_frag(xg + (2 * c + b) * 32) : make_uint4(0, 0, 0, 0);
       }
-      const unsigned wq[4] = {qv[u].x, qv[u].y, qv[u].z, qv[u].w};
-#pragma unroll
-      for (int b = 0; b < 2; ++b) {
-        float cf[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          unsigned a[4];
-          q4_frag_decode(wq[2 * b + i], a);
-          const unsigned bf[2] = {i == 0 ? xv[xu][b].x : xv[xu][b].z, i == 0 ? xv[xu][b].y : xv[xu][b].w};
-          mma_16816(cf, a, bf);
-        }
-        unsigned sw = b == 0 ? sv[u].x : sv[u].y;
-        const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));  // rows g, g + 8
-        acc[0] += d.x * cf[0];
-        acc[1] += d.x * cf[1];
-        acc[2] += d.y * cf[2];
-        acc[3] += d.y * cf[3];
-      }
+      q4_frag_chunk(qv[u], sv[u], xv[xu], acc);
     }
   }
-  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-  __syncthreads();
-  if (threadIdx.x < 128) {  // output (row, column) of lane ln's element j, summed over the warps
-    const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
-    const float* pf = reinterpret_cast<const float*>(part);
-    float s = 0.f;
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
-    const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
-    const std::size_t n = tile * 16 + row;
-    if (m < M && n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(s);
-  }
+  q4_tile_store<WARPS>(part, acc, tile, M, N, y);
 #endif
-}
-
-// One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied.
-__device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
-                                              float (&acc)[4]) {
-  const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
-#pragma unroll
-  for (int b = 0; b < 2; ++b) {
-    float cf[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      unsigned a[4];
-      q4_frag_decode(wq[2 * b + i], a);
-      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
-      mma_16816(cf, a, bf);
-    }
-    unsigned sw = b == 0 ? sv.x : sv.y;
-    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));  // rows g, g + 8
-    acc[0] += d.x * cf[0];
-    acc[1] += d.x * cf[1];
-    acc[2] += d.y * cf[2];
-    acc[3] += d.y * cf[3];
-  }
 }
 
 // The X fragment of chunk c for this lane (zeros for rows of X past M and blocks past K / 32).
@@ -294,18 +284,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nch);
     }
   }
-  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-  __syncthreads();
-  if (threadIdx.x < 128) {  // output (row, column) of lane ln's element j, summed over the warps
-    const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
-    const float* pf = reinterpret_cast<const float*>(part);
-    float s = 0.f;
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
-    const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
-    const std::size_t n = tile * 16 + row;
-    if (m < M && n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(s);
-  }
+  q4_tile_store<WARPS>(part, acc, tile, M, N, y);
 #endif
 }
 #endif  // BWPROF_CUDA

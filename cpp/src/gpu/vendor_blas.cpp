@@ -25,14 +25,7 @@ namespace {
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
 constexpr int kCandidates = 32;
 
-void lt_check(cublasStatus_t s, const char* call, const char* file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  std::string msg = std::string(call) + " failed: " + cublasLtGetStatusName(s) + ": " + cublasLtGetStatusString(s);
-  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(located(msg, file, line));
-  throw Error(located(msg, file, line));
-}
-#define LT_CHECK(expr) lt_check((expr), #expr, __FILE__, __LINE__)
-
+// cuBLASLt and cuBLAS share one status type; cuBLAS names its values.
 void blas_check(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
   std::string msg = std::string(call) + " failed: " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s);
@@ -82,7 +75,7 @@ struct VendorGemm::Impl {
   }
   void run(const cublasLtMatmulAlgo_t& al, hipStream_t s) {
     // Column-major view: D[N,M] = Bcm[N,K] . Acm[K,M].
-    LT_CHECK(cublasLtMatmul(handle, op, &alpha, B, a, A, b, &beta, C, c, C, c, &al, workspace.get(),
+    BLAS_CHECK(cublasLtMatmul(handle, op, &alpha, B, a, A, b, &beta, C, c, C, c, &al, workspace.get(),
                             workspace.bytes(), s));
   }
 };
@@ -105,25 +98,25 @@ VendorGemm::VendorGemm(GpuBackend& g, DType dtype, Shape s, const void* A, const
   m.type = t;
   m.M = static_cast<int>(s.M), m.N = static_cast<int>(s.N), m.K = static_cast<int>(s.K);
   m.lda = static_cast<int>(s.lda), m.ldb = static_cast<int>(s.ldb), m.ldc = static_cast<int>(s.ldc);
-  LT_CHECK(cublasLtCreate(&m.handle));
-  LT_CHECK(cublasLtMatmulDescCreate(&m.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  BLAS_CHECK(cublasLtCreate(&m.handle));
+  BLAS_CHECK(cublasLtMatmulDescCreate(&m.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasLtEpilogue_t epi = epilogue_for(bias != nullptr, act);
-  LT_CHECK(cublasLtMatmulDescSetAttribute(m.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  BLAS_CHECK(cublasLtMatmulDescSetAttribute(m.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
   if (bias) {
-    LT_CHECK(cublasLtMatmulDescSetAttribute(m.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    BLAS_CHECK(cublasLtMatmulDescSetAttribute(m.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     cudaDataType_t bt = t;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(m.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+    BLAS_CHECK(cublasLtMatmulDescSetAttribute(m.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
   }
-  LT_CHECK(cublasLtMatrixLayoutCreate(&m.a, t, s.N, s.K, s.ldb));
-  LT_CHECK(cublasLtMatrixLayoutCreate(&m.b, t, s.K, s.M, s.lda));
-  LT_CHECK(cublasLtMatrixLayoutCreate(&m.c, t, s.N, s.M, s.ldc));
+  BLAS_CHECK(cublasLtMatrixLayoutCreate(&m.a, t, s.N, s.K, s.ldb));
+  BLAS_CHECK(cublasLtMatrixLayoutCreate(&m.b, t, s.K, s.M, s.lda));
+  BLAS_CHECK(cublasLtMatrixLayoutCreate(&m.c, t, s.N, s.M, s.ldc));
   m.workspace = DeviceBuffer(kWorkspaceBytes, "cuBLASLt workspace");
-  LT_CHECK(cublasLtMatmulPreferenceCreate(&m.pref));
+  BLAS_CHECK(cublasLtMatmulPreferenceCreate(&m.pref));
   std::uint64_t ws = kWorkspaceBytes;
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(m.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  BLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(m.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   cublasLtMatmulHeuristicResult_t cand[kCandidates];
   int found = 0;
-  LT_CHECK(cublasLtMatmulAlgoGetHeuristic(m.handle, m.op, m.a, m.b, m.c, m.c, m.pref, kCandidates, cand, &found));
+  BLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(m.handle, m.op, m.a, m.b, m.c, m.c, m.pref, kCandidates, cand, &found));
   if (found == 0)
     throw Error("cublasLtMatmulAlgoGetHeuristic: no algorithm for this GEMM (M=" + std::to_string(s.M) +
                 ", N=" + std::to_string(s.N) + ", K=" + std::to_string(s.K) + ")");
