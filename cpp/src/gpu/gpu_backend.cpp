@@ -1,6 +1,6 @@
 // The GPU backend: device events around the kernel alone, L2 flushed by writing a buffer twice
-// its size, device properties, theoretical peaks from an architecture table, and achievable peaks
-// measured by bwprof's own stream and FMA-chain kernels.
+// its size, device properties, theoretical peaks from the architecture table (bwprof/arch.hpp), and
+// achievable peaks measured by bwprof's own stream and FMA-chain kernels.
 #include "gpu/gpu_backend.hpp"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/runner.hpp"
 #include "gpu/gpu_entry.hpp"
@@ -72,35 +73,6 @@ DeviceBuffer DeviceBuffer::from(const HostBytes& h, const char* what) {
 
 // ---- device information ----------------------------------------------------------------------
 
-namespace {
-
-struct ArchRates {
-  const char* prefix;
-  // FLOPs per clock per SM/CU: FP32 vector, FP16 vector, FP16 on the matrix units (dense).
-  double fp32, fp16, fp16_matrix;
-};
-
-// Per-SM/CU rates from the vendors' architecture whitepapers and datasheets (e.g. H100 SXM:
-// 132 SMs x 256 FP32 FLOP/clk; 4096 dense FP16 tensor FLOP/clk; MI300X: 304 CUs x 256 FP32
-// and 2048 FP16 matrix FLOP/clk).
-const ArchRates kArchRates[] = {
-    {"sm_70", 128, 256, 1024}, {"sm_75", 128, 256, 1024}, {"sm_80", 128, 512, 2048},
-    {"sm_86", 256, 256, 1024}, {"sm_87", 256, 256, 1024}, {"sm_89", 256, 256, 1024},
-    {"sm_90", 256, 512, 4096}, {"sm_100", 256, 512, 8192}, {"sm_120", 256, 256, 2048},
-    {"gfx908", 128, 256, 1024}, {"gfx90a", 256, 256, 1024}, {"gfx940", 256, 512, 2048},
-    {"gfx941", 256, 512, 2048}, {"gfx942", 256, 512, 2048}, {"gfx950", 256, 512, 4096},
-    {"gfx1030", 256, 512, 512}, {"gfx1100", 256, 512, 512}, {"gfx1101", 256, 512, 512},
-    {"gfx1102", 256, 512, 512}, {"gfx1200", 256, 512, 1024}, {"gfx1201", 256, 512, 1024},
-};
-
-const ArchRates* rates_for(const std::string& arch) {
-  for (auto& r : kArchRates)
-    if (arch == r.prefix) return &r;
-  return nullptr;
-}
-
-}  // namespace
-
 int gpu_device_count() {
   int n = 0;
   if (hipGetDeviceCount(&n) != hipSuccess) {
@@ -150,11 +122,11 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   info_.cache_bytes = l2;
   // Double data rate: two transfers per memory clock over the whole bus.
   info_.bandwidth_theoretical_gbs = 2.0 * mem_khz * 1e3 * (bus / 8.0) / 1e9;
-  if (const ArchRates* r = rates_for(info_.arch)) {
+  if (const Arch* a = find_arch(info_.arch)) {
     const double per_clock = info_.compute_units * info_.clock_mhz * 1e6 / 1e9;
-    info_.fp32_gflops_theoretical = r->fp32 * per_clock;
-    info_.fp16_gflops_theoretical = r->fp16 * per_clock;
-    info_.fp16_matrix_gflops_theoretical = r->fp16_matrix * per_clock;
+    info_.fp32_gflops_theoretical = a->rates.fp32 * per_clock;
+    info_.fp16_gflops_theoretical = a->rates.fp16 * per_clock;
+    info_.fp16_matrix_gflops_theoretical = a->rates.fp16_matrix * per_clock;
   }
   BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   BWPROF_GPU_CHECK(hipEventCreate(&start_));
