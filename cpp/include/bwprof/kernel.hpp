@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "bwprof/dtype.hpp"
@@ -26,21 +27,53 @@ struct ParamSpec {
   std::string help;
 };
 
+// A parameter's value, parsed once by make_problem(): an integer, a bool or a choice's text.
+class ParamValue {
+ public:
+  ParamValue(int v) : v_(static_cast<std::int64_t>(v)) {}
+  ParamValue(long v) : v_(static_cast<std::int64_t>(v)) {}
+  ParamValue(long long v) : v_(static_cast<std::int64_t>(v)) {}
+  ParamValue(bool v) : v_(v) {}
+  ParamValue(const char* v) : v_(std::string(v)) {}
+  ParamValue(std::string v) : v_(std::move(v)) {}
+
+  bool is_int() const { return std::holds_alternative<std::int64_t>(v_); }
+  bool is_bool() const { return std::holds_alternative<bool>(v_); }
+  bool is_text() const { return std::holds_alternative<std::string>(v_); }
+  // The value as its kind; Error (an internal mistake, not the user's) for another kind.
+  std::int64_t as_int() const;
+  bool as_bool() const;
+  const std::string& as_text() const;
+  // As the shape and the record print it: "896", "1" / "0", "gelu".
+  std::string text() const;
+  bool operator==(const ParamValue& o) const { return v_ == o.v_; }
+  bool operator!=(const ParamValue& o) const { return !(v_ == o.v_); }
+
+ private:
+  std::variant<std::int64_t, bool, std::string> v_;
+};
+
+using ParamList = std::vector<std::pair<std::string, ParamValue>>;
+
 // One validated invocation: kernel, variant, dtype and parameter values.
 class Problem {
  public:
   std::string kernel, variant;
   DType dtype = DType::kF32;
-  std::vector<std::pair<std::string, std::string>> params;  // spec order, normalized text
+  ParamList params;  // spec order, typed (parsed once)
 
+  // The value of one parameter (looked up by name); Error if the kernel has no such parameter
+  // or it is of another kind.
   std::int64_t i(const std::string& name) const;
   bool b(const std::string& name) const;
   const std::string& s(const std::string& name) const;
   std::string shape() const;  // "M=128,N=896,K=896"
-  void set(const std::string& name, const std::string& value);
+  std::vector<std::pair<std::string, std::string>> params_text() const;  // the shape's pairs
+  // Replaces a value (for resolve()); Error for an unknown name or a value of another kind.
+  void set(const std::string& name, ParamValue value);
 
  private:
-  const std::string& raw(const std::string& name) const;
+  const ParamValue& get(const std::string& name) const;
 };
 
 struct Traffic {

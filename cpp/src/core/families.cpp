@@ -170,8 +170,8 @@ std::vector<KernelFamily> build() {
                 int_param("block_size", "16", "positions per block of a paged KV cache (paged variants)")};
     k.dtypes = kBoth;
     k.resolve = [](Problem& p) {
-      if (p.i("kv_heads") == 0) p.set("kv_heads", p.s("heads"));
-      if (p.i("seq_kv") == 0) p.set("seq_kv", p.s("seq_q"));
+      if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));
+      if (p.i("seq_kv") == 0) p.set("seq_kv", p.i("seq_q"));
     };
     k.validate = [](const Problem& p) {
       std::int64_t h = p.i("heads"), hkv = p.i("kv_heads") ? p.i("kv_heads") : h;

@@ -96,7 +96,7 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
   m.variant = p.variant;
   m.dtype = to_string(p.dtype);
   m.shape = p.shape();
-  m.params = p.params;
+  m.params = p.params_text();
   m.device = info.id;
   m.device_name = info.name;
   m.backend = info.backend;
