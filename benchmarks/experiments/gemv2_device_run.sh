@@ -15,7 +15,7 @@ CHOICES=${CHOICES:-"x:tile x:split"}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader >"$OUT/exp.txt"
 EXP=${1:-}
 if [ -z "$EXP" ]; then
-  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/gv2 benchmarks/experiments/gemv2_variants.cu && EXP=/tmp/gv2
+  nvcc -O3 -std=c++17 -arch=sm_90 -Ikernels -o /tmp/gv2 benchmarks/experiments/gemv2_variants.cu && EXP=/tmp/gv2
 fi
 [ -n "$EXP" ] && "$EXP" ${EXP_ARGS:-} >>"$OUT/exp.txt" 2>&1
 if [ -n "$NCU" ] && [ -n "$EXP" ]; then

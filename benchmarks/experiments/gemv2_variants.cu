@@ -7,7 +7,7 @@
 // another one read, device events on a non-blocking stream around the kernel alone, median of 30
 // after 3 warm-ups. Every variant's output is checked against a float64 host reference on sampled
 // rows (the output poisoned with NaN before).
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o gv2 benchmarks/experiments/gemv2_variants.cu && ./gv2 [gemv|q4|persistent|ncu]
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Ikernels -o gv2 benchmarks/experiments/gemv2_variants.cu && ./gv2 [gemv|q4|persistent|ncu]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../../kernels/q4_0_mma.hpp"
+#include "q4_0/mma_sm80.hpp"
 #include "gemv_persistent.hpp"
 
 using namespace bwprof::gpu;

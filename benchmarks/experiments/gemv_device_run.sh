@@ -9,7 +9,7 @@ export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 has() { for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
 ARGS=("$@")
 if has experiment; then
-  nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/gv benchmarks/experiments/gemv_variants.cu && /tmp/gv >"$OUT/gv.txt" 2>&1
+  nvcc -O3 -arch=sm_90 -std=c++17 -Ikernels -o /tmp/gv benchmarks/experiments/gemv_variants.cu && /tmp/gv >"$OUT/gv.txt" 2>&1
 fi
 wait
 tail -n 3 "$OUT/build.log"

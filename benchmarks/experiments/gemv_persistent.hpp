@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../../kernels/gpu_common.hpp"
-#include "../../kernels/gpu_stream_load.hpp"
-#include "../../kernels/q4_0_mma.hpp"
+#include "common/gpu_common.hpp"
+#include "common/gpu_stream_load.hpp"
+#include "q4_0/mma_sm80.hpp"
 
 #if defined(BWPROF_CUDA)
 #include <cooperative_groups.h>

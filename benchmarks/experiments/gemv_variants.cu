@@ -5,7 +5,7 @@
 //   Q4_0 GEMV/matmul: the library's `tiled` kernel against a tensor-core one on a fragment-ordered
 //     layout (16-row tiles, 64-wide K chunks; each lane's 16 bytes are its A fragments for 4 mma).
 // Standalone so it builds in seconds:
-//   nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/gv benchmarks/experiments/gemv_variants.cu && /tmp/gv
+//   nvcc -O3 -arch=sm_90 -std=c++17 -Ikernels -o /tmp/gv benchmarks/experiments/gemv_variants.cu && /tmp/gv
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "../../kernels/gpu_common.hpp"
-#include "../../kernels/gpu_mma.hpp"
-#include "../../kernels/q4_0_mma.hpp"
+#include "common/gpu_common.hpp"
+#include "common/gpu_mma.hpp"
+#include "q4_0/mma_sm80.hpp"
 
 using namespace bwprof::gpu;
 

@@ -7,11 +7,12 @@
 #include <map>
 #include <string>
 
-#include "bwprof/backend.hpp"
+#include "attention/attention.hpp"
+#include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/kernel.hpp"
-#include "bwprof/runner.hpp"
-#include "cpu/reference.hpp"
+#include "gemm/gemm.hpp"
+#include "kv_cache/kv_cache.hpp"
+#include "layernorm/layernorm.hpp"
 
 using namespace bwprof;
 
@@ -167,6 +168,21 @@ TEST(Reference, CheckCatchesAWrongCopy) {
   EXPECT_TRUE(kv_append_check(d, p).ok);
   d.k_cache.set(d.positions[0] * 4 + 1, 123.0f);
   EXPECT_FALSE(kv_append_check(d, p).ok);
+}
+
+TEST(Reference, FmaChainsCountTheirFlopsAndFailWhenNotRun) {
+  const KernelFamily& k = find_kernel("fma_chain");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"workers", "2"}, {"iters", "100"}});
+  EXPECT_DOUBLE_EQ(k.traffic(p).flops, 2.0 * 128 * 100 * 2);  // 128 chains a thread, 2 FLOPs an FMA
+  auto inst = find_variant(k, "cpu", "").make(backend_for("cpu"), p);
+  EXPECT_FALSE(inst->check().ok);  // nothing computed yet
+  inst->launch();
+  EXPECT_TRUE(inst->check().ok);
+  Problem few = make_problem(k, "cpu", "", "fp32", {{"workers", "3"}, {"iters", "5"}});  // not yet at the fixed point
+  auto inst5 = find_variant(k, "cpu", "").make(backend_for("cpu"), few);
+  inst5->launch();
+  EXPECT_TRUE(inst5->check().ok);
+  EXPECT_THROW(make_problem(k, "cpu", "", "fp16", {}), InvalidArgument);  // the CPU's chains are FP32
 }
 
 TEST(Registry, BadParametersAreInvalidArguments) {

@@ -1,8 +1,8 @@
 // Parameters are parsed once, into typed values, when the problem is made.
 #include <gtest/gtest.h>
 
+#include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/kernel.hpp"
 
 using namespace bwprof;
 

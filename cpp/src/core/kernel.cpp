@@ -1,9 +1,11 @@
+// Problems: parameters parsed once into typed values, validated against a kernel's descriptor.
 #include "bwprof/kernel.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "bwprof/error.hpp"
 
@@ -26,6 +28,47 @@ bool parse_bool(const std::string& v, bool& out) {
 }
 
 }  // namespace
+
+const char* to_string(Ceiling c) {
+  switch (c) {
+    case Ceiling::kMemory: return "memory";
+    case Ceiling::kVector: return "vector";
+    default: return "none";
+  }
+}
+
+ParamSpec int_param(const char* name, const char* def, const char* help, std::int64_t min) {
+  ParamSpec p;
+  p.name = name;
+  p.default_value = def;
+  p.help = help;
+  p.min = min;
+  return p;
+}
+
+ParamSpec bool_param(const char* name, const char* def, const char* help) {
+  ParamSpec p = int_param(name, def, help);
+  p.kind = ParamSpec::Kind::kBool;
+  return p;
+}
+
+ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help) {
+  ParamSpec p = int_param(name, def, help);
+  p.kind = ParamSpec::Kind::kChoice;
+  p.choices = std::move(choices);
+  return p;
+}
+
+std::int64_t checked_elements(const Problem& p, std::initializer_list<const char*> names) {
+  std::int64_t n = 1;
+  std::string what;
+  for (const char* name : names) {
+    what += (what.empty() ? "" : "*") + std::string(name);
+    n = checked_mul(n, p.i(name), what.c_str());
+  }
+  checked_mul(n, 4, what.c_str());  // bytes of an FP32 tensor of that size
+  return n;
+}
 
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;
@@ -85,15 +128,6 @@ std::vector<std::pair<std::string, std::string>> Problem::params_text() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& kv : params) out.emplace_back(kv.first, kv.second.text());
   return out;
-}
-
-const KernelFamily& find_kernel(const std::string& name) {
-  std::vector<std::string> names;
-  for (auto& k : kernel_registry()) {
-    if (k.name == name) return k;
-    names.push_back(k.name);
-  }
-  BWPROF_INVALID("kernel: unknown kernel '" + name + "' (known: " + join(names) + ")");
 }
 
 const Variant& find_variant(const KernelFamily& k, const std::string& backend_kind,

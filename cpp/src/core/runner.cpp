@@ -7,6 +7,7 @@
 
 #include "bwprof/error.hpp"
 #include "bwprof/occupancy.hpp"
+#include "bwprof/peaks.hpp"
 
 namespace bwprof {
 
@@ -31,25 +32,6 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
     if (enough || n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;
   }
   return times;
-}
-
-void measure_stream_peaks(Backend& backend, const std::string& backend_kind, std::int64_t n,
-                          const RunOptions& opt, Peaks& out) {
-  double best = 0;
-  std::string best_name;
-  for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
-    const std::string name = std::string("stream_") + op;
-    const KernelFamily& k = find_kernel(name);
-    Problem p = make_problem(k, backend_kind, "", "fp32", {{"n", std::to_string(n)}});
-    auto inst = find_variant(k, backend_kind, "").make(backend, p);
-    const TimingStats s = summarize(run_repeats(backend, *inst, opt));
-    const Traffic t = k.traffic(p);
-    const double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
-    out.bandwidth_by_kernel[name] = gbs;
-    if (gbs > best) best = gbs, best_name = name;
-  }
-  out.bandwidth_gbs = best;
-  out.bandwidth_source = "measured:" + best_name;
 }
 
 namespace {
@@ -77,13 +59,11 @@ int debug_slowdown(const std::string& kernel) {
 
 }  // namespace
 
-Measurement measure(const std::string& kernel, const std::string& dtype, const std::string& device,
-                    const std::string& variant, const std::map<std::string, std::string>& params,
-                    const RunOptions& options) {
+Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params,
+                           const RunOptions& options) {
   RunOptions opt = options;
-  opt.launches_per_timing = std::max(opt.launches_per_timing, debug_slowdown(kernel));
-  const KernelFamily& k = find_kernel(kernel);
-  Backend& backend = backend_for(device);
+  opt.launches_per_timing = std::max(opt.launches_per_timing, debug_slowdown(k.name));
   const DeviceInfo& info = backend.info();
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);
@@ -132,7 +112,7 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
       m.occupancy_limiter = "unknown architecture";  // not in the occupancy tables: leave it open
     }
   }
-  m.peaks = backend.peaks(p.dtype);
+  m.peaks = device_peaks(backend, p.dtype);
   // FP16 on the matrix units: their roof, from the architecture table (bwprof measures no matrix
   // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
   if (find_variant(k, kind, p.variant).matrix_units && p.dtype == DType::kF16 &&

@@ -1,19 +1,15 @@
 // The GPU backend: device events around the kernel alone, L2 flushed by writing a buffer twice
-// its size, device properties, theoretical peaks from the architecture table (bwprof/arch.hpp), and
-// achievable peaks measured by bwprof's own stream and FMA-chain kernels.
+// its size, device properties and theoretical peaks from the architecture table (bwprof/arch.hpp).
 #include "gpu/gpu_backend.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/runner.hpp"
 #include "gpu/gpu_entry.hpp"
-#include "gpu_kernels.hpp"
 
 namespace bwprof {
 
@@ -180,49 +176,5 @@ void GpuBackend::flush_l2() {
 }
 
 void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
-
-void GpuBackend::measure_peaks() {
-  RunOptions opt;
-  opt.cold = true;
-  opt.warmup = 2;
-  opt.min_repeats = 10;
-  opt.min_time_s = 0.02;
-  opt.max_time_s = 2.0;
-  opt.verify = false;
-  // 1 GiB FP32 arrays where memory allows (three of them), else a sixteenth of memory each.
-  std::int64_t n = 1ll << 28;
-  while (n > (1 << 20) && 3.0 * 4 * n > info_.memory_bytes / 4) n >>= 1;
-  // Smaller arrays on request, e.g. for a compute-sanitizer run where every access is checked.
-  if (const char* env = std::getenv("BWPROF_PEAK_ARRAY_BYTES")) {
-    const long long bytes = std::atoll(env);
-    if (bytes >= 4096) n = bytes / 4;
-  }
-  measure_stream_peaks(*this, "gpu", n, opt, bw_peaks_);
-  bw_peaks_.bandwidth_theoretical_gbs = info_.bandwidth_theoretical_gbs;
-  fp32_gflops_ = gpu_fma_chain_gflops(*this, DType::kF32);
-  fp16_gflops_ = gpu_fma_chain_gflops(*this, DType::kF16);
-  measured_ = true;
-}
-
-namespace {
-std::mutex g_peaks_mutex;
-}  // namespace
-
-void GpuBackend::forget_peaks() {
-  std::lock_guard<std::mutex> g(g_peaks_mutex);
-  measured_ = false;
-  bw_peaks_ = Peaks();
-}
-
-Peaks GpuBackend::peaks(DType dtype) {
-  std::lock_guard<std::mutex> g(g_peaks_mutex);
-  if (!measured_) measure_peaks();
-  Peaks p = bw_peaks_;
-  const bool f32 = dtype == DType::kF32;
-  p.gflops = f32 ? fp32_gflops_ : fp16_gflops_;
-  p.compute_source = std::string("measured:fma_chain_") + (f32 ? "fp32" : "fp16");
-  p.gflops_theoretical = f32 ? info_.fp32_gflops_theoretical : info_.fp16_gflops_theoretical;
-  return p;
-}
 
 }  // namespace bwprof
