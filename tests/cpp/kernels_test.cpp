@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attention/attention.hpp"
+#include "fill/fill.hpp"
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
 #include "gemm/gemm.hpp"
@@ -67,6 +68,7 @@ const Case kCases[] = {
     {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "silu"}}},
     {"intensity_sweep", {{"n", "1001"}, {"fmas", "1"}}},
     {"intensity_sweep", {{"n", "4099"}, {"fmas", "37"}}},
+    {"fill", {{"n", "100003"}}},
 };
 
 std::string case_name(const ::testing::TestParamInfo<EveryKernel::ParamType>& info) {
@@ -168,6 +170,27 @@ TEST(Reference, CheckCatchesAWrongCopy) {
   EXPECT_TRUE(kv_append_check(d, p).ok);
   d.k_cache.set(d.positions[0] * 4 + 1, 123.0f);
   EXPECT_FALSE(kv_append_check(d, p).ok);
+}
+
+TEST(Reference, FillChecksEveryElementAgainstThePoison) {
+  // The buffer starts poisoned, so a fill that never ran, or missed one element, fails.
+  const KernelFamily& k = find_kernel("fill");
+  for (const char* dtype : {"fp32", "fp16"}) {
+    Problem p = make_problem(k, "cpu", "", dtype, {{"n", "1001"}});
+    auto inst = find_variant(k, "cpu", "").make(backend_for("cpu"), p);
+    EXPECT_FALSE(inst->check().ok) << dtype << ": the poisoned buffer passed";
+    inst->launch();
+    EXPECT_TRUE(inst->check().ok) << dtype;
+    FillData d = make_fill_data(p);
+    for (std::size_t i = 0; i < d.y.size(); ++i) d.y.set(i, kFillValue);
+    EXPECT_TRUE(fill_check(d, p).ok);
+    d.y.set(1000, kFillPoison);  // the last element missed
+    EXPECT_FALSE(fill_check(d, p).ok) << dtype;
+  }
+  Traffic t = k.traffic(make_problem(k, "cpu", "", "fp16", {{"n", "1000"}}));
+  EXPECT_EQ(t.bytes_read, 0);
+  EXPECT_EQ(t.bytes_written, 2000);
+  EXPECT_EQ(t.flops, 0);
 }
 
 TEST(Reference, FmaChainsCountTheirFlopsAndFailWhenNotRun) {

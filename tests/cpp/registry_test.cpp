@@ -36,9 +36,10 @@ const Variant& variant(const std::string& kernel, const std::string& backend, co
 }  // namespace
 
 TEST(Registry, EveryKernelInItsOrderOnce) {
-  // The list as bwprof.kernels() has always shown it, the FMA chains last.
+  // The list as bwprof.kernels() has always shown it, fill after the stream kernels and the FMA
+  // chains last.
   const std::vector<std::string> expect = {
-      "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "gemm", "qkv_projection",
+      "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "fill", "gemm", "qkv_projection",
       "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
       "intensity_sweep", "fma_chain"};
   EXPECT_EQ(names(), expect);
@@ -117,5 +118,5 @@ TEST(Registry, SuiteConfigurationsBuildValidProblems) {
       ++configs;
     }
   }
-  EXPECT_EQ(configs, 47);  // the suite of the old suite.py
+  EXPECT_EQ(configs, 47 + 1);  // the suite of the old suite.py, and fill's configuration
 }

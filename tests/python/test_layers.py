@@ -145,7 +145,7 @@ def test_every_source_sits_in_a_layer_and_includes_only_downward():
 def test_the_core_names_no_family_or_kernel():
     names = family_names(ROOT)
     # The names the scan must know, or it could pass by knowing none.
-    assert {"stream", "gemm", "stream_triad", "qkv_projection", "q4_0_matmul", "fma_chain",
+    assert {"stream", "gemm", "stream_triad", "qkv_projection", "q4_0_matmul", "fill", "fma_chain",
             "roofline"} <= names
     assert core_literal_violations(ROOT, names) == []
 
