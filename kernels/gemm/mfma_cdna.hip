@@ -89,7 +89,9 @@ class MfmaRunner final : public GemmRunner {
     BWPROF_CHECK_LAUNCH("bwprof_gemm_mfma");
   }
   Resources resources() const override {
-    return gemm::with_act(act_, [&](auto a) { return kernel_resources(bwprof_gemm_mfma<decltype(a)::value>, kMfmaThreads); });
+    return gemm::with_act(act_, [&](auto a) {
+      return kernel_resources(bwprof_gemm_mfma<decltype(a)::value>, kMfmaThreads);
+    });
   }
 
  private:

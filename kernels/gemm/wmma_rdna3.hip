@@ -106,7 +106,9 @@ class WmmaRunner final : public GemmRunner {
     BWPROF_CHECK_LAUNCH("bwprof_gemm_wmma");
   }
   Resources resources() const override {
-    return gemm::with_act(act_, [&](auto a) { return kernel_resources(bwprof_gemm_wmma<decltype(a)::value>, kWmmaThreads); });
+    return gemm::with_act(act_, [&](auto a) {
+      return kernel_resources(bwprof_gemm_wmma<decltype(a)::value>, kWmmaThreads);
+    });
   }
 
  private:

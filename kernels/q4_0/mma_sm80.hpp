@@ -1,5 +1,5 @@
 // Q4_0 matrix-vector / small-batch product on NVIDIA matrix units (mma.sync m16n8k16, sm_80+),
-// over bwprof's fragment-ordered re-packing of the weights. Shared by kernels/q4_0/matmul_mma_sm80.hip and the
+// over bwprof's fragment-ordered re-packing of the weights. Shared by matmul_mma_sm80.hip and the
 // standalone experiment benchmarks/experiments/gemv_variants.cu.
 //
 // Why: the scalar kernel spends ~4.5 instructions per weight (decode, convert X, FMA), which on the
