@@ -1,7 +1,8 @@
 // NVIDIA Hopper (sm_90a) helpers for the `tensor` GEMM: mbarriers, the bulk tensor copy engine
 // (TMA) and warpgroup MMA (wgmma). The bodies exist only in the sm_90a pass of nvcc
 // (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere they are empty and the host never launches a kernel that
-// uses them (see wgmma_built() in gemm.hip). CUDA only: AMD's matrix path is MFMA in gemm.hip.
+// uses them (see wgmma_fits() in kernels/gemm/wgmma_sm90.hip). CUDA only: AMD's matrix path is
+// MFMA (kernels/gemm/mfma_cdna.hip).
 #pragma once
 #include "common/gpu_runtime.hpp"
 
