@@ -46,12 +46,13 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Union
 
 import numpy as np
 import pandas as pd
+
+from .files import atomic_write_json
 
 FORMAT = "bwprof-baseline"
 VERSION = 1
@@ -117,41 +118,6 @@ def _bwprof_version() -> str:
         return "unknown"
 
 
-def _atomic_write_json(obj: Any, path: Path) -> None:
-    """Write JSON so that a crash leaves either the old file or the complete new one.
-
-    The data goes to a temporary file in the same folder (same file system, so the rename is
-    atomic), is flushed and fsync'ed, and only then replaces the target with os.replace.
-    """
-    folder = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1, allow_nan=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, 0o644)  # mkstemp makes 0600; a baseline is meant to be shared
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
-    # Make the rename itself durable; not possible on every platform, so best effort.
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 def save(df: pd.DataFrame, path: PathLike) -> Path:
     """Save a results DataFrame (or anything :func:`load` reads) as a baseline JSON file.
 
@@ -172,7 +138,7 @@ def save(df: pd.DataFrame, path: PathLike) -> Path:
         "bwprof_version": _bwprof_version(),
         "rows": rows,
     }
-    _atomic_write_json(doc, path)
+    atomic_write_json(path, doc, indent=1, allow_nan=False)
     return path
 
 
