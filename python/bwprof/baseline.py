@@ -52,7 +52,8 @@ from typing import Any, Iterable, Union
 import numpy as np
 import pandas as pd
 
-from .files import atomic_write_json
+from .files import atomic_write_json as _atomic_write_json
+from .tables import TEXT as _TEXT, format_table as _table
 
 FORMAT = "bwprof-baseline"
 VERSION = 1
@@ -138,7 +139,7 @@ def save(df: pd.DataFrame, path: PathLike) -> Path:
         "bwprof_version": _bwprof_version(),
         "rows": rows,
     }
-    atomic_write_json(path, doc, indent=1, allow_nan=False)
+    _atomic_write_json(path, doc, indent=1, allow_nan=False)
     return path
 
 
@@ -469,16 +470,16 @@ def plot_changes(cmp: pd.DataFrame, path: PathLike | None = None):
 # --------------------------------------------------------------------------------------------
 # Command line
 
+# Times to the nanosecond, changes with their sign: the columns a reviewer reads first.
+_CMP_FORMATS = {"baseline_time_us": "{:.3f}", "new_time_us": "{:.3f}", "change_pct": "{:+.2f}",
+                "threshold_pct": "{:.2f}"}
+
+
 def _format_table(cmp: pd.DataFrame) -> str:
     if cmp.empty:
         return "(no rows)"
-    shown = cmp.copy()
-    for col in ("baseline_time_us", "new_time_us"):
-        shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
-    for col in ("change_pct", "threshold_pct"):
-        shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:+.2f}"
-                                    if col == "change_pct" else f"{v:.2f}")
-    return shown.to_string(index=False)
+    spec = [(c, str(c), _CMP_FORMATS.get(c, _TEXT)) for c in cmp.columns]
+    return _table(cmp, spec, sep=" ", missing="", rule=False, text_align="right")
 
 
 def _summary(cmp: pd.DataFrame) -> str:

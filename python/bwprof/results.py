@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import _core
-from .files import atomic_write_text
+from .files import atomic_write_text as _atomic_write_text
 
 REPORT = "bandwidth_report.json"
 CSV = "results.csv"
@@ -69,7 +69,7 @@ class RunWriter:
             "columns": self.columns,
             "rows": self.rows,
         }
-        atomic_write_text(self.path / REPORT, json.dumps(report, indent=1))
+        _atomic_write_text(self.path / REPORT, json.dumps(report, indent=1))
 
 
 def save_run(df: pd.DataFrame, out_dir: str | os.PathLike | None = None, device: dict | None = None) -> Path:

@@ -39,7 +39,7 @@ def test_the_run_report_goes_through_it(tmp_path, monkeypatch):
 
     seen = []
     real = files.atomic_write_text
-    monkeypatch.setattr(results, "atomic_write_text", lambda p, t: seen.append(p.name) or real(p, t))
+    monkeypatch.setattr(results, "_atomic_write_text", lambda p, t: seen.append(p.name) or real(p, t))
     w = results.RunWriter(tmp_path, {"id": "cpu"}, columns=["kernel", "time_median_us"])
     w.add({"kernel": "k", "time_median_us": 1.5})
     assert seen == ["bandwidth_report.json"] * 2

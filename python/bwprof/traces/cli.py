@@ -49,16 +49,21 @@ def _fail(message):
 
 
 def _format_table(df, by, top):
-    import pandas as pd
-
     show = df.head(top).copy()
     if by == "kernel":
         show = show.drop(columns=["kernel_name"]).rename(columns={"short_name": "kernel"})
     show["total_ms"] = show.pop("total_time_ns") / 1e6
     show["avg_us"] = show.pop("avg_time_ns") / 1e3
     show["pct"] = show.pop("pct_gpu_time")
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        return show.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+    return _plain_table(show)
+
+
+def _plain_table(df):
+    """Every column under its own name, right-aligned, floats to three decimals."""
+    from ..tables import format_table, frame_columns
+
+    return format_table(df, frame_columns(df, "{:.3f}"), sep=" ", missing="NaN", rule=False,
+                        text_align="right")
 
 
 def _print_analysis(df, by, top, with_amdahl=False, with_findings=False):
@@ -76,7 +81,7 @@ def _print_analysis(df, by, top, with_amdahl=False, with_findings=False):
             a[key] = table["short_name"].head(top).values
         a = a.drop(columns=["total_time_ns"])
         print("\nOverall speed-up if one group got faster (Amdahl):")
-        print(a.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(_plain_table(a))
     if with_findings:
         f = findings(df)
         print("\nFindings:" if len(f) else "\nFindings: none (no counter crossed its threshold).")
