@@ -424,33 +424,30 @@ def plot_changes(cmp: pd.DataFrame, path: PathLike | None = None):
     The grey band around each bar is the change that row needed to count. Saves to ``path``
     (format from the suffix, e.g. .png or .svg) when given; returns the matplotlib Figure.
     """
-    # An Agg canvas of its own: no pyplot state, and the user's backend choice is left alone.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from matplotlib.patches import Patch
+
+    from .plots.bars import hbars
+    from .plots.figure import _figure
 
     rows = cmp[cmp["verdict"].isin(list(_VERDICT_COLOURS))].reset_index(drop=True)
     height = max(2.5, 0.35 * len(rows) + 1.5)
-    fig = Figure(figsize=(11, height))
-    FigureCanvasAgg(fig)
+    fig = _figure(11, height)
     ax = fig.add_subplot(1, 1, 1)
     if rows.empty:
         ax.text(0.5, 0.5, "no kernels in both runs", ha="center", va="center",
                 transform=ax.transAxes)
     else:
-        y = np.arange(len(rows))[::-1]
         thr = rows["threshold_pct"].to_numpy(dtype=float)
-        ax.barh(y, 2 * thr, left=-thr, height=0.8, color="#dddddd", zorder=1)
+        change = rows["change_pct"].to_numpy(dtype=float)
         colours = [_VERDICT_COLOURS[v] for v in rows["verdict"]]
-        ax.barh(y, rows["change_pct"].to_numpy(dtype=float), height=0.5, color=colours, zorder=2)
-        # A zero-length bar is invisible; a dot shows where each change lies.
-        ax.scatter(rows["change_pct"].to_numpy(dtype=float), y, s=12, c=colours, zorder=3)
         label_cols = ["kernel", "variant", "dtype", "shape"]
         if "cache" in rows.columns and rows["cache"].nunique() > 1:
             label_cols.append("cache")
         labels = [" ".join(str(r[c]) for c in label_cols if str(r[c])) for _, r in rows.iterrows()]
-        ax.set_yticks(y)
-        ax.set_yticklabels(labels, fontsize=8)
+        y = hbars(ax, 2 * thr, left=-thr, height=0.8, colors="#dddddd", zorder=1)
+        hbars(ax, change, labels, height=0.5, colors=colours, label_size=8, zorder=2)
+        # A zero-length bar is invisible; a dot shows where each change lies.
+        ax.scatter(change, y, s=12, c=colours, zorder=3)
         ax.axvline(0.0, color="black", linewidth=0.8, zorder=3)
     ax.set_xlabel("change in median kernel time vs baseline (%)  (+ = slower)")
     devices = sorted(set(rows["device"])) if not rows.empty else []

@@ -114,20 +114,18 @@ def _trace(args):
 
 def plot_breakdown(table, by, path, top=20):
     """Save a horizontal bar chart of a breakdown table (% of GPU time) to ``path``."""
-    import matplotlib
+    from ..plots.bars import hbars
+    from ..plots.figure import _figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = table.head(top).iloc[::-1]
+    rows = table.head(top)
     labels = rows["short_name"] if by == "kernel" else rows["category"]
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
-    ax.barh([str(x)[:50] for x in labels], rows["pct_gpu_time"])
+    fig = _figure(8, 0.35 * len(rows) + 1.2)
+    ax = fig.add_subplot(1, 1, 1)
+    hbars(ax, rows["pct_gpu_time"], [str(x)[:50] for x in labels])
     ax.set_xlabel("% of GPU time")
     ax.set_title(f"GPU time by {by}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
