@@ -24,9 +24,6 @@ def _verdicts(change: np.ndarray, threshold: np.ndarray) -> np.ndarray:
                     np.where(change < -threshold, "faster", "unchanged"))
 
 
-# --------------------------------------------------------------------------------------------
-# Comparing
-
 def _as_frame(obj: Any, what: str) -> pd.DataFrame:
     if isinstance(obj, pd.DataFrame):
         return _normalize(obj, source=what)

@@ -8,6 +8,11 @@ touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` 
     df = bwprof.run_suite(quick=True)
     fig = plots.roofline(df, path="results/roofline")   # results/roofline.png + .svg
     plots.plot_all(df, "results/run1")
+
+One chart kind per module: comparison (fp32_vs_fp16, comparison_table), roofline_chart,
+breakdown (time_breakdown) and peaks (peak_bandwidth), over labels (place_labels), bars (the
+horizontal-bar helper), style (colours, markers, artist ids) and figure (Agg figures, saving).
+matplotlib is imported only by the functions that draw.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ _HEADER_SCAN_LINES = 200
 
 
 # --------------------------------------------------------------------------------------------
-# Reading text and CSV with line numbers
+# Reading text, CSV and JSON with line numbers
 # --------------------------------------------------------------------------------------------
 
 def _read_text(path):
