@@ -1,6 +1,5 @@
 // Q4_0 matrix-vector / small-batch product on NVIDIA matrix units (mma.sync m16n8k16, sm_80+),
-// over bwprof's fragment-ordered re-packing of the weights. Shared by matmul_mma_sm80.hip and the
-// standalone experiment benchmarks/experiments/gemv_variants.cu.
+// over bwprof's fragment-ordered re-packing of the weights (used by matmul_mma_sm80.hip).
 //
 // Why: the scalar kernel spends ~4.5 instructions per weight (decode, convert X, FMA), which on the
 // H100 is as long as reading the weights, and needs 93 registers (25% occupancy). Here W is the
@@ -219,7 +218,7 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // shared memory by cp.async (q4_x_smem_bytes(M, K); rows padded by 64 bytes, so that two rows' 16-byte
 // reads by a warp fall in different banks), which frees the 8 registers a chunk's X fragment would
 // hold: 56 registers at U = 4 instead of 98. Otherwise X is loaded with its chunk, in the ring.
-// Measured on an H100 (median of 30, L2 flushed; benchmarks/experiments/gemv_notes.md): M = 1
+// Measured on an H100 (median of 30, L2 flushed; docs/notes/gemv.md): M = 1
 // 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
 // (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
 // 18.9 -> 18.2.

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 import pandas as pd
 
-from . import _core
+from . import _core, tables as _tables
 from .api import device as _device, devices as _devices, kernels as _kernels, peaks as _peaks
 from .results import RunWriter
 from .suite import run_suite
@@ -24,27 +23,7 @@ TABLE_COLUMNS = [
 
 def format_table(df: pd.DataFrame) -> str:
     """A readable fixed-width table of the main columns."""
-    cols = [(c, h, f) for c, h, f in TABLE_COLUMNS if c in df.columns]
-
-    def cell(v, f):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "-"
-        if isinstance(v, bool):
-            return "yes" if v else "NO"
-        try:
-            return f.format(v)
-        except (ValueError, TypeError):
-            return str(v)
-
-    body = [[cell(r[c], f) for c, _, f in cols] for r in df.to_dict("records")]
-    heads = [h for _, h, _ in cols]
-    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(heads)]
-    numeric = [f != "{}" for _, _, f in cols]
-
-    def line(vals):
-        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(vals, widths, numeric)).rstrip()
-
-    return "\n".join([line(heads), line(["-" * w for w in widths])] + [line(b) for b in body])
+    return _tables.format_table(df, TABLE_COLUMNS)
 
 
 def _cmd_devices(args) -> int:

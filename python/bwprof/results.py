@@ -7,12 +7,12 @@ import datetime as _dt
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from . import _core
+from .files import atomic_write_text as _atomic_write_text
 
 REPORT = "bandwidth_report.json"
 CSV = "results.csv"
@@ -24,20 +24,6 @@ def _clean(v):
     if hasattr(v, "item"):  # numpy scalars
         return _clean(v.item())
     return v
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class RunWriter:

@@ -1,9 +1,9 @@
-"""The roofline model: ceilings per dtype, ridge points, attainable performance and the bound.
+"""The roofline model: ceilings per dtype, ridge points, and rows judged against chosen ceilings.
 
-The C++ core already classifies every measured row against the peaks of its own dtype (vector
-compute and the best stream kernel). This module gives the same rule a choice of ceilings, so a
-GEMM can be judged against the matrix roof, an old CSV against a newer device measurement, or a
-run against the datasheet::
+The judgement itself (attainable performance, efficiency, bound, grade, above-peak and the
+bottleneck text) is the C++ core's, the same function every measured row went through
+(``bwprof._core.judge``). This module chooses the ceilings, so an old CSV can be judged against a
+newer device measurement, or a run against the datasheet::
 
     import bwprof, bwprof.roofline as rl
     ceil = rl.ceilings("gpu:0")                  # measured and theoretical, per dtype
@@ -19,16 +19,17 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-# Same threshold as the C++ core (measurement.cpp): under a quarter of the roof, neither roof
-# explains the time.
+# The core's thresholds (cpp/include/bwprof/roofline.hpp), for readers of charts and tables: under a
+# quarter of the roof neither roof explains the time; 10 % above a measured peak is not noise.
 LATENCY_EFFICIENCY_PCT = 25.0
-# Without a datasheet peak, a figure this far above the measured peak cannot be a DRAM figure.
 ABOVE_MEASURED_FACTOR = 1.10
 
 CEILING_COLUMNS = ["name", "dtype", "kind", "value", "unit", "source", "detail"]
 KINDS = ("memory", "vector", "matrix")
 UNITS = {"memory": "GB/s", "vector": "GFLOP/s", "matrix": "GFLOP/s"}
-# Families whose work runs on matrix units when the device has them.
+# Families whose best row of a run may stand in for the measured matrix roof (until bwprof measures
+# one of its own). Which rows are JUDGED against the matrix roof is the registry's answer: the
+# variants that run a dtype on the matrix units (``bwprof.kernels()``: ``matrix_dtypes``).
 MATRIX_FAMILIES = ("gemm",)
 SWEEP_KERNEL = "intensity_sweep"
 
@@ -226,12 +227,15 @@ def _pick(ceil: pd.DataFrame, dtype: str, kind: str, prefer: str) -> tuple[float
 
 
 def roofs_for(ceil: pd.DataFrame, dtype: str, family: str = "", prefer: str = "measured",
-              matrix_families=MATRIX_FAMILIES) -> dict:
-    """The roofs a row of ``dtype``/``family`` is judged against: bandwidth, compute, and the
-    theoretical ones that decide whether a figure is above the device's peak."""
+              matrix_families=MATRIX_FAMILIES, *, matrix: bool | None = None) -> dict:
+    """The roofs a row of ``dtype`` is judged against: bandwidth, compute, and the theoretical ones
+    that decide whether a figure is above the device's peak. The matrix roof is used when ``matrix``
+    is true (default: when ``family`` is in ``matrix_families``) and the ceilings have one."""
+    if matrix is None:
+        matrix = family in (matrix_families or ())
     bw, bw_name = _pick(ceil, dtype, "memory", prefer)
     fl, fl_name = math.nan, ""
-    if family in matrix_families:
+    if matrix:
         fl, fl_name = _pick(ceil, dtype, "matrix", prefer)
     if math.isnan(fl):
         fl, fl_name = _pick(ceil, dtype, "vector", prefer)
@@ -243,71 +247,81 @@ def roofs_for(ceil: pd.DataFrame, dtype: str, family: str = "", prefer: str = "m
             "gflops_theoretical": float(fl_t["value"].max()) if len(fl_t) else math.nan}
 
 
-def _judge(gflops, bw_achieved, intensity, flops, nbytes, r: dict) -> dict:
-    """One row against one set of roofs, by the C++ core's rule (measurement.cpp)."""
-    bw, fl = r["bandwidth_gbs"], r["gflops"]
-    has_roofs = bw > 0 and fl > 0
-    memory_side = True
-    att = math.nan
-    if flops > 0 and nbytes > 0 and has_roofs:
-        mem_roof = intensity * bw
-        memory_side = mem_roof < fl
-        att = min(fl, mem_roof)
-        eff = 100.0 * gflops / att if att > 0 else math.nan
-    elif flops > 0 and nbytes == 0 and fl > 0:
-        memory_side = False
-        att = fl
-        eff = 100.0 * gflops / fl
-    else:  # pure data movement: the bandwidth roof alone judges it
-        eff = 100.0 * bw_achieved / bw if bw > 0 else math.nan
-    if math.isnan(eff):
-        bound = "unknown"
-    elif eff < LATENCY_EFFICIENCY_PCT:
-        bound = "latency"
-    else:
-        bound = "memory" if memory_side else "compute"
-    bw_t, fl_t = r["bandwidth_theoretical_gbs"], r["gflops_theoretical"]
-    above = bool((bw_t > 0 and bw_achieved > bw_t) or
-                 (not bw_t > 0 and bw > 0 and bw_achieved > ABOVE_MEASURED_FACTOR * bw) or
-                 (fl_t > 0 and gflops > fl_t) or
-                 (not fl_t > 0 and fl > 0 and gflops > ABOVE_MEASURED_FACTOR * fl))
-    return {"attainable_gflops": att, "roofline_efficiency_pct": eff, "bound": bound, "above_peak": above}
+def matrix_variants() -> set:
+    """(kernel, backend kind, variant, dtype) of every variant that runs that dtype on the matrix
+    units, from this build's registry."""
+    from . import _core
+    return {(k["name"], v["backend"], v["name"], dt) for k in _core.kernels() for v in k["variants"]
+            for dt in v.get("matrix_dtypes", ())}
 
 
-def _note(j: dict, r: dict, bw_pct: float, fl_pct: float) -> str:
-    roof = r["gflops_name"] or "compute"
-    if j["above_peak"]:
-        return ("above the ceiling: the figure exceeds the device's peak, so the data stayed in cache "
-                "(or a faster unit than the chosen roof did the work)")
-    if j["bound"] == "unknown":
-        return "no roof is known for this dtype"
-    if j["bound"] == "latency":
-        txt = f"latency-bound: {bw_pct:.1f} % of the memory roof"
-        if not math.isnan(fl_pct):
-            txt += f" and {fl_pct:.1f} % of the {roof} roof"
-        return txt + ("; neither roof explains the time: the kernel waits on dependencies, "
-                      "launches or too few threads in flight (occupancy)")
-    if j["bound"] == "memory":
-        return f"memory-bound at {j['roofline_efficiency_pct']:.0f} % of the roof ({r['bandwidth_name']})"
-    return f"compute-bound at {j['roofline_efficiency_pct']:.0f} % of the {roof} roof"
+def _on_matrix_units(out: pd.DataFrame, matrix_families) -> pd.Series:
+    """Per row: is it judged against its dtype's matrix roof?"""
+    def col(name):
+        return out[name].astype(str) if name in out else pd.Series("", index=out.index)
+    if matrix_families is not None:  # the caller's explicit choice, by family
+        return col("family").isin(list(matrix_families))
+    # A measured row says which roof the core judged it against (its compute source names the
+    # matrix units); a row without that record is looked up in this build's registry.
+    src = col("peak_compute_source").replace("nan", "")
+    kind = col("backend").map(lambda b: "cpu" if b == "cpu" else "gpu")
+    keys = list(zip(col("kernel"), kind, col("variant"), col("dtype")))
+    known = matrix_variants() if (src == "").any() else set()
+    return pd.Series([("matrix" in s) if s else (k in known) for s, k in zip(src, keys)],
+                     index=out.index, dtype=bool)
+
+
+def _own_roofs(out: pd.DataFrame, prefer: str, info: dict) -> list[dict]:
+    """Each row's own roofs, as its record carries them (what the core judged it against)."""
+    def col(name, default=math.nan):
+        return pd.to_numeric(out[name], errors="coerce") if name in out else \
+            pd.Series(default, index=out.index, dtype=float)
+    bw, bw_t, fl = col("peak_bandwidth_gbs"), col("theoretical_bandwidth_gbs"), col("peak_gflops")
+    src = out["peak_compute_source"].astype(str) if "peak_compute_source" in out else \
+        pd.Series("", index=out.index)
+    dts = out["dtype"].astype(str) if "dtype" in out else pd.Series("", index=out.index)
+    roofs = []
+    for i in out.index:
+        dt, s = dts[i], src[i]
+        matrix = "matrix" in s
+        units = "matrix" if matrix else "vector"
+        # A matrix roof in a record is the datasheet's own; a vector roof's datasheet figure comes
+        # from the device's properties (when the run was made on this machine, or ``info`` says).
+        fl_t = fl[i] if matrix and s.startswith("theoretical") else \
+            _num(info.get(f"{dt}_matrix_gflops_theoretical" if matrix else f"{dt}_gflops_theoretical"))
+        r = {"bandwidth_gbs": _num(bw[i]), "bandwidth_theoretical_gbs": _num(bw_t[i]),
+             "gflops": _num(fl[i]), "gflops_theoretical": fl_t,
+             "bandwidth_name": f"{dt} memory", "gflops_name": f"{dt} {units}"}
+        if s.startswith("theoretical"):
+            r["gflops_name"] += " (theoretical)"
+        if prefer == "theoretical":
+            if not math.isnan(r["bandwidth_theoretical_gbs"]):
+                r["bandwidth_gbs"], r["bandwidth_name"] = r["bandwidth_theoretical_gbs"], f"{dt} memory (theoretical)"
+            if not math.isnan(fl_t) and not r["gflops_name"].endswith("(theoretical)"):
+                r["gflops"], r["gflops_name"] = fl_t, f"{dt} {units} (theoretical)"
+        roofs.append(r)
+    return roofs
 
 
 def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: str = "measured",
-             matrix_families=MATRIX_FAMILIES) -> pd.DataFrame:
+             matrix_families=None, info: dict | None = None) -> pd.DataFrame:
     """A copy of ``df`` with ``attainable_gflops``, ``roofline_efficiency_pct``, ``bound`` and
-    ``above_peak`` recomputed against ``ceilings`` (default: the ones in ``df``'s own columns).
+    ``above_peak`` judged again by the core's one judgement (``bwprof._core.judge``).
 
-    Rows of ``matrix_families`` use their dtype's matrix roof where one exists; ``prefer``
-    picks measured or theoretical roofs (the other is the fallback). The rule is the core's:
-    latency under 25 % of the roof, else memory or compute by the side of the ridge. Adds
-    ``ceiling_bandwidth_gbs``, ``ceiling_gflops``, ``ceiling_name``, ``ridge_flop_per_byte``
-    and ``roofline_note`` (why, in words); ``bottleneck`` keeps the core's text.
+    Without ``ceilings`` each row is judged against its own recorded roofs (the peak columns the
+    core used when it measured the row), so ``classify(run)`` reproduces the run. With
+    ``ceilings`` (from :func:`ceilings`), a row whose variant runs its dtype on the matrix units
+    (the registry's answer; or, when ``matrix_families`` is given, a row of one of those families)
+    is judged against its dtype's matrix roof where one exists, every other row against the vector
+    roof. ``prefer`` picks measured or theoretical roofs (the other is the fallback); ``info`` is the
+    device's property dict for the theoretical compute roofs. Adds ``ceiling_bandwidth_gbs``,
+    ``ceiling_gflops``, ``ceiling_name``, ``ridge_flop_per_byte`` and ``roofline_note`` (the core's
+    bottleneck text for the chosen roofs); ``bottleneck`` keeps the text of the measurement.
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
     if prefer not in ("measured", "theoretical"):
         raise ValueError(f"prefer: expected 'measured' or 'theoretical', got {prefer!r}")
-    ceil = _build_ceilings(df) if ceilings is None else ceilings
     out = df.copy()
     if not len(out):
         for c in ("attainable_gflops", "roofline_efficiency_pct", "ceiling_bandwidth_gbs", "ceiling_gflops",
@@ -321,32 +335,54 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         return pd.to_numeric(out[name], errors="coerce").fillna(default) if name in out else \
             pd.Series(default, index=out.index, dtype=float)
 
-    flops, gflops, bw_ach = col("flops"), col("gflops"), col("bandwidth_gbs")
+    flops = col("flops")
     if "bytes_read" in out or "bytes_written" in out:
         nbytes = col("bytes_read") + col("bytes_written")
-    else:  # a reduced table: recover the traffic's presence from the intensity
-        nbytes = pd.Series(1.0, index=out.index)
-    intensity = col("intensity_flop_per_byte", math.nan)
-    intensity = intensity.where(intensity.notna(), flops / nbytes.where(nbytes > 0))
-    fams = out["family"].astype(str) if "family" in out else pd.Series("", index=out.index)
-    res = []
-    cache: dict = {}
-    for i in out.index:
-        key = (out.at[i, "dtype"], fams[i])
-        if key not in cache:
-            cache[key] = roofs_for(ceil, str(key[0]), key[1], prefer, matrix_families)
-        r = cache[key]
-        j = _judge(float(gflops[i]), float(bw_ach[i]), float(intensity[i]), float(flops[i]), float(nbytes[i]), r)
-        bw_pct = 100.0 * bw_ach[i] / r["bandwidth_gbs"] if r["bandwidth_gbs"] > 0 else math.nan
-        fl_pct = 100.0 * gflops[i] / r["gflops"] if r["gflops"] > 0 and flops[i] > 0 else math.nan
-        j.update(ceiling_bandwidth_gbs=r["bandwidth_gbs"], ceiling_gflops=r["gflops"],
-                 ceiling_name=r["gflops_name"], ridge_flop_per_byte=ridge_point(r["bandwidth_gbs"], r["gflops"]),
-                 roofline_note=_note(j, r, bw_pct, fl_pct))
-        res.append(j)
-    res = pd.DataFrame(res, index=out.index)
-    for c in res.columns:
-        out[c] = res[c]
+    else:  # a reduced table: recover the traffic from the intensity
+        intensity = col("intensity_flop_per_byte", math.nan)
+        nbytes = (flops / intensity.where(intensity > 0)).fillna(1.0)
+    dts = out["dtype"].astype(str) if "dtype" in out else pd.Series("", index=out.index)
+    if ceilings is None:
+        roofs = _own_roofs(out, prefer, info if info is not None else _device_info_for(out))
+    else:
+        matrix = _on_matrix_units(out, matrix_families)
+        cache: dict = {}
+        roofs = []
+        for i in out.index:
+            key = (dts[i], bool(matrix[i]))
+            if key not in cache:
+                cache[key] = roofs_for(ceilings, key[0], prefer=prefer, matrix=key[1])
+            roofs.append(cache[key])
+    from . import _core
+    text = (lambda name: out[name].astype(str).tolist() if name in out else "")
+    j = _core.judge({
+        "bytes": nbytes.astype(float).tolist(), "flops": flops.astype(float).tolist(),
+        "time_us": col("time_median_us", math.nan).astype(float).tolist(),
+        "bandwidth_gbs": col("bandwidth_gbs", math.nan).astype(float).tolist(),
+        "gflops": col("gflops", math.nan).astype(float).tolist(),
+        "dtype": dts.tolist(), "access_pattern": text("access_pattern"), "cache": text("cache"),
+        "bandwidth_roof_gbs": [_zero(r["bandwidth_gbs"]) for r in roofs],
+        "bandwidth_theoretical_gbs": [_zero(r["bandwidth_theoretical_gbs"]) for r in roofs],
+        "gflops_roof": [_zero(r["gflops"]) for r in roofs],
+        "gflops_theoretical": [_zero(r["gflops_theoretical"]) for r in roofs],
+        "compute_name": [r["gflops_name"] or f"{dt} compute" for r, dt in zip(roofs, dts)],
+    })
+    out["attainable_gflops"] = j["attainable_gflops"]
+    out["roofline_efficiency_pct"] = j["roofline_efficiency_pct"]
+    out["bound"] = j["bound"]
+    out["above_peak"] = j["above_peak"]
+    out["ceiling_bandwidth_gbs"] = [r["bandwidth_gbs"] for r in roofs]
+    out["ceiling_gflops"] = [r["gflops"] for r in roofs]
+    out["ceiling_name"] = [r["gflops_name"] for r in roofs]
+    out["ridge_flop_per_byte"] = [ridge_point(r["bandwidth_gbs"], r["gflops"]) for r in roofs]
+    out["roofline_note"] = j["bottleneck"]
     return out
+
+
+def _zero(v) -> float:
+    """The core's "unknown" is 0."""
+    f = _num(v)
+    return 0.0 if math.isnan(f) else f
 
 
 def split_sweep(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -358,4 +394,4 @@ def split_sweep(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 __all__ = ["CEILING_COLUMNS", "LATENCY_EFFICIENCY_PCT", "MATRIX_FAMILIES", "SWEEP_KERNEL", "attainable",
-           "ceilings", "classify", "ridge_point", "roofs_for", "split_sweep"]
+           "ceilings", "classify", "matrix_variants", "ridge_point", "roofs_for", "split_sweep"]

@@ -3,12 +3,14 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <limits>
 #include <new>
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
+#include "bwprof/roofline.hpp"
 #include "bwprof/stats.hpp"
 
 namespace py = pybind11;
@@ -111,6 +113,10 @@ py::list kernel_list() {
       for (auto t : (v.dtypes.empty() ? k.dtypes : v.dtypes)) vdts.append(to_string(t));
       vd["dtypes"] = vdts;
       vd["matrix_units"] = v.matrix_units;
+      py::list mdts;  // the dtypes this variant runs on the matrix units (judged against their roof)
+      for (auto t : (v.dtypes.empty() ? k.dtypes : v.dtypes))
+        if (runs_on_matrix_units(v, t)) mdts.append(to_string(t));
+      vd["matrix_dtypes"] = mdts;
       vd["ceiling"] = to_string(v.ceiling);
       variants.append(vd);
     }
@@ -193,6 +199,122 @@ py::dict occupancy_dict(const Occupancy& o) {
   d["text"] = limits_text(o);
   d["summary"] = summary_text(o);
   return d;
+}
+
+
+// A number from a dict (missing or None: `def`).
+double num_or(const py::dict& d, const char* key, double def = 0) {
+  if (!d.contains(key) || d[key].is_none()) return def;
+  return d[key].cast<double>();
+}
+std::string str_or(const py::dict& d, const char* key, const std::string& def = "") {
+  if (!d.contains(key) || d[key].is_none()) return def;
+  return py::str(d[key]);
+}
+
+AccessPattern parse_pattern(const std::string& s) {
+  for (auto p : {AccessPattern::kCoalesced, AccessPattern::kStrided, AccessPattern::kGather, AccessPattern::kBroadcast})
+    if (s == to_string(p)) return p;
+  if (s.empty()) return AccessPattern::kCoalesced;
+  throw InvalidArgument("access_pattern: unknown pattern '" + s + "' (coalesced, strided, gather, broadcast)");
+}
+
+// The one judgement over columns: every list as long as `bytes` (strings may be one value for all).
+py::dict judge_columns(const py::dict& c) {
+  auto nums = [&](const char* key, std::size_t n, double def) {
+    std::vector<double> v(n, def);
+    if (c.contains(key) && !c[key].is_none()) {
+      v = c[key].cast<std::vector<double>>();
+      if (v.size() != n) throw InvalidArgument(std::string(key) + ": expected " + std::to_string(n) + " values");
+    }
+    return v;
+  };
+  auto strs = [&](const char* key, std::size_t n) {
+    std::vector<std::string> v(n);
+    if (c.contains(key) && !c[key].is_none()) {
+      if (py::isinstance<py::str>(c[key])) return std::vector<std::string>(n, c[key].cast<std::string>());
+      v = c[key].cast<std::vector<std::string>>();
+      if (v.size() != n) throw InvalidArgument(std::string(key) + ": expected " + std::to_string(n) + " values");
+    }
+    return v;
+  };
+  if (!c.contains("bytes")) throw InvalidArgument("bytes: required");
+  const std::vector<double> bytes = c["bytes"].cast<std::vector<double>>();
+  const std::size_t n = bytes.size();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto flops = nums("flops", n, 0), time_us = nums("time_us", n, nan), bw = nums("bandwidth_gbs", n, nan),
+             fl = nums("gflops", n, nan), bw_roof = nums("bandwidth_roof_gbs", n, 0),
+             bw_theo = nums("bandwidth_theoretical_gbs", n, 0), fl_roof = nums("gflops_roof", n, 0),
+             fl_theo = nums("gflops_theoretical", n, 0);
+  const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
+             name = strs("compute_name", n);
+  std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n);
+  std::vector<std::string> o_bound(n), o_grade(n), o_text(n);
+  std::vector<bool> o_above(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Work w;
+    w.bytes = bytes[i];
+    w.flops = flops[i];
+    w.time_us = time_us[i];
+    w.bandwidth_gbs = bw[i];
+    w.gflops = fl[i];
+    w.dtype = dtype[i];
+    w.pattern = parse_pattern(pattern[i]);
+    w.cache = cache[i];
+    Roofs r;
+    r.bandwidth_gbs = bw_roof[i];
+    r.bandwidth_theoretical_gbs = bw_theo[i];
+    r.gflops = fl_roof[i];
+    r.gflops_theoretical = fl_theo[i];
+    r.compute_name = name[i];
+    const Judgement j = judge(w, r);
+    o_bw_pct[i] = j.bandwidth_pct_peak;
+    o_fl_pct[i] = j.compute_pct_peak;
+    o_att[i] = j.attainable_gflops;
+    o_eff[i] = j.roofline_efficiency_pct;
+    o_int[i] = j.intensity_flop_per_byte;
+    o_bound[i] = j.bound;
+    o_grade[i] = j.grade;
+    o_text[i] = j.bottleneck;
+    o_above[i] = j.above_peak;
+  }
+  py::dict out;
+  out["bandwidth_pct_peak"] = o_bw_pct;
+  out["compute_pct_peak"] = o_fl_pct;
+  out["attainable_gflops"] = o_att;
+  out["roofline_efficiency_pct"] = o_eff;
+  out["intensity_flop_per_byte"] = o_int;
+  out["bound"] = o_bound;
+  out["grade"] = o_grade;
+  out["bottleneck"] = o_text;
+  out["above_peak"] = o_above;
+  return out;
+}
+
+DeviceInfo device_from(const py::dict& d) {
+  DeviceInfo i;
+  i.id = str_or(d, "id", "gpu:0");
+  i.kind = str_or(d, "kind", "gpu");
+  i.name = str_or(d, "name");
+  i.vendor = str_or(d, "vendor");
+  i.arch = str_or(d, "arch");
+  i.backend = str_or(d, "backend", i.kind == "cpu" ? "cpu" : "cuda");
+  i.bandwidth_theoretical_gbs = num_or(d, "bandwidth_theoretical_gbs");
+  i.fp32_gflops_theoretical = num_or(d, "fp32_gflops_theoretical");
+  i.fp16_gflops_theoretical = num_or(d, "fp16_gflops_theoretical");
+  i.fp16_matrix_gflops_theoretical = num_or(d, "fp16_matrix_gflops_theoretical");
+  return i;
+}
+
+Peaks peaks_from(const py::dict& d) {
+  Peaks p;
+  p.bandwidth_gbs = num_or(d, "bandwidth_gbs");
+  p.bandwidth_theoretical_gbs = num_or(d, "bandwidth_theoretical_gbs");
+  p.gflops = num_or(d, "gflops");
+  p.gflops_theoretical = num_or(d, "gflops_theoretical");
+  p.bandwidth_source = str_or(d, "bandwidth_source");
+  p.compute_source = str_or(d, "compute_source");
+  return p;
 }
 
 }  // namespace
@@ -309,4 +431,25 @@ PYBIND11_MODULE(_core, m) {
      py::arg("wave64") = false, py::arg("cu_mode") = false,
      "Theoretical occupancy of one block shape on one SM/CU/WGP of an architecture (see docs/occupancy.md).");
   m.def("occupancy_archs", &occupancy_arch_names, "The architectures the occupancy calculator knows.");
+
+  m.def("judge", &judge_columns, py::arg("columns"),
+        "The one roofline judgement over columns (bytes, flops, time_us, bandwidth_gbs, gflops, dtype, "
+        "access_pattern, cache, and the roofs bandwidth_roof_gbs, bandwidth_theoretical_gbs, gflops_roof, "
+        "gflops_theoretical, compute_name): percentages, attainable, bound, grade, above_peak, bottleneck.");
+  m.def("judge_row", [](const std::string& kernel, const std::string& variant, const py::dict& device,
+                        const std::string& dtype, const py::dict& params, double time_us, const py::dict& peaks,
+                        const std::string& cache) {
+    const KernelFamily& k = find_kernel(kernel);
+    const DeviceInfo info = device_from(device);
+    const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
+    const Problem p = make_problem(k, kind, variant, dtype, params_from(params));
+    Measurement m = describe(k, p, info);
+    m.cache = cache;
+    m.time_us = summarize({time_us});
+    judge_row(m, k, find_variant(k, kind, p.variant), info, peaks_from(peaks));
+    return record_dict(m);
+  }, py::arg("kernel"), py::arg("variant"), py::arg("device"), py::arg("dtype"), py::arg("params"),
+     py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold",
+     "The record a measurement of this invocation taking time_us would give on `device` (a device-info "
+     "dict) with `peaks`: the row path of measure() without running anything (for tests and what-ifs).");
 }

@@ -87,3 +87,57 @@ def test_interrupted_run_keeps_measured_rows(tmp_path):
     # Nothing else happens (as if the process died): both files already hold the row.
     assert len(pd.read_csv(w.path / "results.csv")) == 1
     assert len(json.loads((w.path / "bandwidth_report.json").read_text())["rows"]) == 1
+
+
+# The command runs inside this probe, which then reports on its last stdout line whether anything
+# imported matplotlib (importing it costs about a second before the command can start).
+_MPL_PROBE = """
+import runpy, sys
+sys.argv = ["bwprof"] + sys.argv[1:]
+code = 0
+try:
+    runpy.run_module("bwprof", run_name="__main__", alter_sys=True)
+except SystemExit as e:
+    code = e.code
+print("matplotlib imported:", "matplotlib" in sys.modules)
+sys.exit(code)
+"""
+
+
+def _mpl_loaded(args, cwd):
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.path.join(root, "python")
+    r = subprocess.run([sys.executable, "-c", _MPL_PROBE, *args], cwd=cwd, env=env, capture_output=True,
+                       text=True, timeout=300)
+    last = r.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("matplotlib imported: "), r.stdout + r.stderr
+    return r.returncode, last.endswith("True")
+
+
+def _tiny_run(path, time_us):
+    pd.DataFrame({"device": ["cpu"], "kernel": ["stream_copy"], "variant": ["ref"], "dtype": ["fp32"],
+                  "shape": ["n=1024"], "time_median_us": [time_us]}).to_csv(path, index=False)
+    return str(path)
+
+
+def test_commands_that_draw_nothing_do_not_import_matplotlib(tmp_path, repo_root):
+    traces = os.path.join(repo_root, "tests", "data", "traces")
+    base, slower = _tiny_run(tmp_path / "a.csv", 10.0), _tiny_run(tmp_path / "b.csv", 20.0)
+    quiet = [
+        (["devices"], 0),
+        (["kernels"], 0),
+        (["peaks", "--device", "cpu", "--json"], 0),
+        (["trace", os.path.join(traces, "rocprofv3_counters_extended.csv"), "--by", "kernel", "--amdahl",
+          "--findings"], 0),
+        (["compare", base, slower], 1),
+        (["baseline", base, "--out", str(tmp_path / "base.json")], 0),
+        (["occupancy", "--arch", "sm_90", "--threads", "256", "--regs", "64"], 0),
+    ]
+    for args, rc in quiet:
+        assert _mpl_loaded(args, tmp_path) == (rc, False), args
+    # The probe sees it when a command does draw.
+    assert _mpl_loaded(["compare", base, slower, "--plot", str(tmp_path / "c.png")], tmp_path) == (1, True)
+    assert _mpl_loaded(["trace", os.path.join(traces, "nsys_cuda_gpu_kern_sum.csv"), "--plot", "--plot-file",
+                        str(tmp_path / "t.png")], tmp_path) == (0, True)
+    assert (tmp_path / "c.png").stat().st_size > 1000 and (tmp_path / "t.png").stat().st_size > 1000

@@ -34,6 +34,7 @@ struct Peaks {
   double gflops_theoretical = 0;
   std::string bandwidth_source;          // "measured:stream_triad", "theoretical", ...
   std::string compute_source;
+  std::string compute_units = "vector";  // whose roof `gflops` is: "vector" or "matrix" units
   std::map<std::string, double> bandwidth_by_kernel;  // GB/s of each measured stream kernel
 };
 
@@ -76,7 +77,8 @@ struct Measurement {
   static std::vector<std::string> columns();
 };
 
-// Fills every derived field of `m` from its bytes, flops, median time and peaks.
-void derive_rates(Measurement& m, AccessPattern pattern);
+// Fills every derived field of `m` from its bytes, flops, median time and peaks. Returns true when
+// the row is above a measured peak and no datasheet figure (so the peak may deserve a second look).
+bool derive_rates(Measurement& m, AccessPattern pattern);
 
 }  // namespace bwprof

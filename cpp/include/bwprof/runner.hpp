@@ -29,6 +29,16 @@ struct RunOptions {
 // (or a maximum is hit); returns the per-launch times in microseconds.
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt);
 
+// Whether `v` does `dtype` work on the matrix units (tensor cores, MFMA), whose roof then judges it.
+bool runs_on_matrix_units(const Variant& v, DType dtype);
+
+// What ran and what it moves (the record's identity and traffic), before anything is timed.
+Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& info);
+// The rates, roofline position, bound and bottleneck of a timed row against its device's peaks
+// (the matrix units' roof for work that runs on them): the one path every row takes.
+// Returns true when the row is above a measured peak only (see derive_rates).
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks);
+
 // The whole measurement of one invocation of kernel `k` on `backend`.
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
                            const std::string& variant, const std::map<std::string, std::string>& params,

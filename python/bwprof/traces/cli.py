@@ -49,16 +49,21 @@ def _fail(message):
 
 
 def _format_table(df, by, top):
-    import pandas as pd
-
     show = df.head(top).copy()
     if by == "kernel":
         show = show.drop(columns=["kernel_name"]).rename(columns={"short_name": "kernel"})
     show["total_ms"] = show.pop("total_time_ns") / 1e6
     show["avg_us"] = show.pop("avg_time_ns") / 1e3
     show["pct"] = show.pop("pct_gpu_time")
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        return show.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+    return _plain_table(show)
+
+
+def _plain_table(df):
+    """Every column under its own name, right-aligned, floats to three decimals."""
+    from ..tables import format_table, frame_columns
+
+    return format_table(df, frame_columns(df, "{:.3f}"), sep=" ", missing="NaN", rule=False,
+                        text_align="right")
 
 
 def _print_analysis(df, by, top, with_amdahl=False, with_findings=False):
@@ -76,7 +81,7 @@ def _print_analysis(df, by, top, with_amdahl=False, with_findings=False):
             a[key] = table["short_name"].head(top).values
         a = a.drop(columns=["total_time_ns"])
         print("\nOverall speed-up if one group got faster (Amdahl):")
-        print(a.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(_plain_table(a))
     if with_findings:
         f = findings(df)
         print("\nFindings:" if len(f) else "\nFindings: none (no counter crossed its threshold).")
@@ -109,20 +114,18 @@ def _trace(args):
 
 def plot_breakdown(table, by, path, top=20):
     """Save a horizontal bar chart of a breakdown table (% of GPU time) to ``path``."""
-    import matplotlib
+    from ..plots.bars import hbars
+    from ..plots.figure import _figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = table.head(top).iloc[::-1]
+    rows = table.head(top)
     labels = rows["short_name"] if by == "kernel" else rows["category"]
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
-    ax.barh([str(x)[:50] for x in labels], rows["pct_gpu_time"])
+    fig = _figure(8, 0.35 * len(rows) + 1.2)
+    ax = fig.add_subplot(1, 1, 1)
+    hbars(ax, rows["pct_gpu_time"], [str(x)[:50] for x in labels])
     ax.set_xlabel("% of GPU time")
     ax.set_title(f"GPU time by {by}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 

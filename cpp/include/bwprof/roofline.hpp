@@ -1,0 +1,60 @@
+// The ONE roofline judgement: given what a kernel did (bytes, FLOPs, time) and the roofs it is
+// judged against, the rates as percentages, the attainable performance, the bound, the grade,
+// whether the figure is above the device's peak, and the bottleneck in plain words. Every result
+// row (derive_rates) and every re-judged DataFrame (Python's roofline.classify) goes through it.
+#pragma once
+#include <limits>
+#include <string>
+
+#include "bwprof/measurement.hpp"
+
+namespace bwprof {
+
+// Under this share of the attainable roof, neither roof explains the time: "latency-bound".
+constexpr double kLatencyEfficiencyPct = 25.0;
+// A figure this far above a measured peak cannot be explained by noise in that peak.
+constexpr double kAboveMeasuredFactor = 1.10;
+// Below this many microseconds, launch and first-byte latency dominate a kernel's time.
+constexpr double kShortKernelUs = 20.0;
+
+// What one row did. NaN bandwidth/gflops are derived from bytes, flops and time_us.
+struct Work {
+  double bytes = 0;  // read + written
+  double flops = 0;
+  double time_us = std::numeric_limits<double>::quiet_NaN();  // median; NaN when unknown
+  double bandwidth_gbs = std::numeric_limits<double>::quiet_NaN();
+  double gflops = std::numeric_limits<double>::quiet_NaN();
+  std::string dtype;   // words for the text
+  AccessPattern pattern = AccessPattern::kCoalesced;
+  std::string cache;   // "cold", "hot" or "" (unknown): decides what the text advises
+};
+
+// The roofs one row is judged against; 0 (or NaN) means unknown.
+struct Roofs {
+  double bandwidth_gbs = 0;              // the memory roof (measured where possible)
+  double bandwidth_theoretical_gbs = 0;  // the datasheet's, for "above the peak"
+  double gflops = 0;                     // the compute roof: vector units or matrix units
+  double gflops_theoretical = 0;
+  std::string compute_name;              // "fp32 vector", "fp16 matrix": words for the text
+};
+
+struct Judgement {
+  double bandwidth_gbs = 0, gflops = 0;  // achieved (as given, or derived)
+  double bandwidth_pct_peak = 0, bandwidth_pct_theoretical = 0, compute_pct_peak = 0;
+  double intensity_flop_per_byte = 0, attainable_gflops = 0, roofline_efficiency_pct = 0;
+  std::string bound, grade, bottleneck;
+  bool above_peak = false;
+  // Only a measured peak is exceeded (no datasheet figure is): taking the peaks again may settle it.
+  bool above_measured_only = false;
+};
+
+Judgement judge(const Work& w, const Roofs& r);
+
+// The roofs a measured row of `dtype` is judged against, from its device's peaks: the matrix
+// units' roof (theoretical, from the architecture table) for work that runs on them, else the
+// vector roof the peaks carry.
+Roofs roofs_from(const Peaks& p, const std::string& dtype);
+// Work that runs on the matrix units (FP16 on tensor cores / MFMA) is judged against their roof.
+void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype);
+
+}  // namespace bwprof

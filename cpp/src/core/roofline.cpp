@@ -1,0 +1,158 @@
+#include "bwprof/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace bwprof {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool known(double v) { return v > 0 && std::isfinite(v); }
+double pct(double value, double peak) { return known(peak) ? 100.0 * value / peak : kNaN; }
+
+std::string fmt(const char* f, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+std::string human_bytes(double b) {
+  if (b >= 1e9) return fmt("%.3g GB", b / 1e9);
+  if (b >= 1e6) return fmt("%.3g MB", b / 1e6);
+  if (b >= 1e3) return fmt("%.3g KB", b / 1e3);
+  return fmt("%.0f B", b);
+}
+
+std::string rate(double v, const char* unit) {
+  if (v >= 1e3) return fmt("%.4g T", v / 1e3) + unit;
+  return fmt("%.4g G", v) + unit;
+}
+
+// Which figure is above which peak, and what that means for this row.
+std::string above_text(const Work& w, const Roofs& r, double bw, double fl, bool bw_above) {
+  if (bw_above) {
+    const bool theo = known(r.bandwidth_theoretical_gbs) && bw > r.bandwidth_theoretical_gbs;
+    std::string t = rate(bw, "B/s") + " is above the device's " +
+                    (theo ? "theoretical memory bandwidth (" + rate(r.bandwidth_theoretical_gbs, "B/s") + ")"
+                          : "measured peak bandwidth (" + rate(r.bandwidth_gbs, "B/s") + ")") +
+                    ": the data stayed in cache, so this is not a DRAM figure";
+    if (w.cache == "hot") return t + "; measure with cache='cold'";
+    if (w.cache == "cold")
+      return t + " even though the caches were flushed before each run (a working set a cache holds "
+                 "during the run, or a peak measured during a slow patch: bwprof.peaks(refresh=True))";
+    return t;
+  }
+  const std::string roof = r.compute_name.empty() ? std::string("compute") : r.compute_name;
+  if (known(r.gflops_theoretical) && fl > r.gflops_theoretical)
+    return rate(fl, "FLOP/s") + " is above the datasheet's " + roof + " roof (" + rate(r.gflops_theoretical, "FLOP/s") +
+           "): the declared FLOPs overstate the work, or the time is wrong";
+  return rate(fl, "FLOP/s") + " is above the measured " + roof + " roof (" + rate(r.gflops, "FLOP/s") +
+         "): the work ran on faster units than that roof describes, or the roof was measured during a slow "
+         "patch (bwprof.peaks(refresh=True))";
+}
+
+}  // namespace
+
+Judgement judge(const Work& w, const Roofs& r) {
+  Judgement j;
+  const double t_s = w.time_us * 1e-6;
+  j.bandwidth_gbs = std::isnan(w.bandwidth_gbs) ? (t_s > 0 ? w.bytes / t_s / 1e9 : kNaN) : w.bandwidth_gbs;
+  j.gflops = std::isnan(w.gflops) ? (t_s > 0 ? w.flops / t_s / 1e9 : kNaN) : w.gflops;
+  j.bandwidth_pct_peak = pct(j.bandwidth_gbs, r.bandwidth_gbs);
+  j.bandwidth_pct_theoretical = pct(j.bandwidth_gbs, r.bandwidth_theoretical_gbs);
+  j.compute_pct_peak = w.flops > 0 ? pct(j.gflops, r.gflops) : kNaN;
+  j.intensity_flop_per_byte = w.bytes > 0 ? w.flops / w.bytes : kNaN;
+
+  // Roofline: attainable = min(compute roof, intensity x bandwidth roof).
+  bool memory_side = true;
+  if (w.flops > 0 && w.bytes > 0 && known(r.bandwidth_gbs) && known(r.gflops)) {
+    const double mem_roof = j.intensity_flop_per_byte * r.bandwidth_gbs;
+    memory_side = mem_roof < r.gflops;
+    j.attainable_gflops = std::min(r.gflops, mem_roof);
+    j.roofline_efficiency_pct = pct(j.gflops, j.attainable_gflops);
+  } else if (w.flops > 0 && w.bytes == 0 && known(r.gflops)) {
+    memory_side = false;
+    j.attainable_gflops = r.gflops;
+    j.roofline_efficiency_pct = j.compute_pct_peak;
+  } else {
+    // Pure data movement (or no compute roof): the bandwidth roof alone judges it.
+    j.attainable_gflops = kNaN;
+    j.roofline_efficiency_pct = j.bandwidth_pct_peak;
+  }
+
+  // Above the peak: beyond the datasheet, or clearly beyond the measured peak (whether or not a
+  // datasheet figure is known: a peak measured during a slow patch must not make a kernel
+  // "excellent" at twice its roof).
+  const bool bw_above = (known(r.bandwidth_theoretical_gbs) && j.bandwidth_gbs > r.bandwidth_theoretical_gbs) ||
+                        (known(r.bandwidth_gbs) && j.bandwidth_gbs > kAboveMeasuredFactor * r.bandwidth_gbs);
+  const bool fl_above = w.flops > 0 &&
+                        ((known(r.gflops_theoretical) && j.gflops > r.gflops_theoretical) ||
+                         (known(r.gflops) && j.gflops > kAboveMeasuredFactor * r.gflops));
+  j.above_peak = bw_above || fl_above;
+  j.above_measured_only = j.above_peak &&
+                          !(known(r.bandwidth_theoretical_gbs) && j.bandwidth_gbs > r.bandwidth_theoretical_gbs) &&
+                          !(w.flops > 0 && known(r.gflops_theoretical) && j.gflops > r.gflops_theoretical);
+
+  const double eff = j.roofline_efficiency_pct;
+  if (std::isnan(eff)) {
+    j.bound = "unknown";
+  } else if (eff < kLatencyEfficiencyPct) {
+    j.bound = "latency";
+  } else {
+    j.bound = memory_side ? "memory" : "compute";
+  }
+  // A figure above the peak has no utilization to grade: the roof does not describe it.
+  j.grade = j.above_peak ? grade(kNaN)
+                         : grade(j.bound == "compute" ? j.compute_pct_peak : j.bound == "memory" ? j.bandwidth_pct_peak : eff);
+
+  // One line in plain words, true of this row.
+  const std::string compute = r.compute_name.empty() ? w.dtype + " compute" : r.compute_name;
+  std::string text;
+  if (j.above_peak) {
+    text = above_text(w, r, j.bandwidth_gbs, j.gflops, bw_above);
+  } else if (j.bound == "unknown") {
+    text = "no peak is known for this device, so only the rates are reported";
+  } else if (j.bound == "latency") {
+    text = "latency-bound: " + fmt("%.1f %% of the memory roof", j.bandwidth_pct_peak);
+    if (w.flops > 0 && !std::isnan(j.compute_pct_peak))
+      text += " and " + fmt("%.1f %% of the ", j.compute_pct_peak) + compute + " roof";
+    if (w.time_us < kShortKernelUs) {
+      text += "; only " + human_bytes(w.bytes) + " in " + fmt("%.3g us", w.time_us) +
+              ", too little work to hide launch and memory latency";
+    } else {
+      text += "; neither roof explains the time: the kernel waits on dependencies, instruction overhead "
+              "(conversions, transcendentals), synchronization or too few threads in flight (occupancy)";
+    }
+  } else if (j.bound == "memory") {
+    const double exp_pct = 100.0 * expected_efficiency(w.pattern);
+    const bool full = w.pattern == AccessPattern::kCoalesced || w.pattern == AccessPattern::kBroadcast;
+    text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + "); " +
+           to_string(w.pattern) + " access: expect " + (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
+  } else {
+    text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")";
+  }
+  j.bottleneck = text;
+  return j;
+}
+
+Roofs roofs_from(const Peaks& p, const std::string& dtype) {
+  Roofs r;
+  r.bandwidth_gbs = p.bandwidth_gbs;
+  r.bandwidth_theoretical_gbs = p.bandwidth_theoretical_gbs;
+  r.gflops = p.gflops;
+  r.gflops_theoretical = p.gflops_theoretical;
+  r.compute_name = dtype + " " + p.compute_units;
+  if (p.compute_source.rfind("theoretical", 0) == 0) r.compute_name += " (theoretical)";
+  return r;
+}
+
+void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype) {
+  p.gflops = p.gflops_theoretical = matrix_gflops_theoretical;
+  p.compute_source = "theoretical:" + dtype + "_matrix_units";
+  p.compute_units = "matrix";
+}
+
+}  // namespace bwprof

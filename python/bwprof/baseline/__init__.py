@@ -1,0 +1,59 @@
+"""Baselines and regression checks: save a run, compare a new run with it, gate CI on the verdict.
+
+A baseline is a versioned JSON file (``{"format": "bwprof-baseline", "version": 1, ...}``) that
+holds the result rows of one run. :func:`compare` matches a new run's rows with the baseline's and
+decides, per kernel, whether the median time got faster, slower or stayed the same.
+
+How the verdict is decided
+--------------------------
+Each row carries the median time ``m`` of ``n`` repeats and their standard deviation ``s``.
+
+* Within-run uncertainty of the median: ``se = 1.2533 * s / sqrt(n)`` (the large-sample standard
+  error of the median of near-normal data), widened by ``t(0.975, n-1) / 1.96`` so that a spread
+  estimated from few repeats is trusted less. Without ``time_std_us`` the spread is estimated from
+  ``time_max_us - time_min_us`` (divided by the expected range of ``n`` normal samples); without
+  either, a per-repeat CV of ``ASSUMED_CV`` (5 %) is assumed.
+* Slow outliers (a GPU timing's usual flaw: a preempted or throttled repeat) inflate ``s`` but
+  barely move the median, so ``s`` is capped at 3x a robust spread from the fast side,
+  ``2 (m - time_min_us) / d2(n)`` (d2 = expected range of n normal samples). The factor 3 leaves
+  room for the right skew of real timings (an exponential tail at n = 20 gives about 2.9x).
+* Run-to-run noise: on a GPU two runs of the same code differ by more than the spread within one
+  run (clocks, temperature, placement). Each run gets a relative noise floor ``f``
+  (``noise_floor_pct``, default 1 %).
+* Timer resolution: device events resolve about 0.5 us (CUDA's documentation of
+  cudaEventElapsedTime), so each run also gets an absolute floor ``a`` (``noise_floor_us``,
+  default 0.5 us). It matters for kernels of a few microseconds: on the H100 two back-to-back runs
+  of a 7 us kernel pair differed by 1 us (14 %) while each run's own spread was far smaller.
+* The relative change ``c = m_new / m_base - 1`` has the combined relative uncertainty
+  ``u = sqrt((se_b/m_b)^2 + (se_n/m_n)^2 + 2 f^2 + (a/m_b)^2 + (a/m_n)^2)``.
+* The change needed to count is ``threshold = max(min_effect, k * u)``; ``c > threshold`` is
+  "slower", ``c < -threshold`` is "faster", anything else "unchanged". ``k`` defaults to
+  ``DEFAULT_K`` (3.0), chosen with the Monte-Carlo test in tests/python/test_baseline.py so that
+  repeated identical runs are flagged (either way) in at most 1 % of trials; docs/baselines.md has
+  the measured rates.
+
+Rows are matched on device, kernel, variant, dtype and shape, and also on ``cache`` (cold/hot)
+when both sides have that column, because a cold and a hot measurement of one kernel are different
+quantities and a run may hold both. Rows on one side only are listed ("only in baseline" / "only
+in new"). Two runs with no device in common are refused unless forced, which then matches
+ignoring the device.
+
+The package, one concern per module: ``files`` (save/load, versioned JSON and CSV), ``statistics``
+(the noise model above), ``comparison`` (matching rows, the verdicts), ``chart`` (plot_changes)
+and ``cli`` (the ``compare`` and ``baseline`` subcommands, also ``python3 -m bwprof.baseline``).
+"""
+from __future__ import annotations
+
+from .chart import plot_changes
+from .cli import main, register_cli
+from .comparison import OUTPUT_COLUMNS, VERDICTS, compare, has_regression
+from .errors import BaselineError
+from .files import (FORMAT, KEY_COLUMNS, OPTIONAL_KEY_COLUMNS, REQUIRED_COLUMNS, VERSION, PathLike, load,
+                    save)
+from .statistics import (ASSUMED_CV, DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT,
+                         DEFAULT_NOISE_FLOOR_US)
+
+__all__ = ["ASSUMED_CV", "BaselineError", "DEFAULT_K", "DEFAULT_MIN_EFFECT_PCT", "DEFAULT_NOISE_FLOOR_PCT",
+           "DEFAULT_NOISE_FLOOR_US", "FORMAT", "KEY_COLUMNS", "OPTIONAL_KEY_COLUMNS", "OUTPUT_COLUMNS",
+           "PathLike", "REQUIRED_COLUMNS", "VERDICTS", "VERSION", "compare", "has_regression", "load", "main",
+           "plot_changes", "register_cli", "save"]

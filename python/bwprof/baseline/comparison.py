@@ -1,0 +1,123 @@
+"""Comparing a new run with a baseline: rows matched on their key, the change in median time,
+the threshold it must pass and the verdict, regressions first."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import BaselineError
+from .files import KEY_COLUMNS, OPTIONAL_KEY_COLUMNS, _normalize, load
+from .statistics import (DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT, DEFAULT_NOISE_FLOOR_US,
+                         _median_rel_se)
+
+VERDICTS = ("slower", "faster", "unchanged", "only in baseline", "only in new")
+
+OUTPUT_COLUMNS = ["device", "kernel", "variant", "dtype", "shape", "baseline_time_us",
+                  "new_time_us", "change_pct", "threshold_pct", "verdict"]
+
+
+def _verdicts(change: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    return np.where(change > threshold, "slower",
+                    np.where(change < -threshold, "faster", "unchanged"))
+
+
+def _as_frame(obj: Any, what: str) -> pd.DataFrame:
+    if isinstance(obj, pd.DataFrame):
+        return _normalize(obj, source=what)
+    if isinstance(obj, (str, os.PathLike)):
+        return load(obj)
+    raise TypeError(f"{what}: expected a DataFrame or a path, got {type(obj).__name__}")
+
+
+def _check_unique(df: pd.DataFrame, keys: list, what: str) -> None:
+    dup = df.duplicated(subset=keys, keep=False)
+    if dup.any():
+        first = df.loc[dup].iloc[0]
+        label = ", ".join(f"{k}={first[k]!r}" for k in keys)
+        raise BaselineError(f"{what}: {int(dup.sum())} rows share one key ({label}); "
+                            f"each kernel/variant/dtype/shape must appear once per side")
+
+
+def compare(df: Any, baseline: Any, *, force: bool = False,
+            min_effect_pct: float = DEFAULT_MIN_EFFECT_PCT,
+            noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
+            k: float = DEFAULT_K, noise_floor_us: float = DEFAULT_NOISE_FLOOR_US) -> pd.DataFrame:
+    """Compare a new run with a baseline; one row per kernel with the change and a verdict.
+
+    ``df`` and ``baseline`` are results DataFrames or paths that :func:`load` reads. Runs from
+    different devices are refused (BaselineError) unless ``force=True``, which matches ignoring
+    the device ("different devices" = no device in common). Rows present on one side only are
+    kept with verdict "only in baseline"/"only in new". ``threshold_pct`` is the change that row
+    needed to count (see the bwprof.baseline docstring).
+    """
+    if not (min_effect_pct >= 0 and noise_floor_pct >= 0 and noise_floor_us >= 0 and k > 0):
+        raise ValueError("min_effect_pct, noise_floor_pct and noise_floor_us must be >= 0 and k > 0")
+    new = _as_frame(df, "new run")
+    base = _as_frame(baseline, "baseline")
+
+    keys = list(KEY_COLUMNS)
+    for col in OPTIONAL_KEY_COLUMNS:
+        if col in new.columns and col in base.columns:
+            keys.append(col)
+
+    base_devices, new_devices = set(base["device"]), set(new["device"])
+    # Runs that share a device compare on it (other devices' rows are one-sided); runs with no
+    # device in common would compare different hardware, which needs force.
+    cross_device = base_devices.isdisjoint(new_devices)
+    if cross_device and not force:
+        raise BaselineError(
+            f"refusing to compare runs from different devices (baseline: "
+            f"{', '.join(sorted(base_devices))}; new: {', '.join(sorted(new_devices))}); "
+            f"pass force=True (--force) to match ignoring the device")
+    match_keys = [c for c in keys if c != "device"] if cross_device else keys
+
+    ignored = " (device ignored under force)" if cross_device else ""
+    _check_unique(base, match_keys, "baseline" + ignored)
+    _check_unique(new, match_keys, "new run" + ignored)
+
+    base = base.assign(_rel_se=_median_rel_se(base))
+    new = new.assign(_rel_se=_median_rel_se(new))
+    cols = match_keys + ["time_median_us", "_rel_se"] + (["device"] if cross_device else [])
+    merged = base[cols].merge(new[cols], on=match_keys, how="outer",
+                              suffixes=("_b", "_n"), indicator=True, sort=False)
+
+    if cross_device:
+        db = merged["device_b"].fillna("").astype(str)
+        dn = merged["device_n"].fillna("").astype(str)
+        merged["device"] = np.where((db == dn) | (dn == ""), db,
+                                    np.where(db == "", dn, db + " -> " + dn))
+
+    tb = merged["time_median_us_b"].to_numpy(dtype=float)
+    tn = merged["time_median_us_n"].to_numpy(dtype=float)
+    floor = noise_floor_pct / 100.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.sqrt(merged["_rel_se_b"].to_numpy(dtype=float) ** 2
+                    + merged["_rel_se_n"].to_numpy(dtype=float) ** 2 + 2.0 * floor ** 2
+                    + (noise_floor_us / tb) ** 2 + (noise_floor_us / tn) ** 2)
+    change = tn / tb - 1.0
+    threshold = np.maximum(min_effect_pct / 100.0, k * u)
+    verdict = _verdicts(change, threshold).astype(object)
+    side = merged["_merge"].astype(str).to_numpy()
+    verdict[side == "left_only"] = "only in baseline"
+    verdict[side == "right_only"] = "only in new"
+
+    out = pd.DataFrame({c: merged[c].to_numpy() for c in ("device",) + KEY_COLUMNS[1:]})
+    for extra in keys[len(KEY_COLUMNS):]:
+        out[extra] = merged[extra].to_numpy()
+    out["baseline_time_us"] = tb
+    out["new_time_us"] = tn
+    out["change_pct"] = change * 100.0
+    out["threshold_pct"] = threshold * 100.0
+    out["verdict"] = verdict
+    # Regressions first, then improvements, then the rest; stable within each group.
+    order = {"slower": 0, "faster": 1, "only in baseline": 2, "only in new": 3, "unchanged": 4}
+    out = out.assign(_o=out["verdict"].map(order)).sort_values("_o", kind="stable")
+    return out.drop(columns="_o").reset_index(drop=True)
+
+
+def has_regression(cmp: pd.DataFrame) -> bool:
+    """True when any matched kernel got slower."""
+    return bool((cmp["verdict"] == "slower").any())

@@ -1,0 +1,94 @@
+"""Charts for reports: FP32 vs FP16, the roofline, time breakdowns and peak bandwidth.
+
+Every function returns a matplotlib Figure drawn on the Agg canvas (importing bwprof never
+touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` and
+``<stem>.svg``. ``plot_all(df, out_dir)`` draws every chart a results DataFrame supports::
+
+    import bwprof, bwprof.plots as plots
+    df = bwprof.run_suite(quick=True)
+    fig = plots.roofline(df, path="results/roofline")   # results/roofline.png + .svg
+    plots.plot_all(df, "results/run1")
+
+One chart kind per module: comparison (fp32_vs_fp16, comparison_table), roofline_chart,
+breakdown (time_breakdown) and peaks (peak_bandwidth), over labels (place_labels), bars (the
+horizontal-bar helper), style (colours, markers, artist ids) and figure (Agg figures, saving).
+matplotlib is imported only by the functions that draw.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .. import roofline as rl
+from .breakdown import time_breakdown
+from .comparison import comparison_table, fp32_vs_fp16
+from .figure import NoData, _device_name
+from .labels import place_labels
+from .peaks import peak_bandwidth
+from .roofline_chart import roofline
+from .style import (DTYPE_COLORS, FAMILY_MARKERS, POINT_LABEL_GID, POINTS_GID, RIDGE_LABEL_GID, ROOF_GID,
+                    SWEEP_GID)
+
+
+def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None, sweep=None,
+             device_name=None) -> list[Path]:
+    """Every chart ``df`` supports, as PNG and SVG in ``out_dir``; returns the files written.
+    A chart without data (e.g. FP32 vs FP16 from a one-dtype run) is skipped."""
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"plot_all: expected a pandas DataFrame, got {type(df).__name__}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    has_cat = "category" in df
+    # The intensity sweep is a measuring instrument, not a workload: keep it out of the time shares.
+    kernels_only = rl.split_sweep(df)[0]
+    jobs = [
+        ("fp32_vs_fp16", lambda p: fp32_vs_fp16(df, p, device_name=device_name)),
+        ("roofline", lambda p: roofline(df, ceilings, sweep, p, device_name=device_name)),
+        ("peak_bandwidth", lambda p: peak_bandwidth(df, device_name=device_name, path=p)),
+        ("time_breakdown", lambda p: time_breakdown(kernels_only, "category" if has_cat else "family",
+                                                    None if has_cat else "time_median_us", path=p,
+                                                    device_name=device_name,
+                                                    title=None if has_cat else
+                                                    f"Median kernel time per family on "
+                                                    f"{_device_name(df, device_name)} (one run of each)")),
+    ]
+    paths = []
+    for name, draw in jobs:
+        if name == "time_breakdown" and not has_cat and "family" not in df:
+            continue
+        try:
+            fig = draw(out / name)
+        except NoData:
+            continue
+        paths += getattr(fig, "_bwprof_paths", [])
+    return paths
+
+
+def _cmd_plot(args) -> int:
+    from ..results import load_run
+    src = Path(args.results)
+    df = load_run(src)
+    out = Path(args.out) if args.out else (src if src.is_dir() else src.parent)
+    paths = plot_all(df, out)
+    if not paths:
+        print(f"bwprof: nothing to plot in {src}", file=sys.stderr)
+        return 1
+    for p in paths:
+        print(p)
+    return 0
+
+
+def register_cli(subparsers) -> None:
+    """Adds ``plot RESULTS [--out DIR]`` to the bwprof CLI."""
+    s = subparsers.add_parser("plot", help="draw the charts (FP32 vs FP16, roofline, bandwidth, time) of a run")
+    s.add_argument("results", metavar="RESULTS", help="a run folder, its results.csv or bandwidth_report.json")
+    s.add_argument("--out", metavar="DIR", help="folder for the PNG and SVG files (default: the run folder)")
+    s.set_defaults(func=_cmd_plot)
+
+
+__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
+           "ROOF_GID", "SWEEP_GID",
+           "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
+           "roofline", "time_breakdown"]
