@@ -84,9 +84,13 @@ def test_interrupted_run_keeps_measured_rows(tmp_path):
     w = RunWriter(tmp_path, {"id": "cpu"})
     m = bwprof.measure("stream_copy", device="cpu", n=4096, repeats=1, min_time_s=0).to_dict()
     w.add(m)
-    # Nothing else happens (as if the process died): both files already hold the row.
+    # Nothing else happens (as if the process died): the CSV and the row log already hold the
+    # row (the JSON report is written when the run ends), and load_run reads it from the log.
     assert len(pd.read_csv(w.path / "results.csv")) == 1
-    assert len(json.loads((w.path / "bandwidth_report.json").read_text())["rows"]) == 1
+    assert len((w.path / "rows.jsonl").read_text().splitlines()) == 2  # the run's description, the row
+    assert not (w.path / "bandwidth_report.json").exists()
+    back = bwprof.load_run(w.path)
+    assert len(back) == 1 and back["kernel"][0] == "stream_copy" and back["time_median_us"][0] == m["time_median_us"]
 
 
 # The command runs inside this probe, which then reports on its last stdout line whether anything
