@@ -10,8 +10,8 @@ import pandas as pd
 
 from .errors import BaselineError
 from .files import KEY_COLUMNS, OPTIONAL_KEY_COLUMNS, _normalize, load
-from .statistics import (DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT, DEFAULT_NOISE_FLOOR_US,
-                         _median_rel_se)
+from .. import arguments as _args
+from .statistics import BACKEND_FLOORS, DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, _median_rel_se, backend_kind, unstable
 
 VERDICTS = ("slower", "faster", "unchanged", "only in baseline", "only in new")
 
@@ -43,8 +43,9 @@ def _check_unique(df: pd.DataFrame, keys: list, what: str) -> None:
 
 def compare(df: Any, baseline: Any, *, force: bool = False,
             min_effect_pct: float = DEFAULT_MIN_EFFECT_PCT,
-            noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
-            k: float = DEFAULT_K, noise_floor_us: float = DEFAULT_NOISE_FLOOR_US) -> pd.DataFrame:
+            noise_floor_pct: float | None = None,
+            k: float = DEFAULT_K, noise_floor_us: float | None = None,
+            unstable_floor_pct: float | None = None) -> pd.DataFrame:
     """Compare a new run with a baseline; one row per kernel with the change and a verdict.
 
     ``df`` and ``baseline`` are results DataFrames or paths that :func:`load` reads. Runs from
@@ -52,9 +53,21 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     the device ("different devices" = no device in common). Rows present on one side only are
     kept with verdict "only in baseline"/"only in new". ``threshold_pct`` is the change that row
     needed to count (see the bwprof.baseline docstring).
+
+    The noise floors default to each row's backend (``BACKEND_FLOORS``): ``noise_floor_pct`` is
+    the run-to-run noise of a row whose timings are steady in both runs, ``unstable_floor_pct``
+    that of a row whose timings show interference in either run (at least the steady floor),
+    ``noise_floor_us`` the absolute timing noise. A number given applies to every backend.
     """
-    if not (min_effect_pct >= 0 and noise_floor_pct >= 0 and noise_floor_us >= 0 and k > 0):
-        raise ValueError("min_effect_pct, noise_floor_pct and noise_floor_us must be >= 0 and k > 0")
+    force = _args.flag("force", force)
+    min_effect_pct = _args.number("min_effect_pct", min_effect_pct, 0.0, 1e6)
+    k = _args.number("k", k, 0.0, 1e3, lo_open=True)
+    if noise_floor_pct is not None:
+        noise_floor_pct = _args.number("noise_floor_pct", noise_floor_pct, 0.0, 1e6)
+    if unstable_floor_pct is not None:
+        unstable_floor_pct = _args.number("unstable_floor_pct", unstable_floor_pct, 0.0, 1e6)
+    if noise_floor_us is not None:
+        noise_floor_us = _args.number("noise_floor_us", noise_floor_us, 0.0, 1e9)
     new = _as_frame(df, "new run")
     base = _as_frame(baseline, "baseline")
 
@@ -78,9 +91,10 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     _check_unique(base, match_keys, "baseline" + ignored)
     _check_unique(new, match_keys, "new run" + ignored)
 
-    base = base.assign(_rel_se=_median_rel_se(base))
-    new = new.assign(_rel_se=_median_rel_se(new))
-    cols = match_keys + ["time_median_us", "_rel_se"] + (["device"] if cross_device else [])
+    floors = ("_rel_se", "_steady", "_unstable_floor", "_abs", "_noisy")
+    base = base.assign(**_noise(base, noise_floor_pct, unstable_floor_pct, noise_floor_us))
+    new = new.assign(**_noise(new, noise_floor_pct, unstable_floor_pct, noise_floor_us))
+    cols = match_keys + ["time_median_us", *floors] + (["device"] if cross_device else [])
     merged = base[cols].merge(new[cols], on=match_keys, how="outer",
                               suffixes=("_b", "_n"), indicator=True, sort=False)
 
@@ -90,13 +104,18 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
         merged["device"] = np.where((db == dn) | (dn == ""), db,
                                     np.where(db == "", dn, db + " -> " + dn))
 
-    tb = merged["time_median_us_b"].to_numpy(dtype=float)
-    tn = merged["time_median_us_n"].to_numpy(dtype=float)
-    floor = noise_floor_pct / 100.0
+    def side(name: str, s: str) -> np.ndarray:
+        return merged[f"{name}_{s}"].to_numpy(dtype=float)
+
+    tb, tn = side("time_median_us", "b"), side("time_median_us", "n")
+    # A row whose timings show interference in either run was measured while the machine was not
+    # steady: both runs' figures for it get the interference floor.
+    noisy = (side("_noisy", "b") > 0) | (side("_noisy", "n") > 0)
+    fb = np.where(noisy, side("_unstable_floor", "b"), side("_steady", "b"))
+    fn = np.where(noisy, side("_unstable_floor", "n"), side("_steady", "n"))
     with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.sqrt(merged["_rel_se_b"].to_numpy(dtype=float) ** 2
-                    + merged["_rel_se_n"].to_numpy(dtype=float) ** 2 + 2.0 * floor ** 2
-                    + (noise_floor_us / tb) ** 2 + (noise_floor_us / tn) ** 2)
+        u = np.sqrt(side("_rel_se", "b") ** 2 + side("_rel_se", "n") ** 2 + fb ** 2 + fn ** 2
+                    + (side("_abs", "b") / tb) ** 2 + (side("_abs", "n") / tn) ** 2)
     change = tn / tb - 1.0
     threshold = np.maximum(min_effect_pct / 100.0, k * u)
     verdict = _verdicts(change, threshold).astype(object)
@@ -116,6 +135,19 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     order = {"slower": 0, "faster": 1, "only in baseline": 2, "only in new": 3, "unchanged": 4}
     out = out.assign(_o=out["verdict"].map(order)).sort_values("_o", kind="stable")
     return out.drop(columns="_o").reset_index(drop=True)
+
+
+def _noise(df: pd.DataFrame, steady_pct, unstable_pct, abs_us) -> dict:
+    """Each row's share of the noise model: the relative standard error of its median, its
+    backend's floors (or the ones given) and whether its own timings show interference."""
+    kind = backend_kind(df)
+    fl = {b: BACKEND_FLOORS[b] for b in set(kind)}
+    steady = np.array([fl[b].steady_pct if steady_pct is None else steady_pct for b in kind], dtype=float)
+    shaky = np.array([fl[b].unstable_pct if unstable_pct is None else unstable_pct for b in kind], dtype=float)
+    a = np.array([fl[b].abs_us if abs_us is None else abs_us for b in kind], dtype=float)
+    return {"_rel_se": _median_rel_se(df), "_steady": steady / 100.0,
+            "_unstable_floor": np.maximum(shaky, steady) / 100.0, "_abs": a,
+            "_noisy": unstable(df).astype(float)}
 
 
 def has_regression(cmp: pd.DataFrame) -> bool:
