@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+import numpy as np
+
 # The C++ side's `int` parameters (warm-up and repeat counts).
 INT_MAX = 2**31 - 1
 # Sane limits: beyond them a call would run for days, which is a mistake rather than a wish.
@@ -35,7 +37,7 @@ def _show(value: Any) -> str:
 
 
 def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy.bool_
+    return isinstance(value, (bool, np.bool_))
 
 
 def _real(name: str, value: Any, what: str) -> float:

@@ -28,7 +28,10 @@ def _as_frame(obj: Any, what: str) -> pd.DataFrame:
     if isinstance(obj, pd.DataFrame):
         return _normalize(obj, source=what)
     if isinstance(obj, (str, os.PathLike)):
-        return load(obj)
+        try:
+            return load(obj)
+        except ValueError as e:  # say which side the file was given for
+            raise BaselineError(f"{what}: {e}") from None
     raise TypeError(f"{what}: expected a DataFrame or a path, got {type(obj).__name__}")
 
 

@@ -12,6 +12,7 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
+from .. import arguments as _args
 from ..files import atomic_write_json as _atomic_write_json
 from .errors import BaselineError
 
@@ -66,7 +67,7 @@ def save(df: pd.DataFrame, path: PathLike) -> Path:
     if not isinstance(df, pd.DataFrame):
         df = load(df)
     df = _normalize(df, source="the DataFrame to save")
-    path = Path(path)
+    path = _args.path("path", path)
     if path.is_dir():
         raise BaselineError(f"{path}: is a folder; give the baseline's file name")
     rows = [{str(k): _json_value(v) for k, v in rec.items()} for rec in df.to_dict("records")]
@@ -147,7 +148,7 @@ def load(path: PathLike) -> pd.DataFrame:
 
     Raises BaselineError, naming the file, if it is missing, damaged, foreign or too new.
     """
-    path = Path(path)
+    path = _args.path("path", path)
     if path.is_dir():
         report, csv = path / "bandwidth_report.json", path / "results.csv"
         if report.is_file():
