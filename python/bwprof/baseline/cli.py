@@ -11,7 +11,7 @@ import pandas as pd
 from ..tables import TEXT as _TEXT, format_table as _table
 from ..files import check_output_file
 from .chart import plot_changes
-from .comparison import VERDICTS, compare, has_regression
+from .comparison import VERDICTS, compare, has_regression, noise_note
 from .errors import BaselineError
 from .files import load, save
 from ..arguments import number as _number
@@ -62,6 +62,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                       unstable_floor_pct=args.unstable_floor)
         print(_format_table(cmp))
         print(_summary(cmp))
+        note = noise_note(cmp)
+        if note:
+            print(note)
         if args.csv:
             cmp.to_csv(args.csv, index=False)
         if args.plot:

@@ -20,8 +20,11 @@ OUTPUT_COLUMNS = ["device", "kernel", "variant", "dtype", "shape", "baseline_tim
 
 
 def _verdicts(change: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    # Symmetric in the ratio: new/base > 1 + t is slower, base/new > 1 + t faster, so swapping
+    # the two runs swaps the verdicts (with thresholds of tens of percent, as on a shared CPU,
+    # "-t" would make a slowdown much easier to flag than the same speed-up).
     return np.where(change > threshold, "slower",
-                    np.where(change < -threshold, "faster", "unchanged"))
+                    np.where(change < -threshold / (1.0 + threshold), "faster", "unchanged"))
 
 
 def _as_frame(obj: Any, what: str) -> pd.DataFrame:
@@ -122,9 +125,9 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     change = tn / tb - 1.0
     threshold = np.maximum(min_effect_pct / 100.0, k * u)
     verdict = _verdicts(change, threshold).astype(object)
-    side = merged["_merge"].astype(str).to_numpy()
-    verdict[side == "left_only"] = "only in baseline"
-    verdict[side == "right_only"] = "only in new"
+    which = merged["_merge"].astype(str).to_numpy()
+    verdict[which == "left_only"] = "only in baseline"
+    verdict[which == "right_only"] = "only in new"
 
     out = pd.DataFrame({c: merged[c].to_numpy() for c in ("device",) + KEY_COLUMNS[1:]})
     for extra in keys[len(KEY_COLUMNS):]:
@@ -137,7 +140,36 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     # Regressions first, then improvements, then the rest; stable within each group.
     order = {"slower": 0, "faster": 1, "only in baseline": 2, "only in new": 3, "unchanged": 4}
     out = out.assign(_o=out["verdict"].map(order)).sort_values("_o", kind="stable")
-    return out.drop(columns="_o").reset_index(drop=True)
+    out = out.drop(columns="_o").reset_index(drop=True)
+    # The noise the runs themselves show, for the reader of the verdicts (the CLI prints it).
+    both = which == "both"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        moved = np.abs(np.log(tn / tb)) > np.log(1.0 + NOTABLE_MOVE)
+    out.attrs["noise"] = {"rows": int(both.sum()),
+                          "unstable_baseline": int((side("_noisy", "b") > 0)[both].sum()),
+                          "unstable_new": int((side("_noisy", "n") > 0)[both].sum()),
+                          "moved": int(moved[both].sum())}
+    return out
+
+
+# Rows of one code that move this much between two runs: on the 2-core CPU machine 3-16 % of the
+# rows when it was quiet, 28-35 % when other work kept its cores busy (tests/data/baselines).
+NOTABLE_MOVE = 0.30
+BUSY_SHARE = 0.20
+
+
+def noise_note(cmp: pd.DataFrame) -> str | None:
+    """One or two lines on the noise the compared runs show (None when unknown)."""
+    n = cmp.attrs.get("noise")
+    if not n or not n["rows"]:
+        return None
+    text = (f"noise: rows whose timings show interference (CV > 10 % or max > 2x median): baseline "
+            f"{n['unstable_baseline']} of {n['rows']}, new {n['unstable_new']} of {n['rows']}; rows that moved "
+            f"by more than {NOTABLE_MOVE:.0%}: {n['moved']} of {n['rows']}")
+    if n["moved"] >= max(2, BUSY_SHARE * n["rows"]):
+        text += ("\nwarning: unless the code changed that much, a run was measured on a busy machine and "
+                 "changes of that size are noise there; compare runs from a quiet machine")
+    return text
 
 
 def _noise(df: pd.DataFrame, steady_pct, unstable_pct, abs_us) -> dict:
