@@ -165,7 +165,7 @@ def noise_note(cmp: pd.DataFrame) -> str | None:
         return None
     text = (f"noise: rows whose timings show interference (CV > 10 % or max > 2x median): baseline "
             f"{n['unstable_baseline']} of {n['rows']}, new {n['unstable_new']} of {n['rows']}; rows that moved "
-            f"by more than {NOTABLE_MOVE:.0%}: {n['moved']} of {n['rows']}")
+            f"by more than {100 * NOTABLE_MOVE:.0f} %: {n['moved']} of {n['rows']}")
     if n["moved"] >= max(2, BUSY_SHARE * n["rows"]):
         text += ("\nwarning: unless the code changed that much, a run was measured on a busy machine and "
                  "changes of that size are noise there; compare runs from a quiet machine")
