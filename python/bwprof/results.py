@@ -233,9 +233,9 @@ def _frame(meta: dict, rows: list) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _read_csv(p: Path) -> pd.DataFrame:
+def read_results_csv(p: Path, **read_csv_kw) -> pd.DataFrame:
     """results.csv; a last record cut short is left out (with a warning), any other malformed
-    record is a ValueError naming the line."""
+    record is a ValueError naming the line. ``read_csv_kw`` go to pandas.read_csv."""
     text, _ = _complete_lines(p)
     lines = [line + "\n" for line in text.split("\n")[:-1]]
     reader = csv.reader(iter(lines), strict=True)
@@ -259,7 +259,7 @@ def _read_csv(p: Path) -> pd.DataFrame:
                              f"not a bwprof results.csv")
     text = "".join(lines[:ends[-1]])
     try:
-        return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+        return pd.read_csv(io.StringIO(text), **{"keep_default_na": False, "na_values": [""], **read_csv_kw})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as e:
         raise ValueError(f"{p}: not a bwprof results.csv ({e})") from None
 
@@ -280,7 +280,7 @@ def load_run(path: str | os.PathLike) -> pd.DataFrame:
         return _frame(*_read_report(p))
     if p.suffix == ".jsonl":
         return _frame(*_read_rows_log(p))
-    return _read_csv(p)
+    return read_results_csv(p)
 
 
 def _load_folder(p: Path) -> pd.DataFrame:
@@ -298,7 +298,7 @@ def _load_folder(p: Path) -> pd.DataFrame:
     if report.exists():  # a folder written before rows.jsonl existed
         return _frame(*_read_report(report))
     if results.exists():
-        return _read_csv(results)
+        return read_results_csv(results)
     raise FileNotFoundError(f"no bwprof run at {p} (no {REPORT}, {ROWS} or {CSV})")
 
 

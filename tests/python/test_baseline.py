@@ -199,6 +199,24 @@ def test_load_reads_every_input_form(tmp_path):
         assert bl.compare(got, df)["verdict"].eq("unchanged").all(), source
 
 
+def test_an_interrupted_or_cut_run_gives_its_whole_rows(tmp_path):
+    from bwprof.results import RunWriter, TruncatedRowWarning
+    df = make_rows(3)
+    w = RunWriter(tmp_path, {"id": "Sim GPU"}, run_id="killed", columns=list(df.columns))
+    for r in df.to_dict("records"):
+        w.add(r)
+    # killed before the report: the folder is read from its row log
+    assert not (w.path / "bandwidth_report.json").exists()
+    assert bl.load(w.path)["kernel"].tolist() == ["kern0", "kern1", "kern2"]
+    assert bl.compare(w.path, df)["verdict"].eq("unchanged").all()
+    # a results.csv whose last row was cut: that row is left out, with a warning
+    data = (w.path / "results.csv").read_bytes()
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(data[:len(data) - 40])
+    with pytest.warns(TruncatedRowWarning, match="cut.csv: line 4"):
+        assert bl.load(cut)["kernel"].tolist() == ["kern0", "kern1"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Matching
 

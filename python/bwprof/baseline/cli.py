@@ -93,7 +93,7 @@ def register_cli(subparsers: "argparse._SubParsersAction") -> None:
     p = subparsers.add_parser(
         "compare", help="compare a run with a baseline; exit 1 on a regression",
         description="Compare NEW with BASELINE kernel by kernel. Each may be a baseline JSON, a "
-                    "run folder, a results.csv or a bandwidth_report.json. Exit code: 0 no "
+                    "run folder, a results.csv, rows.jsonl or a bandwidth_report.json. Exit code: 0 no "
                     "regression, 1 a kernel got slower, 2 bad input.")
     p.add_argument("baseline", metavar="BASELINE")
     p.add_argument("new", metavar="NEW")
@@ -117,7 +117,7 @@ def register_cli(subparsers: "argparse._SubParsersAction") -> None:
 
     b = subparsers.add_parser(
         "baseline", help="save a run as a baseline JSON",
-        description="Save RUN_OR_CSV (a run folder, results.csv, bandwidth_report.json or "
+        description="Save RUN_OR_CSV (a run folder, results.csv, rows.jsonl, bandwidth_report.json or "
                     "baseline) as a versioned baseline JSON file, written atomically.")
     b.add_argument("run", metavar="RUN_OR_CSV")
     b.add_argument("--out", required=True, metavar="PATH", help="baseline file to write")

@@ -91,7 +91,7 @@ def _cmd_plot(args) -> int:
 def register_cli(subparsers) -> None:
     """Adds ``plot RESULTS [--out DIR]`` to the bwprof CLI."""
     s = subparsers.add_parser("plot", help="draw the charts (FP32 vs FP16, roofline, bandwidth, time) of a run")
-    s.add_argument("results", metavar="RESULTS", help="a run folder, its results.csv or bandwidth_report.json")
+    s.add_argument("results", metavar="RESULTS", help="a run folder, its results.csv, rows.jsonl or bandwidth_report.json")
     s.add_argument("--out", metavar="DIR", help="folder for the PNG and SVG files (default: the run folder)")
     s.set_defaults(func=_cmd_plot)
 
