@@ -468,7 +468,7 @@ def test_cpu_rows_get_the_cpu_floors_and_interference_widens_them():
 def test_verdicts_swap_when_the_runs_swap():
     base = make_rows(3, device="cpu", time_us=100.0)
     base["backend"] = "cpu"
-    for factor in (1.1, 1.5, 1.9, 2.0, 2.5):
+    for factor in np.round(np.arange(1.01, 2.5, 0.02), 2):  # through every row's threshold
         new = slowed(base, "kern0", factor)
         there = bl.compare(new, base).set_index("kernel")["verdict"]
         back = bl.compare(base, new).set_index("kernel")["verdict"]
