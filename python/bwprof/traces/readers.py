@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import formats as _formats
 from .errors import TraceFormatError
 from .names import short_kernel_name
 from .units import parse_number, to_base, unit_scale
@@ -38,6 +39,7 @@ SCHEMA = {
     "stream": "object",
     "correlation_id": "Int64",
     "source_tool": "object",
+    "pid": "Int64",
 }
 SCHEMA_COLUMNS = list(SCHEMA)
 
@@ -767,7 +769,7 @@ def _signature(fields):
 def _detect_from_text(path, text):
     stripped = text.lstrip()
     if stripped.startswith("{") or stripped.startswith("["):
-        return "pytorch_trace"
+        return "rocprofv3_json" if _formats.is_rocprofv3_json(stripped) else "pytorch_trace"
     lines = _lines(text)
     h = _find_header(path, lines, lambda f: _signature(f) is not None)
     if h is None:
@@ -780,8 +782,8 @@ def _detect_from_text(path, text):
 
 
 def detect_format(path):
-    """Which profiler output ``path`` is, e.g. "rocprofv3_kernel_trace", "ncu_raw", "pytorch_trace"."""
-    return _detect_from_text(path, _read_text(path))
+    """Which profiler output ``path`` is, e.g. "rocprofv3_kernel_trace", "ncu_raw", "rocpd"."""
+    return _formats.sniff(path) or _detect_from_text(path, _read_text(path))
 
 
 READERS = {
@@ -795,10 +797,11 @@ READERS = {
     "nsys_kern_sum": read_nsys_kern_sum,
     "pytorch_trace": read_pytorch_trace,
 }
+READERS.update(_formats.READERS)    # databases, Nsight reports, rocprofv3 JSON (formats.py)
 
 # Formats with one row per dispatch are preferred over summaries when a folder holds both.
 _PER_DISPATCH = {"rocprofv3_kernel_trace", "rocprofv3_counter_collection", "rocprof_results",
-                 "ncu_raw", "ncu_details", "pytorch_trace"}
+                 "ncu_raw", "ncu_details", "pytorch_trace"} | _formats.PER_DISPATCH
 
 
 def read(path):
@@ -826,7 +829,7 @@ def read_dir(path):
     root = Path(path)
     found = {}
     for f in sorted(root.rglob("*")):
-        if not f.is_file() or not (f.name.endswith((".csv", ".json", ".json.gz", ".txt"))):
+        if not f.is_file() or not (f.name.endswith((".csv", ".json", ".json.gz", ".txt") + _formats.SUFFIXES)):
             continue
         try:
             fmt = detect_format(f)
@@ -836,6 +839,7 @@ def read_dir(path):
             found.setdefault(fmt, []).append(f)
     if not found:
         raise TraceFormatError(root, None, "no kernel trace found in this folder")
+    found = _formats.prefer(found)
     per_dispatch = [fmt for fmt in found if fmt in _PER_DISPATCH]
     frames = []
     if "rocprofv3_kernel_trace" in found:
