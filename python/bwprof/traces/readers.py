@@ -356,6 +356,7 @@ def _rocprofv3_columns(t):
     cols["device"] = _text(t.col("Agent_Id"))
     cols["stream"] = _text(t.col("Stream_Id", "Queue_Id"))
     cols["correlation_id"] = t.ints("Correlation_Id")
+    cols["pid"] = t.ints("Process_Id")
     extras = {}
     if t.has("Dispatch_Id"):
         extras["dispatch_id"] = t.ints("Dispatch_Id")
@@ -475,6 +476,7 @@ def read_rocprof_results(path):
         "shared_mem_bytes": t.numbers("lds"),
         "device": _text(t.col("gpu-id")),
         "stream": _text(t.col("queue-id")),
+        "pid": t.ints("pid"),
     }
     if t.has("grd"):
         cols["grid_y"] = cols["grid_z"] = cols["block_y"] = cols["block_z"] = [1] * len(t.rows)
@@ -544,6 +546,7 @@ def read_ncu_raw(path, text=None):
             values[name] = raw
     cols = _ncu_launch_columns(t.col("Kernel Name"), t.col("Grid Size"), t.col("Block Size"),
                                t.col("Device"), t.col("Stream"), t.ints("ID"))
+    cols["pid"] = t.ints("Process ID")
     if "gpu__time_duration.sum" in values:
         cols["duration_ns"] = values["gpu__time_duration.sum"]
     if "launch__registers_per_thread" in values:
@@ -618,6 +621,8 @@ def read_ncu_details(path, text=None):
     id_ints = [int(k) if k.isdigit() else pd.NA for k in order]
     cols = _ncu_launch_columns(pick(kernels), pick(t.col("Grid Size")), pick(t.col("Block Size")),
                                pick(t.col("Device")), pick(t.col("Stream")), id_ints)
+    pids = pick(t.col("Process ID"))
+    cols["pid"] = [parse_number(x) for x in pids] if pids is not None else None
     names = list(dict.fromkeys(n for k in order for n in table[k]))
     extras = {}
     for name in names:
