@@ -82,7 +82,7 @@ def _totals(df, key, extra=()):
 
 def _compare(ta, tb, key, net):
     """Outer join of two per-key total tables with the change columns."""
-    out = ta.join(tb, how="outer", lsuffix="_a", rsuffix="_b")
+    out = ta.merge(tb, how="outer", left_index=True, right_index=True, suffixes=("_a", "_b"))
     for col in ("time_ns", "calls"):
         for side in "ab":
             out[f"{col}_{side}"] = out[f"{col}_{side}"].fillna(0)
