@@ -225,6 +225,11 @@ def test_cli_trace_per(capsys):
     assert row.split()[3:5] == ["GEMM", "1"]
     assert cli("trace", ROCPD, "--per", "rank") == 2
     assert "no column 'rank'" in capsys.readouterr().err
+    # A trace without process ids: one group, printed as "-".
+    assert cli("trace", DATA / "rocprofv3_kernel_trace.csv", "--per", "pid,device") == 0
+    out = capsys.readouterr().out
+    assert "(1 groups" in out
+    assert next(line for line in out.splitlines() if "elementwise" in line).split()[:3] == ["-", "2", "elementwise"]
 
 
 def test_cli_trace_reads_each_new_format(capsys):

@@ -86,12 +86,15 @@ def breakdown_per(df, per, by="category", rules=None, extra_rules=None):
         work["category"] = data["category"].astype(object)
         agg.update(short_name="first", category="first")
     out = work.groupby(per_cols + [key], sort=False, dropna=False).agg(agg).reset_index()
+    for c in per_cols:                      # a pid stays an integer next to an unknown one
+        if pd.api.types.is_integer_dtype(data[c].dtype):
+            out[c] = out[c].astype("Int64")
     out["avg_time_ns"] = out["total_time_ns"] / out["calls"].where(out["calls"] > 0)
     group_total = out.groupby(per_cols, sort=False, dropna=False)["total_time_ns"].transform("sum")
     out["pct_gpu_time"] = (100.0 * out["total_time_ns"] / group_total.where(group_total > 0)).fillna(0.0)
     total = out["total_time_ns"].sum()
     out["pct_of_total"] = 100.0 * out["total_time_ns"] / total if total > 0 else 0.0
-    sort_keys = [out[c].map(lambda v: (v is None, str(v) if v is not None else "")) for c in per_cols]
+    sort_keys = [out[c].map(_group_order) for c in per_cols]
     order = pd.DataFrame({f"_k{i}": k for i, k in enumerate(sort_keys)})
     order["_t"] = -out["total_time_ns"]
     order["_n"] = out[key].astype(str)
@@ -99,6 +102,15 @@ def breakdown_per(df, per, by="category", rules=None, extra_rules=None):
     cols = per_cols + [key] + (["short_name", "category"] if by == "kernel" else []) + \
         ["total_time_ns", "calls", "avg_time_ns", "pct_gpu_time", "pct_of_total"]
     return out[cols].reset_index(drop=True)
+
+
+def _group_order(value):
+    """Sort key of a group label: numbers in numeric order, then text, unknown (NA) last."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return (1, 0, 0, "")
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return (0, 0, float(value), "")
+    return (0, 1, 0, str(value))
 
 
 def amdahl(df, by="category", factors=(2.0, 10.0), rules=None, extra_rules=None):

@@ -129,7 +129,7 @@ def _print_per(df, by, per, top):
     if by == "kernel":
         show = show.drop(columns=["kernel_name"]).rename(columns={"short_name": "kernel"})
     for col in per:
-        show[col] = show[col].map(lambda v: "-" if v is None or v != v else str(v))
+        show[col] = [("-" if pd.isna(v) else str(v)) for v in show[col]]
     show["total_ms"] = show.pop("total_time_ns") / 1e6
     show["avg_us"] = show.pop("avg_time_ns") / 1e3
     show["pct"] = show.pop("pct_gpu_time")
@@ -164,7 +164,8 @@ def _diff(args):
     for label, table in tables:
         print(f"\nBy {label}, largest changes first:")
         print(_format_diff(table, label, args.top))
-    for name, table in (("Appeared (only in B)", result.appeared), ("Disappeared (only in A)", result.disappeared)):
+    for name, table in (("Appeared (only in B)", result.appeared),
+                        ("Disappeared (only in A)", result.disappeared)):
         if len(table):
             shown = ", ".join(str(k) for k in table["kernel"].head(args.top))
             more = f" and {len(table) - args.top} more" if len(table) > args.top else ""

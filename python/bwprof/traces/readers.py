@@ -834,7 +834,8 @@ def read_dir(path):
     root = Path(path)
     found = {}
     for f in sorted(root.rglob("*")):
-        if not f.is_file() or not (f.name.endswith((".csv", ".json", ".json.gz", ".txt") + _formats.SUFFIXES)):
+        suffixes = (".csv", ".json", ".json.gz", ".txt") + _formats.SUFFIXES
+        if not f.is_file() or not f.name.endswith(suffixes):
             continue
         try:
             fmt = detect_format(f)

@@ -230,12 +230,10 @@ def _copies(db, guid):
     if not db.has("memory_copies"):
         return None
     cols = {c.lower() for c in db.columns("memory_copies")}
-    dst_kind = _pick(cols, "dst_agent_type")
-    dst_index = _pick(cols, "dst_agent_type_index")
-    src_index = _pick(cols, "src_agent_type_index")
     corr = _pick(cols, "stack_id", "corr_id", "correlation_id")
-    need = ["start", "end", "name", "size", "pid"]
-    if any(c not in cols for c in need) or not (dst_kind and dst_index and src_index):
+    need = ["start", "end", "name", "size", "pid", "dst_agent_type", "dst_agent_type_index",
+            "src_agent_type", "src_agent_type_index"]
+    if any(c not in cols for c in need):
         raise db.fail("rocpd memory_copies view lacks the columns start, end, name, size, pid "
                       "and the agents' type and type index")
     where, params = ("WHERE guid = ?", (guid,)) if guid is not None else ("", ())
@@ -243,8 +241,9 @@ def _copies(db, guid):
     stream = "stream_id" if "stream_id" in cols else "NULL"
     queue = "queue_id" if "queue_id" in cols else "NULL"
     rows = db.query(
-        f'SELECT "start", "end", name, size, pid, {tid}, {stream}, {queue}, {dst_kind}, {dst_index}, '
-        f"src_agent_type, {src_index}, {corr or 'NULL'} FROM memory_copies {where} ORDER BY id", params)
+        f'SELECT "start", "end", name, size, pid, {tid}, {stream}, {queue}, dst_agent_type, '
+        f"dst_agent_type_index, src_agent_type, src_agent_type_index, {corr or 'NULL'} "
+        f"FROM memory_copies {where} ORDER BY id", params)
     if not rows:
         return None
     n = len(rows)
@@ -315,7 +314,8 @@ def read_rocpd_agents(path):
         try:
             more = json.loads(extdata) if extdata else {}
         except (TypeError, ValueError):
-            raise TraceFormatError(path, None, f"rocpd_info_agent extdata is not JSON: {str(extdata)[:60]!r}") from None
+            raise TraceFormatError(path, None, "rocpd_info_agent extdata is not JSON: "
+                                               f"{str(extdata)[:60]!r}") from None
         if isinstance(more, dict):
             rec.update({k: v for k, v in more.items()
                         if k not in rec and isinstance(v, (int, float, str)) and not isinstance(v, bool)})

@@ -41,8 +41,7 @@ class _Doc:
             return default
         value = obj[key]
         if kind is not None and not isinstance(value, kind):
-            raise self.fail(f"{where}.{key}", f"expected {kind.__name__ if isinstance(kind, type) else 'a value'}"
-                                              f", found {type(value).__name__}")
+            raise self.fail(f"{where}.{key}", f"expected {kind.__name__}, found {type(value).__name__}")
         return value
 
     def num(self, obj, key, where, default=KeyError):
@@ -193,6 +192,7 @@ def read_rocprofv3_json(path, memory_copies=True):
                     "kernel_name": copy_name(op_name),
                     "start_ns": doc.num(rec, "start_timestamp", w),
                     "end_ns": doc.num(rec, "end_timestamp", w),
+                    # The GPU end of the copy names the device (host-to-device: the destination).
                     "device": dst if dst.startswith("GPU") else (src if src.startswith("GPU") else dst or None),
                     "correlation_id": (rec.get("correlation_id") or {}).get("internal")
                     if isinstance(rec.get("correlation_id"), dict) else None,
