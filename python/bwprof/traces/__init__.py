@@ -1,10 +1,13 @@
-"""Profiler traces: read rocprofv3, rocprof, ncu, nsys and PyTorch outputs into one kernel-trace
-schema, break GPU time down, and run the profilers. Pure Python (pandas); no compiled extension.
+"""Profiler traces: read rocprofv3 (CSV, JSON, rocpd database), rocprof, rocmProfileData, ncu (CSV,
+.ncu-rep), nsys (CSV, SQLite export, .nsys-rep) and PyTorch outputs into one kernel-trace schema,
+break GPU time down, compare two traces, and run the profilers. Pure Python (pandas, sqlite3);
+no compiled extension.
 
     import bwprof.traces as traces
     df = traces.read("kernel_trace.csv")        # format detected
     traces.breakdown(df, by="category")         # total/calls/avg/% of GPU time
     traces.amdahl(df)                           # overall speed-up if a category were faster
+    traces.diff(before, after).categories       # what changed between two traces
 """
 
 from .errors import TraceFormatError
@@ -16,7 +19,15 @@ from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read
 from .names import short_kernel_name
 from .categories import CATEGORIES, DEFAULT_RULES, categorize, category_of
 from .analysis import DEFAULT_THRESHOLDS, amdahl, breakdown, dram_bytes, findings, join_counters
+from .analysis import breakdown_per
 from .profilers import ProfileRun, build_command, run_profile
+# Databases, Nsight reports, rocprofv3 JSON (one module each) and the difference of two traces.
+from .rocpd import read_rocpd, read_rocpd_agents
+from .rpd import read_rpd
+from .nsys_sqlite import read_nsys_rep, read_nsys_sqlite
+from .ncu_report import read_ncu_rep
+from .rocprofv3_json import read_rocprofv3_json
+from .diff import TraceDiff, diff, plot_diff
 
 __all__ = [
     "TraceFormatError", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
@@ -26,4 +37,6 @@ __all__ = [
     "short_kernel_name", "CATEGORIES", "DEFAULT_RULES", "categorize", "category_of",
     "DEFAULT_THRESHOLDS", "breakdown", "amdahl", "dram_bytes", "join_counters", "findings",
     "ProfileRun", "build_command", "run_profile",
+    "breakdown_per", "read_rocpd", "read_rocpd_agents", "read_rpd", "read_nsys_sqlite",
+    "read_nsys_rep", "read_ncu_rep", "read_rocprofv3_json", "diff", "TraceDiff", "plot_diff",
 ]
