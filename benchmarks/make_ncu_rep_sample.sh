@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 import bwprof.traces as traces
-from bwprof.traces import ncu_report
+from bwprof.traces.formats import ncu_report
 
 out = Path(sys.argv[1])
 module = ncu_report.find_ncu_report()

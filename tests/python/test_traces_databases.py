@@ -26,8 +26,9 @@ import pandas as pd
 import pytest
 
 import bwprof.traces as traces
-from bwprof.traces import TraceFormatError, ncu_report, sqlitedb
-from bwprof.traces.nsys_sqlite import pid_of
+from bwprof.traces import TraceFormatError, sqlitedb
+from bwprof.traces.formats import ncu_report
+from bwprof.traces.formats.nsys_sqlite import pid_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 sys.path.insert(0, str(DATA))
@@ -137,7 +138,7 @@ def test_rocpd_agents():
 
 
 def test_copy_names():
-    from bwprof.traces.rocpd import copy_name
+    from bwprof.traces.formats.rocpd import copy_name
     assert copy_name("MEMORY_COPY_DEVICE_TO_HOST") == "[memcpy Device-to-Host]"
     assert copy_name("MEMORY_COPY_PEER_TO_PEER") == "[memcpy Peer-to-Peer]"
     assert copy_name("MEMORY_COPY_NONE") == "[memcpy None]"

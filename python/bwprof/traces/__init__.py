@@ -12,21 +12,16 @@ no compiled extension.
 
 from .errors import TraceFormatError
 from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read_dir,
-                      read_ncu, read_ncu_details, read_ncu_raw, read_nsys_kern_sum,
-                      read_pytorch_trace, read_rocprof_results, read_rocprof_stats,
-                      read_rocprofv3_counter_collection, read_rocprofv3_kernel_stats,
-                      read_rocprofv3_kernel_trace)
+                      read_ncu, read_ncu_details, read_ncu_raw, read_ncu_rep, read_nsys_kern_sum,
+                      read_nsys_rep, read_nsys_sqlite, read_pytorch_trace, read_rocpd,
+                      read_rocpd_agents, read_rocprof_results, read_rocprof_stats,
+                      read_rocprofv3_counter_collection, read_rocprofv3_json,
+                      read_rocprofv3_kernel_stats, read_rocprofv3_kernel_trace, read_rpd)
 from .names import short_kernel_name
 from .categories import CATEGORIES, DEFAULT_RULES, categorize, category_of
-from .analysis import DEFAULT_THRESHOLDS, amdahl, breakdown, dram_bytes, findings, join_counters
-from .analysis import breakdown_per
+from .analysis import (DEFAULT_THRESHOLDS, amdahl, breakdown, breakdown_per, dram_bytes, findings,
+                       join_counters)
 from .profilers import ProfileRun, build_command, run_profile
-# Databases, Nsight reports, rocprofv3 JSON (one module each) and the difference of two traces.
-from .rocpd import read_rocpd, read_rocpd_agents
-from .rpd import read_rpd
-from .nsys_sqlite import read_nsys_rep, read_nsys_sqlite
-from .ncu_report import read_ncu_rep
-from .rocprofv3_json import read_rocprofv3_json
 from .diff import TraceDiff, diff, plot_diff
 
 __all__ = [

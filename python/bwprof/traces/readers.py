@@ -23,16 +23,16 @@ import pandas as pd
 from .detect import SUFFIXES, detect_format
 from .errors import TraceFormatError
 from .formats.ncu import read_ncu, read_ncu_details, read_ncu_raw
+from .formats.ncu_report import read_ncu_rep
 from .formats.nsys import read_nsys_kern_sum
+from .formats.nsys_sqlite import read_nsys_rep, read_nsys_sqlite
 from .formats.pytorch import read_pytorch_trace
+from .formats.rocpd import read_rocpd, read_rocpd_agents
 from .formats.rocprof import read_rocprof_results, read_rocprof_stats
 from .formats.rocprofv3 import (read_agent_info, read_rocprofv3_counter_collection,
                                 read_rocprofv3_kernel_stats, read_rocprofv3_kernel_trace)
-from .ncu_report import read_ncu_rep
-from .nsys_sqlite import read_nsys_rep, read_nsys_sqlite
-from .rocpd import read_rocpd, read_rocpd_agents
-from .rocprofv3_json import read_rocprofv3_json
-from .rpd import read_rpd
+from .formats.rocprofv3_json import read_rocprofv3_json
+from .formats.rpd import read_rpd
 from .table import SCHEMA, SCHEMA_COLUMNS
 
 READERS = {

@@ -19,7 +19,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .sqlitedb import Database, codes, empty_frame, int_array, int_columns, schema_frame, spread
+from ..sqlitedb import Database, codes, empty_frame, int_array, int_columns, schema_frame, spread
 
 TOOL = "rpd"
 _KERNEL_OPS = {"kernelexecution", "kernel", "concurrentkernel", "task"}

@@ -17,9 +17,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from .errors import TraceFormatError
-from .names import short_kernel_name
-from .sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns,
+from ..errors import TraceFormatError
+from ..names import short_kernel_name
+from ..sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns,
                        schema_frame, spread)
 
 SUPPORTED_MAJOR = 3

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import TraceFormatError
-from .sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns, schema_frame,
+from ..errors import TraceFormatError
+from ..sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns, schema_frame,
                        spread)
 
 TOOL = "nsys"

@@ -24,11 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import TraceFormatError
-from .units import unit_scale
+from ..errors import TraceFormatError
+from ..sqlitedb import schema_frame
+from ..units import unit_scale
+from .ncu import _NCU_DEVICE_PREFIXES as _DEVICE_PREFIXES
 
 TOOL = "ncu"
-_DEVICE_PREFIXES = ("device__attribute_", "nvlink__", "numa__", "c2clink__")
 
 
 def candidate_dirs():
@@ -111,8 +112,6 @@ def read_ncu_rep(path, module=None):
 
     ``module`` is the ncu_report module to use (found automatically when None).
     """
-    from .sqlitedb import schema_frame
-
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file")

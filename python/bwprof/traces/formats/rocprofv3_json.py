@@ -10,13 +10,14 @@ The Perfetto trace (``--output-format pftrace``) is a protobuf stream; bwprof do
 (use the rocpd database, JSON or CSV output of the same run).
 """
 
-import json
 import math
 
 import numpy as np
 import pandas as pd
 
-from .errors import TraceFormatError
+from ..errors import TraceFormatError
+from ..sqlitedb import empty_frame, schema_frame
+from ..table import SCHEMA, _read_json
 from .rocpd import copy_name
 
 TOOL = "rocprofv3"
@@ -57,16 +58,6 @@ class _Doc:
         if isinstance(value, dict):
             return value.get("handle")
         return value
-
-
-def _load(path):
-    from .table import _read_text       # gzip, empty and binary files handled there
-
-    text = _read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(path, exc.lineno, f"malformed JSON ({exc.msg}, column {exc.colno})") from None
 
 
 def _device_labels(doc, agents, where):
@@ -120,7 +111,7 @@ def read_rocprofv3_json(path, memory_copies=True):
     the same run joined by dispatch id, instances summed), plus memory copies
     (``event_category`` "gpu_memcpy") unless ``memory_copies=False``.
     """
-    raw = _load(path)
+    raw = _read_json(path)          # gzip, empty, binary and malformed files handled there
     doc = _Doc(path)
     if not isinstance(raw, dict) or KEY not in raw:
         raise TraceFormatError(path, None, f"JSON without a {KEY!r} key: not rocprofv3 output")
@@ -229,9 +220,6 @@ def _text(value):
 
 
 def _frame(rows, counter_names):
-    from .table import SCHEMA
-    from .sqlitedb import empty_frame, schema_frame
-
     extras = ["dispatch_id", "queue_id", "tid", "sgpr", "scratch_bytes", "event_category"]
     if not rows:
         return empty_frame(TOOL, extras)
