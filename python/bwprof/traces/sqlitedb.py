@@ -249,6 +249,17 @@ def spread(values, table, default=None):
     return looked[inverse]
 
 
+def labels(pair):
+    """Integer ids (a (values, null_mask) pair) as text labels ("3"), None for NULL: devices
+    and streams are text in the schema."""
+    values, mask = pair
+    uniques, inverse = codes(values)
+    out = np.array([str(v) for v in uniques.tolist()], dtype=object)[inverse]
+    if mask.any():
+        out[mask] = None
+    return out
+
+
 def factorize_text(values):
     """Integer codes and uniques for an object array of strings (None allowed)."""
     codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)

@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..errors import TraceFormatError
 from ..sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns, schema_frame,
-                       spread)
+                        spread)
+from ..sqlitedb import labels as _labels
 
 TOOL = "nsys"
 SUPPORTED_MAJOR = 3
@@ -94,15 +95,6 @@ def _common(db, got, n, names, gpu):
 
 def _na(n):
     return pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
-
-
-def _labels(pair):
-    values, mask = pair
-    uniques, inverse = codes(values)
-    out = np.array([str(v) for v in uniques.tolist()], dtype=object)[inverse]
-    if mask.any():
-        out[mask] = None
-    return out
 
 
 def _optional(db, table, wanted):

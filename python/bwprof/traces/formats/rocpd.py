@@ -20,7 +20,8 @@ import pandas as pd
 from ..errors import TraceFormatError
 from ..names import short_kernel_name
 from ..sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns,
-                       schema_frame, spread)
+                        schema_frame, spread)
+from ..sqlitedb import labels as _labels
 
 SUPPORTED_MAJOR = 3
 TOOL = "rocprofv3"
@@ -176,16 +177,6 @@ def _int_lookup(values, inverse):
     mask = np.array([v is None for v in values], dtype=bool)
     data = np.array([0 if v is None else int(v) for v in values], dtype=np.int64)
     return pd.arrays.IntegerArray(data[inverse], mask[inverse])
-
-
-def _labels(pair):
-    """Integer ids as text labels ("3"), None for NULL."""
-    values, mask = pair
-    uniques, inverse = codes(values)
-    out = np.array([str(v) for v in uniques.tolist()], dtype=object)[inverse]
-    if mask.any():
-        out[mask] = None
-    return out
 
 
 def _counters(db, guid, dispatch_rows):
