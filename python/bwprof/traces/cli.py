@@ -142,8 +142,7 @@ def _print_per(df, by, per, top):
     groups = table.groupby(per, sort=False, dropna=False).ngroups
     print(f"GPU time per {' and '.join(per)} ({groups} groups; pct: share of the group, "
           "pct_all: share of all):")
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        print(show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(_plain_table(show))
 
 
 def _diff(args):
@@ -198,8 +197,7 @@ def _format_diff(table, label, top):
         "calls_B": table["calls_b"],
         "of_total_change": table["pct_of_change"].map(lambda v: "-" if v != v else f"{v:.1f}%"),
     }).head(top)
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        return show.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+    return _plain_table(show)
 
 
 def plot_breakdown(table, by, path, top=20):
