@@ -165,22 +165,20 @@ def _explain(table, net, share=EXPLAIN_SHARE):
 
 def plot_diff(result, path, by="kernel", top=15):
     """Save a horizontal bar chart of the largest changes (microseconds, b - a) to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plots.bars import hbars
+    from ..plots.figure import _figure
 
     table = result.kernels if by == "kernel" else result.categories
     label = "kernel" if by == "kernel" else "category"
-    rows = table.head(top).iloc[::-1]
-    fig, ax = plt.subplots(figsize=(8, 0.35 * max(len(rows), 1) + 1.4))
+    rows = table.head(top)
+    fig = _figure(8, 0.35 * max(len(rows), 1) + 1.4)
+    ax = fig.add_subplot(1, 1, 1)
     colors = ["#c0392b" if d > 0 else "#2e86c1" for d in rows["delta_ns"]]
-    ax.barh([str(x)[:50] for x in rows[label]], rows["delta_ns"] / 1e3, color=colors)
+    hbars(ax, rows["delta_ns"] / 1e3, [str(x)[:50] for x in rows[label]], colors=colors)
     ax.axvline(0, color="black", linewidth=0.8)
     a, b = result.labels
     ax.set_xlabel(f"change in GPU time, {b} - {a} (us); red: slower, blue: faster")
     ax.set_title(f"Largest changes by {label} (total {result.totals['delta_ns'] / 1e3:+.1f} us)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
