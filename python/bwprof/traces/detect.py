@@ -4,8 +4,7 @@ their suffix, text files by their header line (JSON: rocprofv3's key, else PyTor
 from pathlib import Path
 
 from .errors import TraceFormatError
-from .sqlitedb import detect as detect_sqlite
-from .sqlitedb import is_sqlite
+from .sqlitedb import Database, is_sqlite
 from .table import _find_header, _is_preamble, _lines, _read_text, _split
 
 # Files read_dir() looks at: the text formats, then databases and reports.
@@ -46,6 +45,32 @@ def _signature(fields):
     return None
 
 
+def _sqlite_signature(tables):
+    """The format of an SQLite database, from the names of its tables and views (lower case)."""
+    t = tables
+    if "rocpd_kernel_dispatch" in t or ("kernels" in t and "rocpd_info_agent" in t):
+        return "rocpd"
+    if any(name.startswith("rocpd_kernel_dispatch_") for name in t):
+        return "rocpd"
+    if "rocpd_op" in t and "rocpd_api" in t:
+        return "rocpd_rpd"
+    if "stringids" in t and (any(name.startswith("cupti_activity_kind_") for name in t)
+                             or "target_info_gpu" in t or "meta_data_export" in t):
+        return "nsys_sqlite"
+    return None
+
+
+def _detect_sqlite(path):
+    """The format of an SQLite profiler database, or a TraceFormatError naming its tables."""
+    with Database(path) as db:
+        kind = _sqlite_signature(db.tables)
+        if kind is None:
+            shown = ", ".join(sorted(db.tables)[:10]) or "no tables"
+            raise db.fail("SQLite database, but not a rocpd (rocprofiler-sdk), rocmProfileData "
+                          f"or Nsight Systems export: it holds {shown}")
+        return kind
+
+
 def _detect_from_text(path, text):
     stripped = text.lstrip()
     if stripped.startswith("{") or stripped.startswith("["):
@@ -76,7 +101,7 @@ def sniff(path):
         if name.endswith(suffix):
             raise TraceFormatError(p, None, reason)
     if is_sqlite(p):
-        return detect_sqlite(p)
+        return _detect_sqlite(p)
     return None
 
 

@@ -1,5 +1,6 @@
-"""What the SQLite-based readers share: opening a profiler database safely, telling which tool
-wrote it, pulling whole integer columns fast, and building kernel-trace frames from arrays.
+"""The layer the database readers stand on, beside table.py for the text ones: opening a
+profiler database safely, pulling whole integer columns fast, and building kernel-trace frames
+from arrays. Which tool wrote a database is told in detect.py.
 
 rocprofiler-sdk (rocpd), rocmProfileData (.rpd) and Nsight Systems (``nsys export --type
 sqlite``) all write SQLite. A database is opened read-only; every SQLite error (a truncated
@@ -340,29 +341,3 @@ def _as_int64(values):
 def empty_frame(tool, extras=()):
     """A schema frame with no rows (a trace that recorded no GPU work)."""
     return schema_frame({}, 0, tool, {name: [] for name in extras})
-
-
-def kind_of(db):
-    """Which profiler wrote the database: "rocpd", "rocpd_rpd", "nsys_sqlite" or None."""
-    t = db.tables
-    if "rocpd_kernel_dispatch" in t or ("kernels" in t and "rocpd_info_agent" in t):
-        return "rocpd"
-    if any(name.startswith("rocpd_kernel_dispatch_") for name in t):
-        return "rocpd"
-    if "rocpd_op" in t and "rocpd_api" in t:
-        return "rocpd_rpd"
-    if "stringids" in t and (any(name.startswith("cupti_activity_kind_") for name in t)
-                             or "target_info_gpu" in t or "meta_data_export" in t):
-        return "nsys_sqlite"
-    return None
-
-
-def detect(path):
-    """The format of an SQLite profiler database, or a TraceFormatError naming its tables."""
-    with Database(path) as db:
-        kind = kind_of(db)
-        if kind is None:
-            shown = ", ".join(sorted(db.tables)[:10]) or "no tables"
-            raise db.fail("SQLite database, but not a rocpd (rocprofiler-sdk), rocmProfileData "
-                          f"or Nsight Systems export: it holds {shown}")
-        return kind
