@@ -172,9 +172,14 @@ def _bench_until_rows(tmp_path, rows):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                      "python")
+    import signal
+
+    def default_sigint():  # a background job of a non-interactive shell (make test &) ignores SIGINT
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     p = subprocess.Popen([sys.executable, "-m", "bwprof", "bench", "--device", "cpu", "--kernels", "stream",
                           "layernorm", "--no-plots", "--out", str(tmp_path)], cwd=tmp_path, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     done = 0
     while done < rows:  # the progress bar prints one line per measured row when stderr is a pipe
         line = p.stderr.readline()
