@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
+from . import arguments as _args
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,7 @@ def devices() -> list[Device]:
 
 def device(id: str = "auto") -> Device:
     """One device: "auto" (the first GPU, else the CPU), "cpu", "gpu" or "gpu:N"."""
-    if not isinstance(id, str):
-        raise ValueError(f"device: expected a string such as 'cpu' or 'gpu:0', got {id!r}")
-    return _device(_core.device_info(id))
+    return _device(_core.device_info(_args.text("device", id)))
 
 
 def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> dict:
@@ -45,7 +44,7 @@ def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> d
 
     Measured once per device and process, then cached; ``refresh=True`` measures them again (and
     later measurements use the new figures)."""
-    return _core.peaks(device, dtype, bool(refresh))
+    return _core.peaks(_args.text("device", device), _args.text("dtype", dtype), _args.flag("refresh", refresh))
 
 
 def kernels() -> list[dict]:
@@ -68,14 +67,25 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     ``min_time_s`` of kernel time (caches flushed before each when ``cache="cold"``); checks the
     output against the float64 reference when ``verify``. ``shape`` holds the kernel's parameters
     (see :func:`kernels`). Returns a Measurement; ``.to_dict()`` gives the flat record.
+
+    Counts take any integral type; ``repeats`` and ``max_repeats`` are 1 .. 10^6, ``warmup``
+    0 .. 10^5, the times finite seconds from 0 to one day. Shape values are ints (any integral
+    type, or a float without a fraction), bools or strings. A bad argument is a ValueError that
+    names it.
     """
-    for name, value in (("kernel", kernel), ("dtype", dtype), ("device", device), ("cache", cache)):
-        if not isinstance(value, str):
-            raise ValueError(f"{name}: expected a string, got {value!r}")
-    if variant is not None and not isinstance(variant, str):
-        raise ValueError(f"variant: expected a string or None, got {variant!r}")
-    for name, value in (("warmup", warmup), ("repeats", repeats), ("max_repeats", max_repeats)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name}: expected an integer, got {value!r}")
+    kernel = _args.text("kernel", kernel)
+    dtype = _args.text("dtype", dtype)
+    device = _args.text("device", device)
+    variant = _args.optional_text("variant", variant)
+    cache = _args.text("cache", cache, ("cold", "hot"))
+    warmup = _args.count("warmup", warmup, 0, _args.MAX_WARMUP)
+    repeats = _args.count("repeats", repeats, 1, _args.MAX_REPEATS)
+    max_repeats = _args.count("max_repeats", max_repeats, 1, _args.MAX_REPEATS)
+    if max_repeats < repeats:
+        raise ValueError(f"max_repeats: must be at least repeats ({repeats}), got {max_repeats}")
+    min_time_s = _args.seconds("min_time_s", min_time_s)
+    max_time_s = _args.seconds("max_time_s", max_time_s)
+    verify = _args.flag("verify", verify)
+    params = {_args.text("shape parameter name", k): _args.shape_value(k, v) for k, v in shape.items()}
     return _core.measure(kernel, dtype, device, variant or "", cache, warmup, repeats,
-                         float(min_time_s), max_repeats, float(max_time_s), bool(verify), shape)
+                         min_time_s, max_repeats, max_time_s, verify, params)

@@ -2,15 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 
 import pandas as pd
 
 from . import _core, tables as _tables
 from .api import device as _device, devices as _devices, kernels as _kernels, peaks as _peaks
-from .results import RunWriter
-from .suite import run_suite
+from . import run_suite
+from .files import ensure_folder
+from .results import REPORT, RunWriter
+from .suite import default_suite, select
 
 TABLE_COLUMNS = [
     ("kernel", "kernel", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}"),
@@ -60,12 +65,36 @@ def _cmd_peaks(args) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the run folder is closed like on Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_exception():
+    """While measuring, SIGTERM (kill, a CI timeout) unwinds like Ctrl-C, so the report is written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _cmd_bench(args) -> int:
+    # Everything that can be wrong with the arguments is found before the run folder exists.
     dev = _core.device_info(args.device)
-    writer = RunWriter(args.out, dev)
-    sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
-    df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
-                   cache=args.cache, progress=not args.no_progress, on_row=writer.add)
+    select(default_suite(), args.kernels)
+    ensure_folder("--out", args.out)
+    with _sigterm_as_exception(), RunWriter(args.out, dev) as writer:
+        sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
+        df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
+                       cache=args.cache, progress=not args.no_progress, on_row=writer.add)
     print(format_table(df))
     errors = df.attrs.get("errors", [])
     bad = df[~df["verified"].astype(bool)] if len(df) else df
@@ -78,8 +107,9 @@ def _cmd_bench(args) -> int:
     for sk in df.attrs.get("skipped", []):
         print(f"skipped: {sk}")
     print(f"results: {writer.path}/results.csv")
-    print(f"report:  {writer.path}/bandwidth_report.json")
-    _plot_run(df, writer.path)
+    print(f"report:  {writer.path}/{REPORT}")
+    if not args.no_plots:
+        _plot_run(df, writer.path)
     print(f"run folder: {writer.path}")
     return 1 if errors or len(bad) else 0
 
@@ -121,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cache", default="cold", choices=["cold", "hot"])
     s.add_argument("--out", default="results", help="folder for run folders (default: results)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    s.add_argument("--no-plots", action="store_true", help="do not draw the charts (they can be drawn "
+                   "later with `plot RUN_FOLDER`)")
     s.set_defaults(func=_cmd_bench)
 
     for register in _extension_registrars():
@@ -151,8 +183,8 @@ def main(argv=None) -> int:
         return 2
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError) as e:
-        print(f"bwprof: error: {e}", file=sys.stderr)
+    except (ValueError, OSError) as e:
+        print(f"bwprof: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except MemoryError as e:
         print(f"bwprof: out of memory: {e}", file=sys.stderr)
@@ -160,3 +192,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("bwprof: interrupted; measured rows are kept in the run folder", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bwprof: terminated; measured rows are kept in the run folder", file=sys.stderr)
+        return 143
+
+
+def _one_line(e: BaseException) -> str:
+    """An error as one line: the message, with the file an OSError names."""
+    if isinstance(e, OSError) and not isinstance(e, ValueError) and e.strerror:
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}{e.strerror}"
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

@@ -1,6 +1,7 @@
 """The one atomic writer: a crash, a full disk or Ctrl-C leaves either the old file or the
-complete new one, never half of it. Run folders (bandwidth_report.json, rewritten after every
-row) and baselines both write through it."""
+complete new one, never half of it. Run reports (bandwidth_report.json, written when a run ends)
+and baselines both write through it. Also the checks that an output folder or file can be
+written, so that a command fails with one clear line before it measures or draws anything."""
 from __future__ import annotations
 
 import json
@@ -68,3 +69,34 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(dir_fd)
+
+
+def ensure_folder(name: str, folder: PathLike) -> Path:
+    """Create ``folder`` (and its parents) if needed; a place that cannot be a folder (a file is
+    there or on the way, no permission) is a ValueError naming the argument ``name``."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ValueError(f"{name}: {folder} is a file, not a folder") from None
+    except NotADirectoryError:
+        raise ValueError(f"{name}: {folder} cannot be a folder: a part of that path is a file") from None
+    except OSError as e:
+        raise ValueError(f"{name}: cannot create the folder {folder}: {e.strerror or e}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: cannot write in {folder}: permission denied")
+    return folder
+
+
+def check_output_file(name: str, path: PathLike) -> Path:
+    """``path`` can be written as a file: it is not a folder, and its folder exists or can be made
+    and is writable. Otherwise a ValueError naming the argument ``name``."""
+    path = Path(path)
+    if str(path) in ("", "."):
+        raise ValueError(f"{name}: expected a file name, got {str(path)!r}")
+    if path.is_dir():
+        raise ValueError(f"{name}: {path} is a folder; give a file name")
+    ensure_folder(name, path.parent)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{name}: cannot write {path}: permission denied")
+    return path

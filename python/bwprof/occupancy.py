@@ -19,6 +19,7 @@ import re
 from typing import Dict, List, Optional
 
 from . import _core
+from . import arguments as _args
 
 __all__ = ["Occupancy", "occupancy", "occupancy_archs", "register_cli"]
 
@@ -65,16 +66,16 @@ class Occupancy:
 
 
 def _int_arg(name: str, value) -> int:
-    if isinstance(value, bool):
+    if _args._is_bool(value):
         raise ValueError(f"{name}: expected an integer, got {value!r}")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     try:
         v = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name}: expected an integer, got {value!r}") from None
+        raise ValueError(f"{name}: expected an integer, got {_args._show(value)}") from None
     if abs(v) > 2**62:
-        raise ValueError(f"{name}: {v} is out of range")
+        raise ValueError(f"{name}: {_args._show(v)} is out of range")
     return v
 
 
@@ -90,10 +91,10 @@ def occupancy(arch: str, threads_per_block: int, registers_per_thread: int, shar
     """
     if not isinstance(arch, str):
         raise ValueError(f"arch: expected a name such as 'sm_90' or 'gfx942', got {arch!r}")
-    d = _core.occupancy(arch, _int_arg("threads_per_block", threads_per_block),
+    d = _core.occupancy(_args.text("arch", arch), _int_arg("threads_per_block", threads_per_block),
                         _int_arg("registers_per_thread", registers_per_thread),
                         _int_arg("shared_mem_per_block", shared_mem_per_block),
-                        wave64=bool(wave64), cu_mode=bool(cu_mode))
+                        wave64=_args.flag("wave64", wave64), cu_mode=_args.flag("cu_mode", cu_mode))
     return Occupancy(**d)
 
 

@@ -19,6 +19,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from . import arguments as _args
+
 # The core's thresholds (cpp/include/bwprof/roofline.hpp), for readers of charts and tables: under a
 # quarter of the roof neither roof explains the time; 10 % above a measured peak is not noise.
 LATENCY_EFFICIENCY_PCT = 25.0
@@ -189,6 +191,15 @@ def ceilings(source="auto", dtypes: Iterable[str] | str | None = None, *, info: 
     DataFrame (its peak columns, and its best GEMM as the matrix roof where that beats the vector
     roof). ``info`` is the device's property dict for the theoretical compute roofs.
     """
+    if dtypes is not None:
+        dtypes = _args.texts("dtypes", dtypes)
+        if not dtypes:
+            raise ValueError("dtypes: expected at least one dtype (or None for fp32 and fp16)")
+    info = _args.mapping("info", info)
+    matrix = _args.flag("matrix", matrix)
+    if not isinstance(source, (pd.DataFrame, dict, str)) and not (hasattr(source, "info") and hasattr(source, "id")):
+        raise ValueError(f"source: expected a device id, a bwprof.Device, a peaks dict or a results DataFrame, "
+                         f"got {type(source).__name__}")
     if isinstance(source, pd.DataFrame):
         dts = _dtypes_of(dtypes, sorted(set(source["dtype"]), key=lambda d: (d != "fp32", d))
                          if "dtype" in source and len(source) else ("fp32", "fp16"))
@@ -320,8 +331,16 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
-    if prefer not in ("measured", "theoretical"):
-        raise ValueError(f"prefer: expected 'measured' or 'theoretical', got {prefer!r}")
+    prefer = _args.text("prefer", prefer, ("measured", "theoretical"))
+    if ceilings is not None:
+        ceilings = _args.frame("ceilings", ceilings)
+        missing = [c for c in CEILING_COLUMNS if c not in ceilings.columns]
+        if missing:
+            raise ValueError(f"ceilings: expected a table from bwprof.roofline.ceilings(), missing column(s) "
+                             f"{', '.join(missing)}")
+    if matrix_families is not None:
+        matrix_families = _args.texts("matrix_families", matrix_families)
+    info = _args.mapping("info", info)
     out = df.copy()
     if not len(out):
         for c in ("attainable_gflops", "roofline_efficiency_pct", "ceiling_bandwidth_gbs", "ceiling_gflops",

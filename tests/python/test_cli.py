@@ -84,9 +84,13 @@ def test_interrupted_run_keeps_measured_rows(tmp_path):
     w = RunWriter(tmp_path, {"id": "cpu"})
     m = bwprof.measure("stream_copy", device="cpu", n=4096, repeats=1, min_time_s=0).to_dict()
     w.add(m)
-    # Nothing else happens (as if the process died): both files already hold the row.
+    # Nothing else happens (as if the process died): the CSV and the row log already hold the
+    # row (the JSON report is written when the run ends), and load_run reads it from the log.
     assert len(pd.read_csv(w.path / "results.csv")) == 1
-    assert len(json.loads((w.path / "bandwidth_report.json").read_text())["rows"]) == 1
+    assert len((w.path / "rows.jsonl").read_text().splitlines()) == 2  # the run's description, the row
+    assert not (w.path / "bandwidth_report.json").exists()
+    back = bwprof.load_run(w.path)
+    assert len(back) == 1 and back["kernel"][0] == "stream_copy" and back["time_median_us"][0] == m["time_median_us"]
 
 
 # The command runs inside this probe, which then reports on its last stdout line whether anything
@@ -130,6 +134,9 @@ def test_commands_that_draw_nothing_do_not_import_matplotlib(tmp_path, repo_root
         (["peaks", "--device", "cpu", "--json"], 0),
         (["trace", os.path.join(traces, "rocprofv3_counters_extended.csv"), "--by", "kernel", "--amdahl",
           "--findings"], 0),
+        (["trace", "diff", os.path.join(traces, "rocpd_two_processes.db"),
+          os.path.join(traces, "nsys_export.sqlite"), "--by", "kernel"], 0),
+        (["trace", os.path.join(traces, "rocpd_two_processes.db"), "--per", "pid,device"], 0),
         (["compare", base, slower], 1),
         (["baseline", base, "--out", str(tmp_path / "base.json")], 0),
         (["occupancy", "--arch", "sm_90", "--threads", "256", "--regs", "64"], 0),
@@ -141,3 +148,59 @@ def test_commands_that_draw_nothing_do_not_import_matplotlib(tmp_path, repo_root
     assert _mpl_loaded(["trace", os.path.join(traces, "nsys_cuda_gpu_kern_sum.csv"), "--plot", "--plot-file",
                         str(tmp_path / "t.png")], tmp_path) == (0, True)
     assert (tmp_path / "c.png").stat().st_size > 1000 and (tmp_path / "t.png").stat().st_size > 1000
+
+
+def test_bench_no_plots_draws_nothing(tmp_path):
+    r = run_cli(["bench", "--device", "cpu", "--quick", "--kernels", "layernorm", "--no-plots", "--no-progress",
+                 "--out", str(tmp_path)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    run = next(tmp_path.iterdir())
+    assert sorted(p.name for p in run.iterdir()) == ["bandwidth_report.json", "results.csv", "rows.jsonl"]
+    assert "plot:" not in r.stdout and "layernorm" in r.stdout
+
+
+def test_bench_with_bad_arguments_creates_nothing(tmp_path):
+    for args in (["--kernels", "nope"], ["--kernels", "layernorm", "nope"], ["--device", "gpu:9"]):
+        r = run_cli(["bench", "--device", "cpu", "--quick", "--out", str(tmp_path / "runs"), *args], cwd=tmp_path)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "runs").exists()
+
+
+def _bench_until_rows(tmp_path, rows):
+    """A full-size CPU bench, stopped by the caller once `rows` rows are measured."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                     "python")
+    import signal
+
+    def default_sigint():  # a background job of a non-interactive shell (make test &) ignores SIGINT
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    p = subprocess.Popen([sys.executable, "-m", "bwprof", "bench", "--device", "cpu", "--kernels", "stream",
+                          "layernorm", "--no-plots", "--out", str(tmp_path)], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    done = 0
+    while done < rows:  # the progress bar prints one line per measured row when stderr is a pipe
+        line = p.stderr.readline()
+        assert line, "bench ended early"
+        done += line.startswith("[")
+    return p
+
+
+def test_sigterm_and_ctrl_c_keep_every_row_and_write_the_report(tmp_path):
+    import signal
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        out = tmp_path / sig.name
+        out.mkdir()
+        p = _bench_until_rows(out, 2)
+        p.send_signal(sig)
+        stdout, stderr = p.communicate(timeout=120)
+        assert p.returncode == code, stderr
+        assert "measured rows are kept" in stderr and "Traceback" not in stderr
+        run = next(out.iterdir())
+        report = json.loads((run / "bandwidth_report.json").read_text())
+        csv_rows = pd.read_csv(run / "results.csv")
+        assert len(report["rows"]) == len(csv_rows) >= 2
+        assert [r["kernel"] for r in report["rows"]] == csv_rows["kernel"].tolist()
+        assert bwprof.load_run(run)["kernel"].tolist() == csv_rows["kernel"].tolist()

@@ -17,20 +17,27 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
   barely move the median, so ``s`` is capped at 3x a robust spread from the fast side,
   ``2 (m - time_min_us) / d2(n)`` (d2 = expected range of n normal samples). The factor 3 leaves
   room for the right skew of real timings (an exponential tail at n = 20 gives about 2.9x).
-* Run-to-run noise: on a GPU two runs of the same code differ by more than the spread within one
-  run (clocks, temperature, placement). Each run gets a relative noise floor ``f``
-  (``noise_floor_pct``, default 1 %).
+* Run-to-run noise: two runs of the same code differ by more than the spread within one run
+  (GPU: clocks, temperature, placement; CPU: other processes, threads sharing a core). Each run
+  gets a relative noise floor ``f`` per backend (``BACKEND_FLOORS``): on a GPU 1 %; on the CPU
+  5 % for a row whose timings are steady in both runs and 20 % for a row whose timings show
+  interference in either run (the core's ``unstable``: CV > 10 % or max > 2x median), because on
+  a time-shared machine such a row's median can be off by up to 2x while its outlier-capped
+  spread stays small (``noise_floor_pct``, ``unstable_floor_pct`` override them).
 * Timer resolution: device events resolve about 0.5 us (CUDA's documentation of
-  cudaEventElapsedTime), so each run also gets an absolute floor ``a`` (``noise_floor_us``,
-  default 0.5 us). It matters for kernels of a few microseconds: on the H100 two back-to-back runs
-  of a 7 us kernel pair differed by 1 us (14 %) while each run's own spread was far smaller.
+  cudaEventElapsedTime), so each GPU run also gets an absolute floor ``a`` of 0.5 us; the CPU's
+  steady clock resolves nanoseconds, and its floor is 0.05 us (two clock reads and the call)
+  (``noise_floor_us``). It matters for kernels of a few microseconds: on the H100 two
+  back-to-back runs of a 7 us kernel pair differed by 1 us (14 %) while each run's own spread was
+  far smaller.
 * The relative change ``c = m_new / m_base - 1`` has the combined relative uncertainty
-  ``u = sqrt((se_b/m_b)^2 + (se_n/m_n)^2 + 2 f^2 + (a/m_b)^2 + (a/m_n)^2)``.
+  ``u = sqrt((se_b/m_b)^2 + (se_n/m_n)^2 + f_b^2 + f_n^2 + (a_b/m_b)^2 + (a_n/m_n)^2)``.
 * The change needed to count is ``threshold = max(min_effect, k * u)``; ``c > threshold`` is
-  "slower", ``c < -threshold`` is "faster", anything else "unchanged". ``k`` defaults to
-  ``DEFAULT_K`` (3.0), chosen with the Monte-Carlo test in tests/python/test_baseline.py so that
-  repeated identical runs are flagged (either way) in at most 1 % of trials; docs/baselines.md has
-  the measured rates.
+  "slower", ``m_base / m_new - 1 > threshold`` is "faster" (so swapping the runs swaps the
+  verdicts), anything else "unchanged". ``k`` defaults to ``DEFAULT_K`` (3.0), chosen with the
+  Monte-Carlo test in tests/python/test_baseline.py so that repeated identical runs are flagged
+  (either way) in at most 1 % of trials; docs/baselines.md has the measured rates, on the GPU
+  model and on runs recorded on the CPU.
 
 Rows are matched on device, kernel, variant, dtype and shape, and also on ``cache`` (cold/hot)
 when both sides have that column, because a cold and a hot measurement of one kernel are different
@@ -50,10 +57,10 @@ from .comparison import OUTPUT_COLUMNS, VERDICTS, compare, has_regression
 from .errors import BaselineError
 from .files import (FORMAT, KEY_COLUMNS, OPTIONAL_KEY_COLUMNS, REQUIRED_COLUMNS, VERSION, PathLike, load,
                     save)
-from .statistics import (ASSUMED_CV, DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT,
-                         DEFAULT_NOISE_FLOOR_US)
+from .statistics import (ASSUMED_CV, BACKEND_FLOORS, DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT,
+                         DEFAULT_NOISE_FLOOR_US, Floors)
 
-__all__ = ["ASSUMED_CV", "BaselineError", "DEFAULT_K", "DEFAULT_MIN_EFFECT_PCT", "DEFAULT_NOISE_FLOOR_PCT",
+__all__ = ["ASSUMED_CV", "BACKEND_FLOORS", "BaselineError", "Floors", "DEFAULT_K", "DEFAULT_MIN_EFFECT_PCT", "DEFAULT_NOISE_FLOOR_PCT",
            "DEFAULT_NOISE_FLOOR_US", "FORMAT", "KEY_COLUMNS", "OPTIONAL_KEY_COLUMNS", "OUTPUT_COLUMNS",
            "PathLike", "REQUIRED_COLUMNS", "VERDICTS", "VERSION", "compare", "has_regression", "load", "main",
            "plot_changes", "register_cli", "save"]

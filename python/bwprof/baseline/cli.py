@@ -9,11 +9,15 @@ from typing import Iterable
 import pandas as pd
 
 from ..tables import TEXT as _TEXT, format_table as _table
+from ..files import check_output_file
 from .chart import plot_changes
-from .comparison import VERDICTS, compare, has_regression
+from .comparison import VERDICTS, compare, has_regression, noise_note
 from .errors import BaselineError
 from .files import load, save
-from .statistics import DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT, DEFAULT_NOISE_FLOOR_US
+from ..arguments import number as _number
+from .statistics import BACKEND_FLOORS, DEFAULT_MIN_EFFECT_PCT
+
+_GPU, _CPU = BACKEND_FLOORS["gpu"], BACKEND_FLOORS["cpu"]
 
 # Times to the nanosecond, changes with their sign: the columns a reviewer reads first.
 _CMP_FORMATS = {"baseline_time_us": "{:.3f}", "new_time_us": "{:.3f}", "change_pct": "{:+.2f}",
@@ -41,14 +45,26 @@ def _fail(prog: str, exc: BaseException) -> int:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     try:
-        if args.min_effect < 0 or args.noise_floor < 0 or args.noise_floor_us < 0:
-            raise BaselineError("--min-effect, --noise-floor and --noise-floor-us must be >= 0")
+        # Outputs are checked first: a comparison is not worth much if its table cannot be kept.
+        if args.csv:
+            check_output_file("--csv", args.csv)
+        if args.plot:
+            check_output_file("--plot", args.plot)
+        _number("--min-effect", args.min_effect, 0.0, 1e6)
+        for flag, value in (("--noise-floor", args.noise_floor), ("--unstable-floor", args.unstable_floor),
+                            ("--noise-floor-us", args.noise_floor_us)):
+            if value is not None:
+                _number(flag, value, 0.0, 1e9)
         base = load(args.baseline)
         new = load(args.new)
         cmp = compare(new, base, force=args.force, min_effect_pct=args.min_effect,
-                      noise_floor_pct=args.noise_floor, noise_floor_us=args.noise_floor_us)
+                      noise_floor_pct=args.noise_floor, noise_floor_us=args.noise_floor_us,
+                      unstable_floor_pct=args.unstable_floor)
         print(_format_table(cmp))
         print(_summary(cmp))
+        note = noise_note(cmp)
+        if note:
+            print(note)
         if args.csv:
             cmp.to_csv(args.csv, index=False)
         if args.plot:
@@ -63,6 +79,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
     try:
+        check_output_file("--out", args.out)
         df = load(args.run)
         out = save(df, args.out)
     except (BaselineError, OSError, ValueError) as exc:
@@ -76,7 +93,7 @@ def register_cli(subparsers: "argparse._SubParsersAction") -> None:
     p = subparsers.add_parser(
         "compare", help="compare a run with a baseline; exit 1 on a regression",
         description="Compare NEW with BASELINE kernel by kernel. Each may be a baseline JSON, a "
-                    "run folder, a results.csv or a bandwidth_report.json. Exit code: 0 no "
+                    "run folder, a results.csv, rows.jsonl or a bandwidth_report.json. Exit code: 0 no "
                     "regression, 1 a kernel got slower, 2 bad input.")
     p.add_argument("baseline", metavar="BASELINE")
     p.add_argument("new", metavar="NEW")
@@ -84,17 +101,23 @@ def register_cli(subparsers: "argparse._SubParsersAction") -> None:
                    help="compare runs from different devices (match ignoring the device)")
     p.add_argument("--min-effect", type=float, default=DEFAULT_MIN_EFFECT_PCT, metavar="PCT",
                    help="smallest change that can count, in %% (default %(default)s)")
-    p.add_argument("--noise-floor", type=float, default=DEFAULT_NOISE_FLOOR_PCT, metavar="PCT",
-                   help="run-to-run noise of each run, in %% (default %(default)s)")
-    p.add_argument("--noise-floor-us", type=float, default=DEFAULT_NOISE_FLOOR_US, metavar="US",
-                   help="absolute timing noise of each run, in us (default %(default)s)")
+    p.add_argument("--noise-floor", type=float, default=None, metavar="PCT",
+                   help="run-to-run noise of each run for rows whose timings are steady, in %% "
+                        f"(default per backend: GPU {_GPU.steady_pct:g}, CPU {_CPU.steady_pct:g})")
+    p.add_argument("--unstable-floor", type=float, default=None, metavar="PCT",
+                   help="the same for rows whose timings show interference (CV > 10 %% or max > 2x "
+                        f"median) in either run (default per backend: GPU {_GPU.unstable_pct:g}, "
+                        f"CPU {_CPU.unstable_pct:g}; at least --noise-floor)")
+    p.add_argument("--noise-floor-us", type=float, default=None, metavar="US",
+                   help="absolute timing noise of each run, in us (default per backend: GPU "
+                        f"{_GPU.abs_us:g}, CPU {_CPU.abs_us:g})")
     p.add_argument("--plot", metavar="PATH", help="save a bar chart of the changes (.png/.svg)")
     p.add_argument("--csv", metavar="PATH", help="save the comparison table as CSV")
     p.set_defaults(func=_cmd_compare)
 
     b = subparsers.add_parser(
         "baseline", help="save a run as a baseline JSON",
-        description="Save RUN_OR_CSV (a run folder, results.csv, bandwidth_report.json or "
+        description="Save RUN_OR_CSV (a run folder, results.csv, rows.jsonl, bandwidth_report.json or "
                     "baseline) as a versioned baseline JSON file, written atomically.")
     b.add_argument("run", metavar="RUN_OR_CSV")
     b.add_argument("--out", required=True, metavar="PATH", help="baseline file to write")

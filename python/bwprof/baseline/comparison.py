@@ -10,8 +10,8 @@ import pandas as pd
 
 from .errors import BaselineError
 from .files import KEY_COLUMNS, OPTIONAL_KEY_COLUMNS, _normalize, load
-from .statistics import (DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT, DEFAULT_NOISE_FLOOR_US,
-                         _median_rel_se)
+from .. import arguments as _args
+from .statistics import BACKEND_FLOORS, DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, _median_rel_se, backend_kind, unstable
 
 VERDICTS = ("slower", "faster", "unchanged", "only in baseline", "only in new")
 
@@ -20,15 +20,21 @@ OUTPUT_COLUMNS = ["device", "kernel", "variant", "dtype", "shape", "baseline_tim
 
 
 def _verdicts(change: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    # Symmetric in the ratio: new/base > 1 + t is slower, base/new > 1 + t faster, so swapping
+    # the two runs swaps the verdicts (with thresholds of tens of percent, as on a shared CPU,
+    # "-t" would make a slowdown much easier to flag than the same speed-up).
     return np.where(change > threshold, "slower",
-                    np.where(change < -threshold, "faster", "unchanged"))
+                    np.where(change < -threshold / (1.0 + threshold), "faster", "unchanged"))
 
 
 def _as_frame(obj: Any, what: str) -> pd.DataFrame:
     if isinstance(obj, pd.DataFrame):
         return _normalize(obj, source=what)
     if isinstance(obj, (str, os.PathLike)):
-        return load(obj)
+        try:
+            return load(obj)
+        except ValueError as e:  # say which side the file was given for
+            raise BaselineError(f"{what}: {e}") from None
     raise TypeError(f"{what}: expected a DataFrame or a path, got {type(obj).__name__}")
 
 
@@ -43,8 +49,9 @@ def _check_unique(df: pd.DataFrame, keys: list, what: str) -> None:
 
 def compare(df: Any, baseline: Any, *, force: bool = False,
             min_effect_pct: float = DEFAULT_MIN_EFFECT_PCT,
-            noise_floor_pct: float = DEFAULT_NOISE_FLOOR_PCT,
-            k: float = DEFAULT_K, noise_floor_us: float = DEFAULT_NOISE_FLOOR_US) -> pd.DataFrame:
+            noise_floor_pct: float | None = None,
+            k: float = DEFAULT_K, noise_floor_us: float | None = None,
+            unstable_floor_pct: float | None = None) -> pd.DataFrame:
     """Compare a new run with a baseline; one row per kernel with the change and a verdict.
 
     ``df`` and ``baseline`` are results DataFrames or paths that :func:`load` reads. Runs from
@@ -52,9 +59,21 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     the device ("different devices" = no device in common). Rows present on one side only are
     kept with verdict "only in baseline"/"only in new". ``threshold_pct`` is the change that row
     needed to count (see the bwprof.baseline docstring).
+
+    The noise floors default to each row's backend (``BACKEND_FLOORS``): ``noise_floor_pct`` is
+    the run-to-run noise of a row whose timings are steady in both runs, ``unstable_floor_pct``
+    that of a row whose timings show interference in either run (at least the steady floor),
+    ``noise_floor_us`` the absolute timing noise. A number given applies to every backend.
     """
-    if not (min_effect_pct >= 0 and noise_floor_pct >= 0 and noise_floor_us >= 0 and k > 0):
-        raise ValueError("min_effect_pct, noise_floor_pct and noise_floor_us must be >= 0 and k > 0")
+    force = _args.flag("force", force)
+    min_effect_pct = _args.number("min_effect_pct", min_effect_pct, 0.0, 1e6)
+    k = _args.number("k", k, 0.0, 1e3, lo_open=True)
+    if noise_floor_pct is not None:
+        noise_floor_pct = _args.number("noise_floor_pct", noise_floor_pct, 0.0, 1e6)
+    if unstable_floor_pct is not None:
+        unstable_floor_pct = _args.number("unstable_floor_pct", unstable_floor_pct, 0.0, 1e6)
+    if noise_floor_us is not None:
+        noise_floor_us = _args.number("noise_floor_us", noise_floor_us, 0.0, 1e9)
     new = _as_frame(df, "new run")
     base = _as_frame(baseline, "baseline")
 
@@ -78,9 +97,10 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     _check_unique(base, match_keys, "baseline" + ignored)
     _check_unique(new, match_keys, "new run" + ignored)
 
-    base = base.assign(_rel_se=_median_rel_se(base))
-    new = new.assign(_rel_se=_median_rel_se(new))
-    cols = match_keys + ["time_median_us", "_rel_se"] + (["device"] if cross_device else [])
+    floors = ("_rel_se", "_steady", "_unstable_floor", "_abs", "_noisy")
+    base = base.assign(**_noise(base, noise_floor_pct, unstable_floor_pct, noise_floor_us))
+    new = new.assign(**_noise(new, noise_floor_pct, unstable_floor_pct, noise_floor_us))
+    cols = match_keys + ["time_median_us", *floors] + (["device"] if cross_device else [])
     merged = base[cols].merge(new[cols], on=match_keys, how="outer",
                               suffixes=("_b", "_n"), indicator=True, sort=False)
 
@@ -90,19 +110,24 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
         merged["device"] = np.where((db == dn) | (dn == ""), db,
                                     np.where(db == "", dn, db + " -> " + dn))
 
-    tb = merged["time_median_us_b"].to_numpy(dtype=float)
-    tn = merged["time_median_us_n"].to_numpy(dtype=float)
-    floor = noise_floor_pct / 100.0
+    def side(name: str, s: str) -> np.ndarray:
+        return merged[f"{name}_{s}"].to_numpy(dtype=float)
+
+    tb, tn = side("time_median_us", "b"), side("time_median_us", "n")
+    # A row whose timings show interference in either run was measured while the machine was not
+    # steady: both runs' figures for it get the interference floor.
+    noisy = (side("_noisy", "b") > 0) | (side("_noisy", "n") > 0)
+    fb = np.where(noisy, side("_unstable_floor", "b"), side("_steady", "b"))
+    fn = np.where(noisy, side("_unstable_floor", "n"), side("_steady", "n"))
     with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.sqrt(merged["_rel_se_b"].to_numpy(dtype=float) ** 2
-                    + merged["_rel_se_n"].to_numpy(dtype=float) ** 2 + 2.0 * floor ** 2
-                    + (noise_floor_us / tb) ** 2 + (noise_floor_us / tn) ** 2)
+        u = np.sqrt(side("_rel_se", "b") ** 2 + side("_rel_se", "n") ** 2 + fb ** 2 + fn ** 2
+                    + (side("_abs", "b") / tb) ** 2 + (side("_abs", "n") / tn) ** 2)
     change = tn / tb - 1.0
     threshold = np.maximum(min_effect_pct / 100.0, k * u)
     verdict = _verdicts(change, threshold).astype(object)
-    side = merged["_merge"].astype(str).to_numpy()
-    verdict[side == "left_only"] = "only in baseline"
-    verdict[side == "right_only"] = "only in new"
+    which = merged["_merge"].astype(str).to_numpy()
+    verdict[which == "left_only"] = "only in baseline"
+    verdict[which == "right_only"] = "only in new"
 
     out = pd.DataFrame({c: merged[c].to_numpy() for c in ("device",) + KEY_COLUMNS[1:]})
     for extra in keys[len(KEY_COLUMNS):]:
@@ -115,7 +140,49 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     # Regressions first, then improvements, then the rest; stable within each group.
     order = {"slower": 0, "faster": 1, "only in baseline": 2, "only in new": 3, "unchanged": 4}
     out = out.assign(_o=out["verdict"].map(order)).sort_values("_o", kind="stable")
-    return out.drop(columns="_o").reset_index(drop=True)
+    out = out.drop(columns="_o").reset_index(drop=True)
+    # The noise the runs themselves show, for the reader of the verdicts (the CLI prints it).
+    both = which == "both"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        moved = np.abs(np.log(tn / tb)) > np.log(1.0 + NOTABLE_MOVE)
+    out.attrs["noise"] = {"rows": int(both.sum()),
+                          "unstable_baseline": int((side("_noisy", "b") > 0)[both].sum()),
+                          "unstable_new": int((side("_noisy", "n") > 0)[both].sum()),
+                          "moved": int(moved[both].sum())}
+    return out
+
+
+# Rows of one code that move this much between two runs: on the 2-core CPU machine 3-16 % of the
+# rows when it was quiet, 28-35 % when other work kept its cores busy (tests/data/baselines).
+NOTABLE_MOVE = 0.30
+BUSY_SHARE = 0.20
+
+
+def noise_note(cmp: pd.DataFrame) -> str | None:
+    """One or two lines on the noise the compared runs show (None when unknown)."""
+    n = cmp.attrs.get("noise")
+    if not n or not n["rows"]:
+        return None
+    text = (f"noise: rows whose timings show interference (CV > 10 % or max > 2x median): baseline "
+            f"{n['unstable_baseline']} of {n['rows']}, new {n['unstable_new']} of {n['rows']}; rows that moved "
+            f"by more than {100 * NOTABLE_MOVE:.0f} %: {n['moved']} of {n['rows']}")
+    if n["moved"] >= max(2, BUSY_SHARE * n["rows"]):
+        text += ("\nwarning: unless the code changed that much, a run was measured on a busy machine and "
+                 "changes of that size are noise there; compare runs from a quiet machine")
+    return text
+
+
+def _noise(df: pd.DataFrame, steady_pct, unstable_pct, abs_us) -> dict:
+    """Each row's share of the noise model: the relative standard error of its median, its
+    backend's floors (or the ones given) and whether its own timings show interference."""
+    kind = backend_kind(df)
+    fl = {b: BACKEND_FLOORS[b] for b in set(kind)}
+    steady = np.array([fl[b].steady_pct if steady_pct is None else steady_pct for b in kind], dtype=float)
+    shaky = np.array([fl[b].unstable_pct if unstable_pct is None else unstable_pct for b in kind], dtype=float)
+    a = np.array([fl[b].abs_us if abs_us is None else abs_us for b in kind], dtype=float)
+    return {"_rel_se": _median_rel_se(df), "_steady": steady / 100.0,
+            "_unstable_floor": np.maximum(shaky, steady) / 100.0, "_abs": a,
+            "_noisy": unstable(df).astype(float)}
 
 
 def has_regression(cmp: pd.DataFrame) -> bool:

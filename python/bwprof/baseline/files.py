@@ -1,5 +1,5 @@
 """Baseline files: save a run as a versioned JSON file (atomically), and read rows back from a
-baseline, a run folder, a results.csv or a bandwidth_report.json into one checked frame."""
+baseline, a run folder, a results.csv, rows.jsonl or a bandwidth_report.json into one checked frame."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -12,6 +12,7 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
+from .. import arguments as _args
 from ..files import atomic_write_json as _atomic_write_json
 from .errors import BaselineError
 
@@ -66,7 +67,7 @@ def save(df: pd.DataFrame, path: PathLike) -> Path:
     if not isinstance(df, pd.DataFrame):
         df = load(df)
     df = _normalize(df, source="the DataFrame to save")
-    path = Path(path)
+    path = _args.path("path", path)
     if path.is_dir():
         raise BaselineError(f"{path}: is a folder; give the baseline's file name")
     rows = [{str(k): _json_value(v) for k, v in rec.items()} for rec in df.to_dict("records")]
@@ -128,38 +129,56 @@ def _from_json(path: Path) -> pd.DataFrame:
 
 
 def _from_csv(path: Path) -> pd.DataFrame:
+    from ..results import read_results_csv
+
     try:
-        # Key columns stay strings ("128" is a shape, not a number).
-        df = pd.read_csv(path, dtype={c: str for c in _STRING_COLUMNS})
-    except pd.errors.EmptyDataError:
-        raise BaselineError(f"{path}: file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise BaselineError(f"{path}: not a readable CSV table: {exc}") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        # Key columns stay strings ("128" is a shape, not a number); a last row cut short when a
+        # run stopped is left out, with a warning.
+        df = read_results_csv(path, dtype={c: str for c in _STRING_COLUMNS})
+    except ValueError as exc:
+        raise BaselineError(str(exc)) from None
+    if df.empty:
+        raise BaselineError(f"{path}: holds no result rows")
+    return df
+
+
+def _from_run(path: Path) -> pd.DataFrame:
+    """A run folder with a row log (or the log itself): the report when it holds every row, else
+    the rows the log kept (an interrupted run)."""
+    from ..results import load_run
+
+    try:
+        df = load_run(path)
+    except (ValueError, FileNotFoundError) as exc:
+        raise BaselineError(str(exc)) from None
     if df.empty:
         raise BaselineError(f"{path}: holds no result rows")
     return df
 
 
 def load(path: PathLike) -> pd.DataFrame:
-    """Read result rows from a baseline JSON, a run folder, a results.csv or a bandwidth_report.json.
+    """Read result rows from a baseline JSON, a run folder, a results.csv, rows.jsonl or a
+    bandwidth_report.json.
 
     Raises BaselineError, naming the file, if it is missing, damaged, foreign or too new.
     """
-    path = Path(path)
+    path = _args.path("path", path)
     if path.is_dir():
         report, csv = path / "bandwidth_report.json", path / "results.csv"
-        if report.is_file():
-            path = report
+        if (path / "rows.jsonl").is_file():
+            df = _from_run(path)
+        elif report.is_file():
+            df = _from_json(report)
         elif csv.is_file():
-            path = csv
+            df = _from_csv(csv)
         else:
             raise BaselineError(f"{path}: folder has neither bandwidth_report.json nor results.csv")
     elif not path.exists():
         raise BaselineError(f"{path}: no such file or folder")
-    if path.suffix.lower() == ".csv":
+    elif path.suffix.lower() == ".csv":
         df = _from_csv(path)
+    elif path.suffix.lower() == ".jsonl":
+        df = _from_run(path)
     else:
         df = _from_json(path)
     return _normalize(df, source=str(path))

@@ -1,18 +1,64 @@
 """The noise model behind a verdict: each row's relative standard error of the median time
-(spread capped against slow outliers, estimated from the range or assumed when missing) and the
-default noise floors. The package docstring (bwprof.baseline) states the model in full."""
+(spread capped against slow outliers, estimated from the range or assumed when missing), whether
+its own timings show interference, and the noise floors of each backend. The package docstring
+(bwprof.baseline) states the model in full; docs/baselines.md has the measurements behind it."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 DEFAULT_K = 3.0
 DEFAULT_MIN_EFFECT_PCT = 2.0
-DEFAULT_NOISE_FLOOR_PCT = 1.0
-DEFAULT_NOISE_FLOOR_US = 0.5
 ASSUMED_CV = 0.05
+
+
+@dataclass(frozen=True)
+class Floors:
+    """A backend's noise floors: the run-to-run noise of a row whose own timings are steady
+    (``steady_pct``) and of one whose timings show interference (``unstable_pct``), and the
+    absolute timing noise (``abs_us``: clock resolution and launch jitter)."""
+
+    steady_pct: float
+    unstable_pct: float
+    abs_us: float
+
+
+# GPU: device events resolve about 0.5 us; two runs of one kernel differ by about 1 % (H100).
+# CPU: a steady clock (ns), but a time-shared machine. On the 2-core test machine, rows that were
+# steady in both of two identical runs differed by 1 % typically and up to 20-45 % (a whole run
+# slower for a while); rows whose own timings show interference (CV > 10 % or max > 2x median,
+# the core's `unstable`) differed by up to 2x. docs/baselines.md has the trial.
+BACKEND_FLOORS = {"gpu": Floors(1.0, 1.0, 0.5), "cpu": Floors(5.0, 20.0, 0.05)}
+DEFAULT_NOISE_FLOOR_PCT = BACKEND_FLOORS["gpu"].steady_pct
+DEFAULT_NOISE_FLOOR_US = BACKEND_FLOORS["gpu"].abs_us
+
+
+def backend_kind(df: pd.DataFrame) -> np.ndarray:
+    """"cpu" or "gpu" per row: the ``backend`` column, else the ``device`` id; unknown rows are
+    taken for GPU rows (the tighter relative floor)."""
+    def col(name):
+        return df[name].fillna("").astype(str).str.lower().to_numpy() if name in df else np.full(len(df), "")
+    backend, device = col("backend"), col("device")
+    cpu = (backend == "cpu") | ((backend == "") & (device == "cpu"))
+    return np.where(cpu, "cpu", "gpu")
+
+
+def unstable(df: pd.DataFrame) -> np.ndarray:
+    """Whether each row's own timings show interference: the core's ``unstable`` flag, or the
+    same rule (CV > 10 % or max > 2x median) from the statistics a row carries."""
+    n = len(df)
+
+    def num(name):
+        return pd.to_numeric(df[name], errors="coerce").to_numpy(dtype=float) if name in df else np.full(n, np.nan)
+    flag = df["unstable"].map(lambda v: str(v).strip().lower() in ("true", "1", "yes")).to_numpy(dtype=bool) \
+        if "unstable" in df else np.zeros(n, dtype=bool)
+    m, tmax, cv = num("time_median_us"), num("time_max_us"), num("time_cv")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cv = np.where(np.isnan(cv), num("time_std_us") / num("time_mean_us"), cv)
+        return flag | (cv > 0.10) | ((m > 0) & (tmax > 2.0 * m))
 # The standard deviation is trusted up to this multiple of the spread seen below the median.
 _SPREAD_CAP = 3.0
 # Large-sample standard error of the median = sqrt(pi/2) * std / sqrt(n) for normal data.

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import roofline as rl
+from .. import arguments as _args, roofline as rl
+from ..files import ensure_folder
 from .breakdown import time_breakdown
 from .comparison import comparison_table, fp32_vs_fp16
 from .figure import NoData, _device_name
@@ -38,9 +39,11 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
     A chart without data (e.g. FP32 vs FP16 from a one-dtype run) is skipped."""
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"plot_all: expected a pandas DataFrame, got {type(df).__name__}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     has_cat = "category" in df
+    if not has_cat:  # a trace breakdown has categories; anything else must be a results table
+        from ..results import results_table
+        df = results_table(df, "plot_all")
+    out = ensure_folder("out_dir", _args.path("out_dir", out_dir))
     # The intensity sweep is a measuring instrument, not a workload: keep it out of the time shares.
     kernels_only = rl.split_sweep(df)[0]
     jobs = [
@@ -67,10 +70,15 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
 
 
 def _cmd_plot(args) -> int:
-    from ..results import load_run
+    from ..files import ensure_folder
+    from ..results import load_run, results_table
     src = Path(args.results)
-    df = load_run(src)
+    df = results_table(load_run(src), str(src))
     out = Path(args.out) if args.out else (src if src.is_dir() else src.parent)
+    ensure_folder("--out", out)
+    if not len(df):
+        print(f"bwprof: nothing to plot: {src} holds no result rows", file=sys.stderr)
+        return 1
     paths = plot_all(df, out)
     if not paths:
         print(f"bwprof: nothing to plot in {src}", file=sys.stderr)
@@ -83,7 +91,7 @@ def _cmd_plot(args) -> int:
 def register_cli(subparsers) -> None:
     """Adds ``plot RESULTS [--out DIR]`` to the bwprof CLI."""
     s = subparsers.add_parser("plot", help="draw the charts (FP32 vs FP16, roofline, bandwidth, time) of a run")
-    s.add_argument("results", metavar="RESULTS", help="a run folder, its results.csv or bandwidth_report.json")
+    s.add_argument("results", metavar="RESULTS", help="a run folder, its results.csv, rows.jsonl or bandwidth_report.json")
     s.add_argument("--out", metavar="DIR", help="folder for the PNG and SVG files (default: the run folder)")
     s.set_defaults(func=_cmd_plot)
 

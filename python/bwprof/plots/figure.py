@@ -35,9 +35,15 @@ def _save(fig: Figure, path) -> list[Path]:
     """Save ``fig`` as PNG and SVG beside each other (the suffix of ``path`` is ignored)."""
     if path is None:
         return []
-    p = Path(path)
+    from ..arguments import path as _path
+    from ..files import ensure_folder
+
+    p = _path("path", path)
     stem = p.with_suffix("") if p.suffix.lower() in (".png", ".svg", ".pdf") else p
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder("path", stem.parent)
+    for ext in (".png", ".svg"):
+        if (stem.parent / (stem.name + ext)).is_dir():
+            raise ValueError(f"path: {stem.parent / (stem.name + ext)} is a folder; give a file name")
     out = []
     for ext in (".png", ".svg"):
         target = stem.parent / (stem.name + ext)

@@ -1,22 +1,28 @@
-"""Profiler traces: read rocprofv3, rocprof, ncu, nsys and PyTorch outputs into one kernel-trace
-schema, break GPU time down, and run the profilers. Pure Python (pandas); no compiled extension.
+"""Profiler traces: read rocprofv3 (CSV, JSON, rocpd database), rocprof, rocmProfileData, ncu (CSV,
+.ncu-rep), nsys (CSV, SQLite export, .nsys-rep) and PyTorch outputs into one kernel-trace schema,
+break GPU time down, compare two traces, and run the profilers. Pure Python (pandas, sqlite3);
+no compiled extension.
 
     import bwprof.traces as traces
     df = traces.read("kernel_trace.csv")        # format detected
     traces.breakdown(df, by="category")         # total/calls/avg/% of GPU time
     traces.amdahl(df)                           # overall speed-up if a category were faster
+    traces.diff(before, after).categories       # what changed between two traces
 """
 
 from .errors import TraceFormatError
 from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read_dir,
-                      read_ncu, read_ncu_details, read_ncu_raw, read_nsys_kern_sum,
-                      read_pytorch_trace, read_rocprof_results, read_rocprof_stats,
-                      read_rocprofv3_counter_collection, read_rocprofv3_kernel_stats,
-                      read_rocprofv3_kernel_trace)
+                      read_ncu, read_ncu_details, read_ncu_raw, read_ncu_rep, read_nsys_kern_sum,
+                      read_nsys_rep, read_nsys_sqlite, read_pytorch_trace, read_rocpd,
+                      read_rocpd_agents, read_rocprof_results, read_rocprof_stats,
+                      read_rocprofv3_counter_collection, read_rocprofv3_json,
+                      read_rocprofv3_kernel_stats, read_rocprofv3_kernel_trace, read_rpd)
 from .names import short_kernel_name
 from .categories import CATEGORIES, DEFAULT_RULES, categorize, category_of
-from .analysis import DEFAULT_THRESHOLDS, amdahl, breakdown, dram_bytes, findings, join_counters
+from .analysis import (DEFAULT_THRESHOLDS, amdahl, breakdown, breakdown_per, dram_bytes, findings,
+                       join_counters)
 from .profilers import ProfileRun, build_command, run_profile
+from .diff import TraceDiff, diff, plot_diff
 
 __all__ = [
     "TraceFormatError", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
@@ -26,4 +32,6 @@ __all__ = [
     "short_kernel_name", "CATEGORIES", "DEFAULT_RULES", "categorize", "category_of",
     "DEFAULT_THRESHOLDS", "breakdown", "amdahl", "dram_bytes", "join_counters", "findings",
     "ProfileRun", "build_command", "run_profile",
+    "breakdown_per", "read_rocpd", "read_rocpd_agents", "read_rpd", "read_nsys_sqlite",
+    "read_nsys_rep", "read_ncu_rep", "read_rocprofv3_json", "diff", "TraceDiff", "plot_diff",
 ]

@@ -27,12 +27,15 @@ def _group_key(by):
     return _BY[by]
 
 
-def breakdown(df, by="category", rules=None, extra_rules=None):
+def breakdown(df, by="category", rules=None, extra_rules=None, per=None):
     """Total time, calls, average and % of GPU time per category (or kernel), largest first.
 
     Columns: <by>, total_time_ns, calls, avg_time_ns, pct_gpu_time (and short_name, category
-    when by="kernel").
+    when by="kernel"). ``per="device"``, ``"pid"`` or a list of such columns gives one
+    breakdown per GPU and/or process instead (see breakdown_per()).
     """
+    if per is not None:
+        return breakdown_per(df, per, by=by, rules=rules, extra_rules=extra_rules)
     key = _group_key(by)
     data = _with_category(df, rules, extra_rules)
     work = pd.DataFrame({
@@ -54,6 +57,60 @@ def breakdown(df, by="category", rules=None, extra_rules=None):
     cols = [key] + (["short_name", "category"] if by == "kernel" else []) + \
         ["total_time_ns", "calls", "avg_time_ns", "pct_gpu_time"]
     return out[cols].reset_index(drop=True)
+
+
+def breakdown_per(df, per, by="category", rules=None, extra_rules=None):
+    """breakdown() within each group of ``per`` (a column name or a list: "device", "pid").
+
+    Columns: the ``per`` columns, <by> (plus short_name, category for kernels),
+    total_time_ns, calls, avg_time_ns, pct_gpu_time (share of its group's GPU time) and
+    pct_of_total (share of all GPU time). Groups in order of their keys; largest first
+    within a group. Rows whose group is unknown (NA) form a group of their own.
+    """
+    key = _group_key(by)
+    per_cols = [per] if isinstance(per, str) else list(per)
+    if not per_cols:
+        raise ValueError("per needs at least one column, e.g. per='device' or per=('pid', 'device')")
+    missing = [c for c in per_cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"per: the trace has no column {', '.join(map(repr, missing))} "
+                         f"(columns: device, pid, stream, ...)")
+    data = _with_category(df, rules, extra_rules)
+    work = pd.DataFrame({c: data[c].astype(object).where(data[c].notna(), None) for c in per_cols})
+    work[key] = data[key].astype(object)
+    work["total_time_ns"] = pd.to_numeric(data["duration_ns"], errors="coerce").fillna(0.0).astype(float)
+    work["calls"] = pd.to_numeric(data["calls"], errors="coerce").fillna(1).astype("int64")
+    agg = {"total_time_ns": "sum", "calls": "sum"}
+    if by == "kernel":
+        work["short_name"] = data["short_name"].astype(object)
+        work["category"] = data["category"].astype(object)
+        agg.update(short_name="first", category="first")
+    out = work.groupby(per_cols + [key], sort=False, dropna=False).agg(agg).reset_index()
+    for c in per_cols:                      # a pid stays an integer next to an unknown one
+        if pd.api.types.is_integer_dtype(data[c].dtype):
+            out[c] = out[c].astype("Int64")
+    out["avg_time_ns"] = out["total_time_ns"] / out["calls"].where(out["calls"] > 0)
+    group_total = out.groupby(per_cols, sort=False, dropna=False)["total_time_ns"].transform("sum")
+    out["pct_gpu_time"] = (100.0 * out["total_time_ns"] / group_total.where(group_total > 0)).fillna(0.0)
+    total = out["total_time_ns"].sum()
+    out["pct_of_total"] = 100.0 * out["total_time_ns"] / total if total > 0 else 0.0
+    sort_keys = [out[c].map(_group_order) for c in per_cols]
+    order = pd.DataFrame({f"_k{i}": k for i, k in enumerate(sort_keys)})
+    order["_t"] = -out["total_time_ns"]
+    order["_n"] = out[key].astype(str)
+    out = out.loc[order.sort_values(list(order.columns), kind="stable").index]
+    cols = per_cols + [key] + (["short_name", "category"] if by == "kernel" else []) + \
+        ["total_time_ns", "calls", "avg_time_ns", "pct_gpu_time", "pct_of_total"]
+    return out[cols].reset_index(drop=True)
+
+
+def _group_order(value):
+    """Sort key of a group label: numbers in numeric order, then text, unknown (NA) last."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return (1, 0, 0, "")
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return (0, 0, float(value), "")
+    return (0, 1, 0, str(value))
 
 
 def amdahl(df, by="category", factors=(2.0, 10.0), rules=None, extra_rules=None):

@@ -15,8 +15,10 @@ def register_cli(subparsers):
     p = subparsers.add_parser(
         "trace", help="break GPU time down from profiler outputs",
         description="Read rocprofv3, rocprof, ncu, nsys or PyTorch trace files (or a profiler's "
-                    "output folder) and print where GPU time goes.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="profiler output file or folder")
+                    "output folder) and print where GPU time goes. 'trace diff A B' compares two "
+                    "traces: per category and kernel, what changed, appeared or disappeared.")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="profiler output file or folder; or: diff A B")
     p.add_argument("--by", choices=("category", "kernel"), default="category",
                    help="group by kernel category (default) or by kernel")
     p.add_argument("--amdahl", action="store_true",
@@ -24,8 +26,10 @@ def register_cli(subparsers):
     p.add_argument("--findings", action="store_true", help="also print findings from counters")
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
     p.add_argument("--plot", action="store_true", help="save a bar chart of the breakdown")
-    p.add_argument("--plot-file", default="bwprof_breakdown.png",
-                   help="where --plot writes (default bwprof_breakdown.png)")
+    p.add_argument("--plot-file", default=None,
+                   help="where --plot writes (default bwprof_breakdown.png; bwprof_diff.png for diff)")
+    p.add_argument("--per", default=None, metavar="COLUMNS",
+                   help="one breakdown per device, pid or both (--per pid,device)")
     p.set_defaults(func=_trace)
 
     q = subparsers.add_parser(
@@ -95,6 +99,8 @@ def _trace(args):
 
     from .readers import read
 
+    if args.files[0] == "diff":
+        return _diff(args)
     try:
         frames = [read(f) for f in args.files]
     except (TraceFormatError, FileNotFoundError, ValueError) as exc:
@@ -102,14 +108,96 @@ def _trace(args):
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if df.empty:
         return _fail(f"no GPU kernels in {', '.join(args.files)}")
+    if args.per:
+        try:
+            _print_per(df, args.by, [c.strip() for c in args.per.split(",") if c.strip()], args.top)
+        except ValueError as exc:
+            return _fail(str(exc))
+        print()
     table = _print_analysis(df, args.by, args.top, args.amdahl, args.findings)
     if args.plot:
         try:
-            path = plot_breakdown(table, args.by, args.plot_file, top=args.top)
+            path = plot_breakdown(table, args.by, args.plot_file or "bwprof_breakdown.png", top=args.top)
         except (ImportError, OSError) as exc:
             return _fail(f"cannot write the plot ({exc})")
         print(f"\nPlot written to {path}")
     return 0
+
+
+def _print_per(df, by, per, top):
+    import pandas as pd
+
+    from .analysis import breakdown_per
+
+    table = breakdown_per(df, per, by=by)
+    show = table.groupby(per, sort=False, dropna=False).head(top).copy()
+    if by == "kernel":
+        show = show.drop(columns=["kernel_name"]).rename(columns={"short_name": "kernel"})
+    for col in per:
+        show[col] = [("-" if pd.isna(v) else str(v)) for v in show[col]]
+    show["total_ms"] = show.pop("total_time_ns") / 1e6
+    show["avg_us"] = show.pop("avg_time_ns") / 1e3
+    show["pct"] = show.pop("pct_gpu_time")
+    show["pct_all"] = show.pop("pct_of_total")
+    groups = table.groupby(per, sort=False, dropna=False).ngroups
+    print(f"GPU time per {' and '.join(per)} ({groups} groups; pct: share of the group, "
+          "pct_all: share of all):")
+    print(_plain_table(show))
+
+
+def _diff(args):
+    from .diff import diff, plot_diff
+    from .readers import read
+
+    paths = args.files[1:]
+    if len(paths) != 2:
+        return _fail("trace diff compares two traces: bwprof trace diff BEFORE AFTER")
+    try:
+        a, b = (read(p) for p in paths)
+    except (TraceFormatError, FileNotFoundError, ValueError) as exc:
+        return _fail(str(exc))
+    for p, df in zip(paths, (a, b)):
+        if df.empty:
+            return _fail(f"no GPU kernels in {p}")
+    result = diff(a, b, labels=("A", "B"))
+    print(f"A = {paths[0]}\nB = {paths[1]}")
+    print(result.summary())
+    tables = (("category", result.categories), ("kernel", result.kernels))
+    if args.by == "kernel":
+        tables = tables[::-1]
+    for label, table in tables:
+        print(f"\nBy {label}, largest changes first:")
+        print(_format_diff(table, label, args.top))
+    for name, table in (("Appeared (only in B)", result.appeared),
+                        ("Disappeared (only in A)", result.disappeared)):
+        if len(table):
+            shown = ", ".join(str(k) for k in table["kernel"].head(args.top))
+            more = f" and {len(table) - args.top} more" if len(table) > args.top else ""
+            print(f"\n{name}: {shown}{more}")
+    if args.plot:
+        try:
+            path = plot_diff(result, args.plot_file or "bwprof_diff.png", by=args.by, top=args.top)
+        except (ImportError, OSError) as exc:
+            return _fail(f"cannot write the plot ({exc})")
+        print(f"\nPlot written to {path}")
+    return 0
+
+
+def _format_diff(table, label, top):
+    import pandas as pd
+
+    show = pd.DataFrame({
+        label: table[label].astype(str).str.slice(0, 60),
+        "status": table["status"],
+        "A_ms": table["time_ns_a"] / 1e6,
+        "B_ms": table["time_ns_b"] / 1e6,
+        "change_us": table["delta_ns"] / 1e3,
+        "change_pct": table["delta_pct"].map(lambda v: "new" if v == float("inf") else f"{v:+.1f}%"),
+        "calls_A": table["calls_a"],
+        "calls_B": table["calls_b"],
+        "of_total_change": table["pct_of_change"].map(lambda v: "-" if v != v else f"{v:.1f}%"),
+    }).head(top)
+    return _plain_table(show)
 
 
 def plot_breakdown(table, by, path, top=20):

@@ -7,23 +7,32 @@ kernel_stats, rocprof results.stats, nsys cuda_gpu_kern_sum) give one row per ke
 ``calls`` = its launch count and ``duration_ns`` = its total time, so that breakdowns work on
 both alike.
 
+Databases and reports (rocpd, rocmProfileData .rpd, Nsight Systems exports and reports, Nsight
+Compute reports) and rocprofv3's JSON give one row per dispatch, plus one per memory copy or
+fill where the trace records them.
+
 This module is the front door: it detects the format (detect.py) and picks the reader. The
 readers live one format per module in formats/, over the shared text/CSV/JSON layer and frame
-builder in table.py.
+builder in table.py (and, for databases, the SQLite layer in sqlitedb.py).
 """
 
 from pathlib import Path
 
 import pandas as pd
 
-from .detect import detect_format
+from .detect import SUFFIXES, detect_format
 from .errors import TraceFormatError
 from .formats.ncu import read_ncu, read_ncu_details, read_ncu_raw
+from .formats.ncu_report import read_ncu_rep
 from .formats.nsys import read_nsys_kern_sum
+from .formats.nsys_sqlite import read_nsys_rep, read_nsys_sqlite
 from .formats.pytorch import read_pytorch_trace
+from .formats.rocpd import read_rocpd, read_rocpd_agents
 from .formats.rocprof import read_rocprof_results, read_rocprof_stats
 from .formats.rocprofv3 import (read_agent_info, read_rocprofv3_counter_collection,
                                 read_rocprofv3_kernel_stats, read_rocprofv3_kernel_trace)
+from .formats.rocprofv3_json import read_rocprofv3_json
+from .formats.rpd import read_rpd
 from .table import SCHEMA, SCHEMA_COLUMNS
 
 READERS = {
@@ -36,11 +45,18 @@ READERS = {
     "ncu_details": read_ncu_details,
     "nsys_kern_sum": read_nsys_kern_sum,
     "pytorch_trace": read_pytorch_trace,
+    "rocpd": read_rocpd,
+    "rocpd_rpd": read_rpd,
+    "nsys_sqlite": read_nsys_sqlite,
+    "nsys_rep": read_nsys_rep,
+    "ncu_rep": read_ncu_rep,
+    "rocprofv3_json": read_rocprofv3_json,
 }
 
 # Formats with one row per dispatch are preferred over summaries when a folder holds both.
 _PER_DISPATCH = {"rocprofv3_kernel_trace", "rocprofv3_counter_collection", "rocprof_results",
-                 "ncu_raw", "ncu_details", "pytorch_trace"}
+                 "ncu_raw", "ncu_details", "pytorch_trace", "rocpd", "rocpd_rpd", "nsys_sqlite",
+                 "nsys_rep", "ncu_rep", "rocprofv3_json"}
 
 
 def read(path):
@@ -68,7 +84,7 @@ def read_dir(path):
     root = Path(path)
     found = {}
     for f in sorted(root.rglob("*")):
-        if not f.is_file() or not (f.name.endswith((".csv", ".json", ".json.gz", ".txt"))):
+        if not f.is_file() or not f.name.endswith(SUFFIXES):
             continue
         try:
             fmt = detect_format(f)
@@ -78,6 +94,7 @@ def read_dir(path):
             found.setdefault(fmt, []).append(f)
     if not found:
         raise TraceFormatError(root, None, "no kernel trace found in this folder")
+    found = _prefer(found)
     per_dispatch = [fmt for fmt in found if fmt in _PER_DISPATCH]
     frames = []
     if "rocprofv3_kernel_trace" in found:
@@ -97,8 +114,33 @@ def read_dir(path):
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
+def _prefer(found):
+    """Drop files in a folder that repeat another file's data, so that nothing counts twice.
+
+    - rocprofv3 writes the same run as a rocpd database, CSV and JSON when asked for several
+      output formats: the database wins, then the CSV files, then the JSON.
+    - A report (``.nsys-rep``, ``.ncu-rep``) is read only when no export of it is there:
+      ``nsys stats`` leaves ``report.sqlite`` and bwprof's own profile folders hold the CSV
+      that ``nsys stats``/``ncu --csv`` wrote, which are read instead.
+    """
+    out = {fmt: list(files) for fmt, files in found.items()}
+    if "rocpd" in out:
+        for fmt in ("rocprofv3_kernel_trace", "rocprofv3_counter_collection", "rocprofv3_kernel_stats",
+                    "rocprofv3_json"):
+            out.pop(fmt, None)
+    elif "rocprofv3_kernel_trace" in out or "rocprofv3_counter_collection" in out:
+        out.pop("rocprofv3_json", None)
+    if "nsys_sqlite" in out or "nsys_kern_sum" in out:
+        out.pop("nsys_rep", None)
+    if "ncu_raw" in out or "ncu_details" in out:
+        out.pop("ncu_rep", None)
+    return out
+
+
 __all__ = ["SCHEMA", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
            "read_rocprofv3_kernel_trace", "read_rocprofv3_counter_collection",
            "read_rocprofv3_kernel_stats", "read_rocprof_results", "read_rocprof_stats",
            "read_ncu", "read_ncu_raw", "read_ncu_details", "read_nsys_kern_sum",
-           "read_pytorch_trace", "TraceFormatError"]
+           "read_pytorch_trace", "read_rocpd", "read_rocpd_agents", "read_rpd",
+           "read_nsys_sqlite", "read_nsys_rep", "read_ncu_rep", "read_rocprofv3_json",
+           "TraceFormatError"]

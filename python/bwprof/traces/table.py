@@ -33,6 +33,7 @@ SCHEMA = {
     "stream": "object",
     "correlation_id": "Int64",
     "source_tool": "object",
+    "pid": "Int64",
 }
 SCHEMA_COLUMNS = list(SCHEMA)
 

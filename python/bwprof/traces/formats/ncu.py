@@ -60,6 +60,7 @@ def read_ncu_raw(path, text=None):
             values[name] = raw
     cols = _ncu_launch_columns(t.col("Kernel Name"), t.col("Grid Size"), t.col("Block Size"),
                                t.col("Device"), t.col("Stream"), t.ints("ID"))
+    cols["pid"] = t.ints("Process ID")
     if "gpu__time_duration.sum" in values:
         cols["duration_ns"] = values["gpu__time_duration.sum"]
     if "launch__registers_per_thread" in values:
@@ -134,6 +135,8 @@ def read_ncu_details(path, text=None):
     id_ints = [int(k) if k.isdigit() else pd.NA for k in order]
     cols = _ncu_launch_columns(pick(kernels), pick(t.col("Grid Size")), pick(t.col("Block Size")),
                                pick(t.col("Device")), pick(t.col("Stream")), id_ints)
+    pids = pick(t.col("Process ID"))
+    cols["pid"] = [parse_number(x) for x in pids] if pids is not None else None
     names = list(dict.fromkeys(n for k in order for n in table[k]))
     extras = {}
     for name in names:

@@ -27,6 +27,7 @@ def read_rocprof_results(path):
         "shared_mem_bytes": t.numbers("lds"),
         "device": _text(t.col("gpu-id")),
         "stream": _text(t.col("queue-id")),
+        "pid": t.ints("pid"),
     }
     if t.has("grd"):
         cols["grid_y"] = cols["grid_z"] = cols["block_y"] = cols["block_z"] = [1] * len(t.rows)

@@ -38,6 +38,7 @@ def _rocprofv3_columns(t):
     cols["device"] = _text(t.col("Agent_Id"))
     cols["stream"] = _text(t.col("Stream_Id", "Queue_Id"))
     cols["correlation_id"] = t.ints("Correlation_Id")
+    cols["pid"] = t.ints("Process_Id")
     extras = {}
     if t.has("Dispatch_Id"):
         extras["dispatch_id"] = t.ints("Dispatch_Id")
