@@ -81,7 +81,7 @@ hip-build:
 # compiles gfx1100 device code; the GEMM's assembly must hold the WMMA instruction.
 hip-wmma-check:
 	HIP_PLATFORM=amd hipcc -x hip --offload-arch=gfx1100 -nogpulib --offload-device-only -O3 -std=c++17 \
-	  -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/gemm_gfx1100.s kernels/gemm.hip \
+	  -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/gemm_gfx1100.s kernels/gemm/wmma_rdna3.hip \
 	  2>&1 | grep -v -e "linker' input unused" -e "argument unused during compilation" || true
 	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); \
 	  if [ "$$n" -gt 0 ]; then echo "hip-wmma-check: $$n WMMA instructions in the gfx1100 GEMM"; \

@@ -21,7 +21,7 @@ from pathlib import Path
 import bwprof
 from bwprof import traces
 
-# bwprof_stream<T, OP>: OP 0..3 = copy, scale, add, triad (kernels/stream.hip); two 16-byte vectors
+# bwprof_stream<T, OP>: OP 0..3 = copy, scale, add, triad (kernels/stream/gpu.hip); two 16-byte vectors
 # per thread, 256 threads per block.
 OPS = {"0": "stream_copy", "1": "stream_scale", "2": "stream_add", "3": "stream_triad"}
 SYMBOL = re.compile(r"bwprof_stream<(float|__half),\s*(?:\(int\))?(\d)>")

@@ -6,14 +6,11 @@
 #include <limits>
 #include <new>
 
-#include "bwprof/backend.hpp"
-#include "bwprof/device.hpp"
+#include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/kernel.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/roofline.hpp"
-#include "bwprof/runner.hpp"
 #include "bwprof/stats.hpp"
 
 namespace py = pybind11;
@@ -67,6 +64,24 @@ py::dict peaks_dict(const Peaks& p) {
   return d;
 }
 
+py::object param_value(const ParamValue& v) {
+  if (v.is_int()) return py::int_(v.as_int());
+  if (v.is_bool()) return py::bool_(v.as_bool());
+  return py::str(v.as_text());
+}
+
+py::dict param_dict(const ParamList& params) {
+  py::dict d;
+  for (auto& kv : params) d[py::str(kv.first)] = param_value(kv.second);
+  return d;
+}
+
+py::list dtype_list(const std::vector<DType>& dtypes) {
+  py::list out;
+  for (auto t : dtypes) out.append(to_string(t));
+  return out;
+}
+
 py::list kernel_list() {
   py::list out;
   for (auto& k : kernel_registry()) {
@@ -102,9 +117,23 @@ py::list kernel_list() {
       for (auto t : (v.dtypes.empty() ? k.dtypes : v.dtypes))
         if (runs_on_matrix_units(v, t)) mdts.append(to_string(t));
       vd["matrix_dtypes"] = mdts;
+      vd["ceiling"] = to_string(v.ceiling);
       variants.append(vd);
     }
     d["variants"] = variants;
+    d["order"] = k.order;
+    d["suite_order"] = k.suite_order >= 0 ? k.suite_order : k.order;
+    py::list suite;
+    for (auto& c : k.suite) {
+      py::dict cd;
+      cd["label"] = c.label;
+      cd["params"] = param_dict(c.params);
+      cd["quick"] = param_dict(c.quick);
+      cd["variants"] = c.variants;
+      cd["dtypes"] = dtype_list(c.dtypes);
+      suite.append(cd);
+    }
+    d["suite"] = suite;
     out.append(d);
   }
   return out;
@@ -292,6 +321,7 @@ Peaks peaks_from(const py::dict& d) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "bwprof C++ core";
+  load_builtins();
   m.attr("__version__") = BWPROF_VERSION;
   m.attr("SCHEMA_VERSION") = kSchemaVersion;
 #ifdef BWPROF_WITH_GPU
@@ -342,7 +372,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("columns", &Measurement::columns, "The result schema's columns, in order.");
   m.def("build_features", &build_features, "What this build carries: cpu, cuda/hip, sm90a, vendor_blas.");
-  m.def("kernels", &kernel_list, "Every kernel family: parameters, dtypes, variants.");
+  m.def("kernels", &kernel_list, "Every kernel: parameters, dtypes, variants with their flags, suite configurations.");
   m.def("devices", [] {
     py::list out;
     for (auto& d : list_devices()) out.append(device_dict(d));
@@ -350,13 +380,12 @@ PYBIND11_MODULE(_core, m) {
   }, "Every device this build can use (GPUs first, the CPU last).");
   m.def("device_info", [](const std::string& id) { return device_dict(backend_for(id).info()); }, py::arg("device"));
   m.def("peaks", [](const std::string& id, const std::string& dtype, bool refresh) {
-    Backend& b = backend_for(id);
-    DType t = parse_dtype(dtype);
+    backend_for(id);  // an unknown device or dtype fails before the GIL is released
+    parse_dtype(dtype);
     Peaks p;
     {
       py::gil_scoped_release nogil;
-      if (refresh) b.forget_peaks();
-      p = b.peaks(t);
+      p = peaks(id, dtype, refresh);
     }
     return peaks_dict(p);
   }, py::arg("device"), py::arg("dtype") = "fp32", py::arg("refresh") = false);

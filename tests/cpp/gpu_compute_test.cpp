@@ -8,10 +8,8 @@
 #include <vector>
 #include <string>
 
-#include "bwprof/backend.hpp"
-#include "bwprof/device.hpp"
+#include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/kernel.hpp"
 
 using namespace bwprof;
 

@@ -7,11 +7,13 @@
 #include <map>
 #include <string>
 
-#include "bwprof/backend.hpp"
+#include "attention/attention.hpp"
+#include "fill/fill.hpp"
+#include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/kernel.hpp"
-#include "bwprof/runner.hpp"
-#include "cpu/reference.hpp"
+#include "gemm/gemm.hpp"
+#include "kv_cache/kv_cache.hpp"
+#include "layernorm/layernorm.hpp"
 
 using namespace bwprof;
 
@@ -66,6 +68,7 @@ const Case kCases[] = {
     {"bias_act", {{"rows", "5"}, {"cols", "333"}, {"act", "silu"}}},
     {"intensity_sweep", {{"n", "1001"}, {"fmas", "1"}}},
     {"intensity_sweep", {{"n", "4099"}, {"fmas", "37"}}},
+    {"fill", {{"n", "100003"}}},
 };
 
 std::string case_name(const ::testing::TestParamInfo<EveryKernel::ParamType>& info) {
@@ -167,6 +170,42 @@ TEST(Reference, CheckCatchesAWrongCopy) {
   EXPECT_TRUE(kv_append_check(d, p).ok);
   d.k_cache.set(d.positions[0] * 4 + 1, 123.0f);
   EXPECT_FALSE(kv_append_check(d, p).ok);
+}
+
+TEST(Reference, FillChecksEveryElementAgainstThePoison) {
+  // The buffer starts poisoned, so a fill that never ran, or missed one element, fails.
+  const KernelFamily& k = find_kernel("fill");
+  for (const char* dtype : {"fp32", "fp16"}) {
+    Problem p = make_problem(k, "cpu", "", dtype, {{"n", "1001"}});
+    auto inst = find_variant(k, "cpu", "").make(backend_for("cpu"), p);
+    EXPECT_FALSE(inst->check().ok) << dtype << ": the poisoned buffer passed";
+    inst->launch();
+    EXPECT_TRUE(inst->check().ok) << dtype;
+    FillData d = make_fill_data(p);
+    for (std::size_t i = 0; i < d.y.size(); ++i) d.y.set(i, kFillValue);
+    EXPECT_TRUE(fill_check(d, p).ok);
+    d.y.set(1000, kFillPoison);  // the last element missed
+    EXPECT_FALSE(fill_check(d, p).ok) << dtype;
+  }
+  Traffic t = k.traffic(make_problem(k, "cpu", "", "fp16", {{"n", "1000"}}));
+  EXPECT_EQ(t.bytes_read, 0);
+  EXPECT_EQ(t.bytes_written, 2000);
+  EXPECT_EQ(t.flops, 0);
+}
+
+TEST(Reference, FmaChainsCountTheirFlopsAndFailWhenNotRun) {
+  const KernelFamily& k = find_kernel("fma_chain");
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"workers", "2"}, {"iters", "100"}});
+  EXPECT_DOUBLE_EQ(k.traffic(p).flops, 2.0 * 128 * 100 * 2);  // 128 chains a thread, 2 FLOPs an FMA
+  auto inst = find_variant(k, "cpu", "").make(backend_for("cpu"), p);
+  EXPECT_FALSE(inst->check().ok);  // nothing computed yet
+  inst->launch();
+  EXPECT_TRUE(inst->check().ok);
+  Problem few = make_problem(k, "cpu", "", "fp32", {{"workers", "3"}, {"iters", "5"}});  // not yet at the fixed point
+  auto inst5 = find_variant(k, "cpu", "").make(backend_for("cpu"), few);
+  inst5->launch();
+  EXPECT_TRUE(inst5->check().ok);
+  EXPECT_THROW(make_problem(k, "cpu", "", "fp16", {}), InvalidArgument);  // the CPU's chains are FP32
 }
 
 TEST(Registry, BadParametersAreInvalidArguments) {

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "cpu/reference.hpp"
+#include "q4_0/q4_0.hpp"
 
 using namespace bwprof;
 

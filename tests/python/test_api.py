@@ -58,6 +58,7 @@ def test_measure_returns_a_flat_record_with_derived_rates():
     ("layernorm", dict(rows=3, cols=100)),
     ("bias_act", dict(rows=3, cols=100, act="gelu")),
     ("intensity_sweep", dict(n=999, fmas=7)),
+    ("fill", dict(n=1001)),
 ])
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 def test_every_kernel_verifies_on_the_cpu(kernel, shape, dtype):
@@ -89,7 +90,7 @@ def test_run_suite_quick_returns_every_family(tmp_path):
                 "bandwidth_gbs", "bandwidth_pct_peak", "gflops", "compute_pct_peak", "intensity_flop_per_byte",
                 "grade", "bottleneck", "verified", "max_rel_error"]:
         assert col in df.columns, col
-    assert set(df["family"]) == {"stream", "gemm", "attention", "kv_cache", "q4_0", "layernorm", "bias_act",
+    assert set(df["family"]) == {"stream", "fill", "gemm", "attention", "kv_cache", "q4_0", "layernorm", "bias_act",
                                  "roofline"}
     assert set(df["dtype"]) == {"fp32", "fp16"}
     assert df["verified"].all()

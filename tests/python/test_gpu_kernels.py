@@ -39,6 +39,8 @@ CASES = [
     ("gemv", None, dict(N=65, K=264, rotate=3)),  # three copies of W used in turn
     ("intensity_sweep", None, dict(n=100003, fmas=1)),
     ("intensity_sweep", None, dict(n=4096, fmas=333)),
+    ("fill", None, dict(n=1000003)),
+    ("fill", None, dict(n=4096)),
 ]
 
 

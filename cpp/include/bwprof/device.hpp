@@ -1,7 +1,6 @@
-// What a device is and what it can do.
+// What a device is and what it can do (list_devices() and build_features() are in bwprof/api.hpp).
 #pragma once
 #include <string>
-#include <vector>
 
 namespace bwprof {
 
@@ -24,13 +23,5 @@ struct DeviceInfo {
   double fp16_gflops_theoretical = 0;
   double fp16_matrix_gflops_theoretical = 0;
 };
-
-// Every device this build can use, the CPU always last.
-std::vector<DeviceInfo> list_devices();
-
-// What this build was compiled with: "cpu" always, "cuda" or "hip" for the GPU backend, "sm90a"
-// where the CUDA build carries Hopper's own code (wgmma in the `tensor` GEMM), "vendor_blas"
-// where the GEMM `vendor` variant exists.
-std::vector<std::string> build_features();
 
 }  // namespace bwprof

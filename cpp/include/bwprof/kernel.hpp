@@ -1,14 +1,18 @@
-// Kernel families: their parameters, their minimal traffic, and the implementations (variants)
-// each backend offers. The registry is the one list of everything bwprof can run.
+// Kernel descriptors: each kernel's parameters, its minimal traffic, the implementations (variants)
+// each backend offers with their flags, and its suite configurations. A family folder
+// (kernels/<family>/family.cpp) fills them and adds them to the registry (bwprof/registry.hpp).
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "bwprof/device.hpp"
 #include "bwprof/dtype.hpp"
 #include "bwprof/measurement.hpp"
 
@@ -26,21 +30,53 @@ struct ParamSpec {
   std::string help;
 };
 
+// A parameter's value, parsed once by make_problem(): an integer, a bool or a choice's text.
+class ParamValue {
+ public:
+  ParamValue(int v) : v_(static_cast<std::int64_t>(v)) {}
+  ParamValue(long v) : v_(static_cast<std::int64_t>(v)) {}
+  ParamValue(long long v) : v_(static_cast<std::int64_t>(v)) {}
+  ParamValue(bool v) : v_(v) {}
+  ParamValue(const char* v) : v_(std::string(v)) {}
+  ParamValue(std::string v) : v_(std::move(v)) {}
+
+  bool is_int() const { return std::holds_alternative<std::int64_t>(v_); }
+  bool is_bool() const { return std::holds_alternative<bool>(v_); }
+  bool is_text() const { return std::holds_alternative<std::string>(v_); }
+  // The value as its kind; Error (an internal mistake, not the user's) for another kind.
+  std::int64_t as_int() const;
+  bool as_bool() const;
+  const std::string& as_text() const;
+  // As the shape and the record print it: "896", "1" / "0", "gelu".
+  std::string text() const;
+  bool operator==(const ParamValue& o) const { return v_ == o.v_; }
+  bool operator!=(const ParamValue& o) const { return !(v_ == o.v_); }
+
+ private:
+  std::variant<std::int64_t, bool, std::string> v_;
+};
+
+using ParamList = std::vector<std::pair<std::string, ParamValue>>;
+
 // One validated invocation: kernel, variant, dtype and parameter values.
 class Problem {
  public:
   std::string kernel, variant;
   DType dtype = DType::kF32;
-  std::vector<std::pair<std::string, std::string>> params;  // spec order, normalized text
+  ParamList params;  // spec order, typed (parsed once)
 
+  // The value of one parameter (looked up by name); Error if the kernel has no such parameter
+  // or it is of another kind.
   std::int64_t i(const std::string& name) const;
   bool b(const std::string& name) const;
   const std::string& s(const std::string& name) const;
   std::string shape() const;  // "M=128,N=896,K=896"
-  void set(const std::string& name, const std::string& value);
+  std::vector<std::pair<std::string, std::string>> params_text() const;  // the shape's pairs
+  // Replaces a value (for resolve()); Error for an unknown name or a value of another kind.
+  void set(const std::string& name, ParamValue value);
 
  private:
-  const std::string& raw(const std::string& name) const;
+  const ParamValue& get(const std::string& name) const;
 };
 
 struct Traffic {
@@ -71,18 +107,46 @@ class KernelInstance {
 
 using Factory = std::function<std::unique_ptr<KernelInstance>(Backend&, const Problem&)>;
 
+// Which roof a variant measures for the peaks policy (bwprof/peaks.hpp): the best of the memory
+// variants of a backend is its achievable bandwidth, the vector variants its compute per dtype.
+enum class Ceiling { kNone, kMemory, kVector };
+const char* to_string(Ceiling c);  // "none", "memory", "vector"
+
 struct Variant {
+  Variant(std::string name_, std::string backend_, Factory make_)
+      : name(std::move(name_)), backend(std::move(backend_)), make(std::move(make_)) {}
   std::string name;
   std::string backend;  // "cpu" or "gpu"
   Factory make;
   std::vector<DType> dtypes;  // empty: every dtype of the family
   // FP16 work runs on the matrix units (tensor cores, MFMA), so its compute roof is theirs.
   bool matrix_units = false;
+  Ceiling ceiling = Ceiling::kNone;
+
+  // Flags, so that a descriptor declares each variant in one expression:
+  // Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16}).on_matrix_units()
+  Variant& only(std::vector<DType> d) { dtypes = std::move(d); return *this; }
+  Variant& on_matrix_units() { matrix_units = true; return *this; }
+  Variant& measures(Ceiling c) { ceiling = c; return *this; }
+};
+
+// One configuration of the default suite (bwprof bench): its label, its parameters, the smaller
+// ones --quick takes, the variants to compare where the backend has them (empty: the backend's
+// default) and the dtypes.
+struct SuiteConfig {
+  SuiteConfig(std::string label_, ParamList params_, ParamList quick_, std::vector<std::string> variants_ = {},
+              std::vector<DType> dtypes_ = {DType::kF32, DType::kF16})
+      : label(std::move(label_)), params(std::move(params_)), quick(std::move(quick_)),
+        variants(std::move(variants_)), dtypes(std::move(dtypes_)) {}
+  std::string label;
+  ParamList params, quick;
+  std::vector<std::string> variants;
+  std::vector<DType> dtypes;
 };
 
 struct KernelFamily {
   std::string name;    // "gemm", "stream_triad", ...
-  std::string family;  // "gemm", "stream", ...
+  std::string family;  // the results' family column: "gemm", "stream", ...
   std::string doc;
   std::vector<ParamSpec> params;
   std::vector<DType> dtypes;
@@ -91,11 +155,17 @@ struct KernelFamily {
   std::function<void(const Problem&)> validate;  // cross-parameter rules; may be empty
   std::function<Traffic(const Problem&)> traffic;
   std::vector<Variant> variants;
+  // Where the kernel sits in the registry (kernels(), the CLI's list): ascending, a family
+  // folder's kernels in the order it adds them.
+  int order = 1000;
+  // Where its suite configurations sit in the default suite; -1: at `order`.
+  int suite_order = -1;
+  std::vector<SuiteConfig> suite;
+  // Ceiling variants only: the parameters of the peaks run on a device, and the integer parameter
+  // that a run timed by a host clock (the CPU) multiplies until one launch is long enough to time.
+  std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;
+  std::string ceiling_grow;
 };
-
-// The registry (built once). find_kernel throws InvalidArgument listing the known names.
-const std::vector<KernelFamily>& kernel_registry();
-const KernelFamily& find_kernel(const std::string& name);
 
 // Validates dtype, variant (empty: the backend's first) and parameters (unknown, missing,
 // non-numeric, below the minimum, or overflowing sizes: InvalidArgument naming the argument).
@@ -107,5 +177,16 @@ const Variant& find_variant(const KernelFamily& k, const std::string& backend_ki
 
 // Checked size arithmetic: throws InvalidArgument("shape too large: <what>") on overflow.
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
+
+// ---- helpers for descriptors ----------------------------------------------------------------
+// A parameter: an integer (`def` empty: required), a bool, or one of `choices`.
+ParamSpec int_param(const char* name, const char* def, const char* help, std::int64_t min = 1);
+ParamSpec bool_param(const char* name, const char* def, const char* help);
+ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help);
+// The product of the named parameters, checked for overflow (also as the bytes of an FP32 tensor
+// of that many elements): InvalidArgument "shape too large: M*K overflows".
+std::int64_t checked_elements(const Problem& p, std::initializer_list<const char*> names);
+// Bytes of one element of the problem's dtype, as a double for traffic formulas.
+inline double elem_bytes(const Problem& p) { return static_cast<double>(dtype_size(p.dtype)); }
 
 }  // namespace bwprof

@@ -1,57 +1,16 @@
 // Theoretical occupancy: how many blocks (workgroups) of one kernel fit on an SM, CU or WGP at
 // once, and which resource stops one more from fitting. The model, the tables and their sources
-// are in docs/occupancy.md; the numbers themselves live in cpp/src/core/occupancy.cpp.
+// are in docs/occupancy.md; the numbers themselves live in the architecture table
+// (bwprof/arch.hpp, cpp/src/core/arch.cpp).
 #pragma once
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "bwprof/arch.hpp"
+
 namespace bwprof {
-
-enum class GpuVendor { kNvidia, kAmd };
-
-// The per-SM (NVIDIA) or per-CU / per-WGP (AMD) resources of one architecture, as the hardware
-// hands them to resident blocks. Register and shared-memory figures follow each vendor's own
-// allocation rules: see the field comments.
-struct ArchLimits {
-  std::string name;     // "sm_90", "gfx942"
-  std::string family;   // "Hopper", "CDNA3", "RDNA3"
-  GpuVendor vendor = GpuVendor::kNvidia;
-  std::string unit;     // what one occupancy figure is for: "SM", "CU" or "WGP"
-  int wave_size = 32;   // threads per warp / wavefront
-  int max_threads_per_block = 1024;
-  int max_warps = 0;    // resident warps (waves) per unit: warp slots
-  int max_blocks = 0;   // resident blocks (workgroups) per unit: block slots
-  // AMD: a one-wave workgroup needs no barrier, so the workgroup limit does not apply to it.
-  bool single_wave_blocks_skip_block_limit = false;
-
-  // Registers. Allocation happens per partition (NVIDIA: SM sub-partition; AMD: SIMD), so the
-  // warps that fit are partitions * floor(registers_per_partition / allocated-per-warp).
-  int register_partitions = 4;
-  // NVIDIA: 32-bit registers per sub-partition; AMD: VGPRs per lane of one SIMD.
-  int registers_per_partition = 0;
-  // NVIDIA: a warp's registers (per thread * 32) are rounded up to this many; AMD: a wave's
-  // VGPRs per lane are rounded up to this granule.
-  int register_alloc_unit = 0;
-  bool registers_counted_per_warp = true;  // NVIDIA true (regs * warp size), AMD false (per lane)
-  int max_registers_per_thread = 255;
-  int max_registers_per_block = 0;         // NVIDIA 65536; 0: no such limit (AMD)
-
-  // Shared memory (NVIDIA) / LDS (AMD), bytes.
-  std::int64_t shared_mem_per_unit = 0;    // the largest carve-out (NVIDIA), LDS per CU/WGP (AMD)
-  std::vector<std::int64_t> carveouts;     // NVIDIA's selectable shared-memory sizes; empty on AMD
-  std::int64_t shared_mem_alloc_unit = 0;  // a block's use is rounded up to this
-  std::int64_t shared_mem_reserved_per_block = 0;  // the driver's own 1 KB per block on sm_80+
-  std::int64_t max_shared_mem_per_block = 0;       // what one block may ask for (opt-in maximum)
-
-  // RDNA only: wave64 halves the VGPR budget and granule; CU mode halves the WGP.
-  bool has_wave64_option = false;
-  int wave64_registers_per_partition = 0;
-  int wave64_register_alloc_unit = 0;
-  bool has_cu_mode = false;
-  std::string source;  // where these numbers come from
-};
 
 struct OccupancyOptions {
   bool wave64 = false;   // RDNA: compiled for wave64 (-mwavefrontsize64); CDNA is always wave64

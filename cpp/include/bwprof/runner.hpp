@@ -1,5 +1,6 @@
 // Timer/Runner: warm-up, repeats until both a minimum count and a minimum time are reached,
-// the median reported; and measure(), which validates, prepares, checks, times and derives.
+// the median reported; and measure_kernel(), which validates, prepares, checks, times and derives
+// on a given backend (the api's measure() finds the kernel and the device by name).
 #pragma once
 #include <functional>
 #include <map>
@@ -28,12 +29,6 @@ struct RunOptions {
 // (or a maximum is hit); returns the per-launch times in microseconds.
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt);
 
-// The achievable bandwidth: bwprof's five stream kernels on FP32 arrays of `n` elements on
-// `backend` ("cpu" or "gpu" variants); fills bandwidth_gbs (the best), its source and the figure
-// of every kernel.
-void measure_stream_peaks(Backend& backend, const std::string& backend_kind, std::int64_t n,
-                          const RunOptions& opt, Peaks& out);
-
 // Whether `v` does `dtype` work on the matrix units (tensor cores, MFMA), whose roof then judges it.
 bool runs_on_matrix_units(const Variant& v, DType dtype);
 
@@ -44,9 +39,9 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
 // Returns true when the row is above a measured peak only (see derive_rates).
 bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks);
 
-// The whole measurement of one kernel invocation.
-Measurement measure(const std::string& kernel, const std::string& dtype,
-                    const std::string& device, const std::string& variant,
-                    const std::map<std::string, std::string>& params, const RunOptions& opt);
+// The whole measurement of one invocation of kernel `k` on `backend`.
+Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params,
+                           const RunOptions& opt);
 
 }  // namespace bwprof

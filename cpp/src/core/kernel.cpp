@@ -1,9 +1,11 @@
+// Problems: parameters parsed once into typed values, validated against a kernel's descriptor.
 #include "bwprof/kernel.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "bwprof/error.hpp"
 
@@ -27,40 +29,105 @@ bool parse_bool(const std::string& v, bool& out) {
 
 }  // namespace
 
+const char* to_string(Ceiling c) {
+  switch (c) {
+    case Ceiling::kMemory: return "memory";
+    case Ceiling::kVector: return "vector";
+    default: return "none";
+  }
+}
+
+ParamSpec int_param(const char* name, const char* def, const char* help, std::int64_t min) {
+  ParamSpec p;
+  p.name = name;
+  p.default_value = def;
+  p.help = help;
+  p.min = min;
+  return p;
+}
+
+ParamSpec bool_param(const char* name, const char* def, const char* help) {
+  ParamSpec p = int_param(name, def, help);
+  p.kind = ParamSpec::Kind::kBool;
+  return p;
+}
+
+ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help) {
+  ParamSpec p = int_param(name, def, help);
+  p.kind = ParamSpec::Kind::kChoice;
+  p.choices = std::move(choices);
+  return p;
+}
+
+std::int64_t checked_elements(const Problem& p, std::initializer_list<const char*> names) {
+  std::int64_t n = 1;
+  std::string what;
+  for (const char* name : names) {
+    what += (what.empty() ? "" : "*") + std::string(name);
+    n = checked_mul(n, p.i(name), what.c_str());
+  }
+  checked_mul(n, 4, what.c_str());  // bytes of an FP32 tensor of that size
+  return n;
+}
+
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) BWPROF_INVALID(std::string("shape too large: ") + what + " overflows");
   return r;
 }
 
-void Problem::set(const std::string& name, const std::string& value) {
-  for (auto& kv : params)
-    if (kv.first == name) kv.second = value;
+std::int64_t ParamValue::as_int() const {
+  if (!is_int()) throw Error("internal: parameter value '" + text() + "' is not an integer");
+  return std::get<std::int64_t>(v_);
 }
 
-const std::string& Problem::raw(const std::string& name) const {
+bool ParamValue::as_bool() const {
+  if (!is_bool()) throw Error("internal: parameter value '" + text() + "' is not a bool");
+  return std::get<bool>(v_);
+}
+
+const std::string& ParamValue::as_text() const {
+  if (!is_text()) throw Error("internal: parameter value '" + text() + "' is not a choice");
+  return std::get<std::string>(v_);
+}
+
+std::string ParamValue::text() const {
+  if (is_int()) return std::to_string(std::get<std::int64_t>(v_));
+  if (is_bool()) return std::get<bool>(v_) ? "1" : "0";
+  return std::get<std::string>(v_);
+}
+
+const ParamValue& Problem::get(const std::string& name) const {
   for (auto& kv : params)
     if (kv.first == name) return kv.second;
   throw Error("internal: kernel '" + kernel + "' has no parameter '" + name + "'");
 }
 
-std::int64_t Problem::i(const std::string& name) const { return std::strtoll(raw(name).c_str(), nullptr, 10); }
-bool Problem::b(const std::string& name) const { return raw(name) == "1"; }
-const std::string& Problem::s(const std::string& name) const { return raw(name); }
+void Problem::set(const std::string& name, ParamValue value) {
+  for (auto& kv : params) {
+    if (kv.first != name) continue;
+    if (kv.second.is_int() != value.is_int() || kv.second.is_bool() != value.is_bool())
+      throw Error("internal: parameter '" + name + "' of kernel '" + kernel + "' set to a value of another kind");
+    kv.second = std::move(value);
+    return;
+  }
+  throw Error("internal: kernel '" + kernel + "' has no parameter '" + name + "'");
+}
+
+std::int64_t Problem::i(const std::string& name) const { return get(name).as_int(); }
+bool Problem::b(const std::string& name) const { return get(name).as_bool(); }
+const std::string& Problem::s(const std::string& name) const { return get(name).as_text(); }
 
 std::string Problem::shape() const {
   std::string out;
-  for (auto& kv : params) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second;
+  for (auto& kv : params) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second.text();
   return out;
 }
 
-const KernelFamily& find_kernel(const std::string& name) {
-  std::vector<std::string> names;
-  for (auto& k : kernel_registry()) {
-    if (k.name == name) return k;
-    names.push_back(k.name);
-  }
-  BWPROF_INVALID("kernel: unknown kernel '" + name + "' (known: " + join(names) + ")");
+std::vector<std::pair<std::string, std::string>> Problem::params_text() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& kv : params) out.emplace_back(kv.first, kv.second.text());
+  return out;
 }
 
 const Variant& find_variant(const KernelFamily& k, const std::string& backend_kind,
@@ -100,7 +167,7 @@ Problem make_problem(const KernelFamily& k, const std::string& backend_kind, con
   }
   for (auto& spec : k.params) {
     auto it = params.find(spec.name);
-    std::string value = it != params.end() ? it->second : spec.default_value;
+    const std::string value = it != params.end() ? it->second : spec.default_value;
     if (value.empty()) BWPROF_INVALID(spec.name + ": required parameter of kernel '" + k.name + "' is missing");
     switch (spec.kind) {
       case ParamSpec::Kind::kInt: {
@@ -113,21 +180,21 @@ Problem make_problem(const KernelFamily& k, const std::string& backend_kind, con
           BWPROF_INVALID(spec.name + ": value " + value + " is too large");
         if (x < spec.min)
           BWPROF_INVALID(spec.name + ": must be at least " + std::to_string(spec.min) + ", got " + value);
-        value = std::to_string(x);
+        p.params.emplace_back(spec.name, ParamValue(x));
         break;
       }
       case ParamSpec::Kind::kBool: {
         bool b = false;
         if (!parse_bool(value, b)) BWPROF_INVALID(spec.name + ": expected true or false, got '" + value + "'");
-        value = b ? "1" : "0";
+        p.params.emplace_back(spec.name, ParamValue(b));
         break;
       }
       case ParamSpec::Kind::kChoice:
         if (std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end())
           BWPROF_INVALID(spec.name + ": unknown value '" + value + "' (choices: " + join(spec.choices) + ")");
+        p.params.emplace_back(spec.name, ParamValue(value));
         break;
     }
-    p.params.emplace_back(spec.name, value);
   }
   if (k.resolve) k.resolve(p);
   if (k.validate) k.validate(p);

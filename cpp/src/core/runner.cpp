@@ -9,6 +9,7 @@
 
 #include "bwprof/error.hpp"
 #include "bwprof/occupancy.hpp"
+#include "bwprof/peaks.hpp"
 #include "bwprof/roofline.hpp"
 
 namespace bwprof {
@@ -34,25 +35,6 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
     if (enough || n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;
   }
   return times;
-}
-
-void measure_stream_peaks(Backend& backend, const std::string& backend_kind, std::int64_t n,
-                          const RunOptions& opt, Peaks& out) {
-  double best = 0;
-  std::string best_name;
-  for (const char* op : {"copy", "scale", "add", "triad", "dot"}) {
-    const std::string name = std::string("stream_") + op;
-    const KernelFamily& k = find_kernel(name);
-    Problem p = make_problem(k, backend_kind, "", "fp32", {{"n", std::to_string(n)}});
-    auto inst = find_variant(k, backend_kind, "").make(backend, p);
-    const TimingStats s = summarize(run_repeats(backend, *inst, opt));
-    const Traffic t = k.traffic(p);
-    const double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
-    out.bandwidth_by_kernel[name] = gbs;
-    if (gbs > best) best = gbs, best_name = name;
-  }
-  out.bandwidth_gbs = best;
-  out.bandwidth_source = "measured:" + best_name;
 }
 
 namespace {
@@ -96,7 +78,7 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
   m.variant = p.variant;
   m.dtype = to_string(p.dtype);
   m.shape = p.shape();
-  m.params = p.params;
+  m.params = p.params_text();
   m.device = info.id;
   m.device_name = info.name;
   m.backend = info.backend;
@@ -117,13 +99,11 @@ bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const De
   return derive_rates(m, k.pattern);
 }
 
-Measurement measure(const std::string& kernel, const std::string& dtype, const std::string& device,
-                    const std::string& variant, const std::map<std::string, std::string>& params,
-                    const RunOptions& options) {
+Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params,
+                           const RunOptions& options) {
   RunOptions opt = options;
-  opt.launches_per_timing = std::max(opt.launches_per_timing, debug_slowdown(kernel));
-  const KernelFamily& k = find_kernel(kernel);
-  Backend& backend = backend_for(device);
+  opt.launches_per_timing = std::max(opt.launches_per_timing, debug_slowdown(k.name));
   const DeviceInfo& info = backend.info();
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);
@@ -160,12 +140,11 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
     }
   }
   const Variant& v = find_variant(k, kind, p.variant);
-  if (judge_row(m, k, v, info, backend.peaks(p.dtype)) && retake_peaks_once(info.id)) {
+  if (judge_row(m, k, v, info, device_peaks(backend, p.dtype)) && retake_peaks_once(info.id)) {
     // Clearly above a measured peak with no datasheet figure to say which is wrong: the peak may
     // have been taken during a slow patch. Take it again (once per device and process) and judge
     // again; a row still above it stays flagged.
-    backend.forget_peaks();
-    judge_row(m, k, v, info, backend.peaks(p.dtype));
+    judge_row(m, k, v, info, device_peaks(backend, p.dtype, true));
   }
   return m;
 }

@@ -1,5 +1,4 @@
-// The CPU backend: the steady clock, cache eviction with clflush, peaks measured by bwprof's own
-// stream and FMA-chain kernels.
+// The CPU backend: the steady clock, and cache eviction with clflush.
 #include "cpu_backend.hpp"
 
 #include <unistd.h>
@@ -7,9 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
-#include <mutex>
-#include <thread>
+#include <string>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
@@ -18,7 +16,6 @@
 
 #include "bwprof/error.hpp"
 #include "bwprof/parallel.hpp"
-#include "bwprof/runner.hpp"
 
 namespace bwprof {
 
@@ -53,18 +50,6 @@ std::string cpu_vendor(const std::string& name) {
   if (n.find("amd") != std::string::npos) return "amd";
   if (n.find("intel") != std::string::npos) return "intel";
   return "unknown";
-}
-
-// Independent FMA chains, enough of them to cover the FMA latency on every vector port.
-constexpr int kChains = 128;
-__attribute__((noinline)) float fma_chain(long iters, float a, float b) {
-  float acc[kChains];
-  for (int k = 0; k < kChains; ++k) acc[k] = static_cast<float>(k) * 1e-3f;
-  for (long it = 0; it < iters; ++it)
-    for (int k = 0; k < kChains; ++k) acc[k] = acc[k] * a + b;
-  float s = 0;
-  for (int k = 0; k < kChains; ++k) s += acc[k];
-  return s;
 }
 
 class CpuBackend final : public Backend {
@@ -120,54 +105,8 @@ class CpuBackend final : public Backend {
 
   void synchronize() override {}
 
-  void forget_peaks() override {
-    std::lock_guard<std::mutex> g(m_);
-    measured_ = false;
-    peaks_ = Peaks();
-  }
-
-  Peaks peaks(DType dtype) override {
-    std::lock_guard<std::mutex> g(m_);
-    if (!measured_) measure_peaks();
-    Peaks p = peaks_;
-    (void)dtype;  // FP16 is stored as half but computed in FP32 on the CPU: one compute roof
-    return p;
-  }
-
  private:
-  void measure_peaks() {
-    RunOptions opt;
-    opt.cold = true;
-    opt.warmup = 1;
-    opt.min_repeats = 5;
-    opt.min_time_s = 0.02;
-    opt.max_time_s = 1.0;
-    opt.verify = false;
-    measure_stream_peaks(*this, "cpu", 8 << 20, opt, peaks_);  // 32 MB per array, evicted every run
-
-    // FMA chains on every thread.
-    const int threads = cpu_threads();
-    long iters = 1 << 14;
-    double seconds = 0;
-    for (;;) {
-      auto t0 = std::chrono::steady_clock::now();
-      std::vector<float> sink(threads);
-      parallel_for(threads, 1, [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t t = lo; t < hi; ++t) sink[t] = fma_chain(iters, 0.999999f, 1e-7f);
-      });
-      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (seconds > 0.05 || iters > (1L << 30)) break;
-      iters *= 4;
-    }
-    peaks_.gflops = 2.0 * kChains * double(iters) * threads / seconds / 1e9;
-    peaks_.compute_source = "measured:fma_chain_fp32";
-    measured_ = true;
-  }
-
   DeviceInfo info_;
-  std::mutex m_;
-  bool measured_ = false;
-  Peaks peaks_;
   std::vector<char> scrub_;
 };
 

@@ -1,18 +1,15 @@
 // The GPU backend: device events around the kernel alone, L2 flushed by writing a buffer twice
-// its size, device properties, theoretical peaks from an architecture table, and achievable peaks
-// measured by bwprof's own stream and FMA-chain kernels.
+// its size, device properties and theoretical peaks from the architecture table (bwprof/arch.hpp).
 #include "gpu/gpu_backend.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/runner.hpp"
 #include "gpu/gpu_entry.hpp"
-#include "gpu_kernels.hpp"
 
 namespace bwprof {
 
@@ -72,35 +69,6 @@ DeviceBuffer DeviceBuffer::from(const HostBytes& h, const char* what) {
 
 // ---- device information ----------------------------------------------------------------------
 
-namespace {
-
-struct ArchRates {
-  const char* prefix;
-  // FLOPs per clock per SM/CU: FP32 vector, FP16 vector, FP16 on the matrix units (dense).
-  double fp32, fp16, fp16_matrix;
-};
-
-// Per-SM/CU rates from the vendors' architecture whitepapers and datasheets (e.g. H100 SXM:
-// 132 SMs x 256 FP32 FLOP/clk; 4096 dense FP16 tensor FLOP/clk; MI300X: 304 CUs x 256 FP32
-// and 2048 FP16 matrix FLOP/clk).
-const ArchRates kArchRates[] = {
-    {"sm_70", 128, 256, 1024}, {"sm_75", 128, 256, 1024}, {"sm_80", 128, 512, 2048},
-    {"sm_86", 256, 256, 1024}, {"sm_87", 256, 256, 1024}, {"sm_89", 256, 256, 1024},
-    {"sm_90", 256, 512, 4096}, {"sm_100", 256, 512, 8192}, {"sm_120", 256, 256, 2048},
-    {"gfx908", 128, 256, 1024}, {"gfx90a", 256, 256, 1024}, {"gfx940", 256, 512, 2048},
-    {"gfx941", 256, 512, 2048}, {"gfx942", 256, 512, 2048}, {"gfx950", 256, 512, 4096},
-    {"gfx1030", 256, 512, 512}, {"gfx1100", 256, 512, 512}, {"gfx1101", 256, 512, 512},
-    {"gfx1102", 256, 512, 512}, {"gfx1200", 256, 512, 1024}, {"gfx1201", 256, 512, 1024},
-};
-
-const ArchRates* rates_for(const std::string& arch) {
-  for (auto& r : kArchRates)
-    if (arch == r.prefix) return &r;
-  return nullptr;
-}
-
-}  // namespace
-
 int gpu_device_count() {
   int n = 0;
   if (hipGetDeviceCount(&n) != hipSuccess) {
@@ -150,11 +118,11 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   info_.cache_bytes = l2;
   // Double data rate: two transfers per memory clock over the whole bus.
   info_.bandwidth_theoretical_gbs = 2.0 * mem_khz * 1e3 * (bus / 8.0) / 1e9;
-  if (const ArchRates* r = rates_for(info_.arch)) {
+  if (const Arch* a = find_arch(info_.arch)) {
     const double per_clock = info_.compute_units * info_.clock_mhz * 1e6 / 1e9;
-    info_.fp32_gflops_theoretical = r->fp32 * per_clock;
-    info_.fp16_gflops_theoretical = r->fp16 * per_clock;
-    info_.fp16_matrix_gflops_theoretical = r->fp16_matrix * per_clock;
+    info_.fp32_gflops_theoretical = a->rates.fp32 * per_clock;
+    info_.fp16_gflops_theoretical = a->rates.fp16 * per_clock;
+    info_.fp16_matrix_gflops_theoretical = a->rates.fp16_matrix * per_clock;
   }
   BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   BWPROF_GPU_CHECK(hipEventCreate(&start_));
@@ -208,49 +176,5 @@ void GpuBackend::flush_l2() {
 }
 
 void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
-
-void GpuBackend::measure_peaks() {
-  RunOptions opt;
-  opt.cold = true;
-  opt.warmup = 2;
-  opt.min_repeats = 10;
-  opt.min_time_s = 0.02;
-  opt.max_time_s = 2.0;
-  opt.verify = false;
-  // 1 GiB FP32 arrays where memory allows (three of them), else a sixteenth of memory each.
-  std::int64_t n = 1ll << 28;
-  while (n > (1 << 20) && 3.0 * 4 * n > info_.memory_bytes / 4) n >>= 1;
-  // Smaller arrays on request, e.g. for a compute-sanitizer run where every access is checked.
-  if (const char* env = std::getenv("BWPROF_PEAK_ARRAY_BYTES")) {
-    const long long bytes = std::atoll(env);
-    if (bytes >= 4096) n = bytes / 4;
-  }
-  measure_stream_peaks(*this, "gpu", n, opt, bw_peaks_);
-  bw_peaks_.bandwidth_theoretical_gbs = info_.bandwidth_theoretical_gbs;
-  fp32_gflops_ = gpu_fma_chain_gflops(*this, DType::kF32);
-  fp16_gflops_ = gpu_fma_chain_gflops(*this, DType::kF16);
-  measured_ = true;
-}
-
-namespace {
-std::mutex g_peaks_mutex;
-}  // namespace
-
-void GpuBackend::forget_peaks() {
-  std::lock_guard<std::mutex> g(g_peaks_mutex);
-  measured_ = false;
-  bw_peaks_ = Peaks();
-}
-
-Peaks GpuBackend::peaks(DType dtype) {
-  std::lock_guard<std::mutex> g(g_peaks_mutex);
-  if (!measured_) measure_peaks();
-  Peaks p = bw_peaks_;
-  const bool f32 = dtype == DType::kF32;
-  p.gflops = f32 ? fp32_gflops_ : fp16_gflops_;
-  p.compute_source = std::string("measured:fma_chain_") + (f32 ? "fp32" : "fp16");
-  p.gflops_theoretical = f32 ? info_.fp32_gflops_theoretical : info_.fp16_gflops_theoretical;
-  return p;
-}
 
 }  // namespace bwprof

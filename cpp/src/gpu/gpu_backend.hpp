@@ -1,5 +1,5 @@
 // The GPU backend's host side, as kernels see it: device buffers, the stream, launch checks.
-// Compiled by nvcc or hipcc only (it includes the runtime through kernels/gpu_runtime.hpp).
+// Compiled by nvcc or hipcc only (it includes the runtime through kernels/common/gpu_runtime.hpp).
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -8,7 +8,7 @@
 
 #include "bwprof/backend.hpp"
 #include "bwprof/host_tensor.hpp"
-#include "gpu_runtime.hpp"
+#include "common/gpu_runtime.hpp"
 
 namespace bwprof {
 
@@ -55,8 +55,6 @@ class GpuBackend final : public Backend {
   // The ~20 us spin queued ahead of every start event (see time_launch_us).
   void spin_before_timing() { gpu_spin(spin_cycles_, spin_blocks_, stream_); }
   void synchronize() override;
-  Peaks peaks(DType dtype) override;
-  void forget_peaks() override;
 
   hipStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
@@ -66,7 +64,6 @@ class GpuBackend final : public Backend {
   static void check_launch(const char* kernel, const char* file, int line);
 
  private:
-  void measure_peaks();
   int ordinal_;
   int warp_size_ = 32;
   long long spin_cycles_ = 40000;
@@ -75,12 +72,9 @@ class GpuBackend final : public Backend {
   hipStream_t stream_ = nullptr;
   hipEvent_t start_ = nullptr, stop_ = nullptr;
   DeviceBuffer scrub_, clean_;
-  bool measured_ = false;
-  Peaks bw_peaks_;
-  double fp32_gflops_ = 0, fp16_gflops_ = 0;
 };
 
-// Reads `buf` through the L2 (kernels/cache_flush.hip).
+// Reads `buf` through the L2 (cache_flush.hip).
 void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream);
 
 

@@ -1,0 +1,210 @@
+// The architecture table (see arch.hpp): per-unit FLOP rates and occupancy limits, one row each.
+//
+// Rates: FLOPs per clock per SM/CU from the vendors' architecture whitepapers and datasheets (e.g.
+// H100 SXM: 132 SMs x 256 FP32 FLOP/clk; 4096 dense FP16 tensor FLOP/clk; MI300X: 304 CUs x 256
+// FP32 and 2048 FP16 matrix FLOP/clk).
+//
+// Occupancy limits, for NVIDIA sm_70..sm_90 and AMD CDNA2/CDNA3/RDNA3. Their sources
+// (docs/occupancy.md has the full list and the reasoning):
+//  [CUDA-CC]  CUDA C++ Programming Guide, "Compute Capabilities": the table "Technical
+//             Specifications per Compute Capability" (warps, blocks, registers and shared memory
+//             per SM, shared memory per block) and the per-architecture "Shared Memory" sections
+//             (the carve-out sizes an SM can be configured to).
+//  [CUDA-OCC] cuda_occupancy.h, shipped in every CUDA toolkit's include/: the rules the runtime's
+//             cudaOccupancyMaxActiveBlocksPerMultiprocessor follows: registers rounded to 256
+//             per warp and allocated per SM sub-partition (4 per SM), the per-block register
+//             check over warps rounded up to 4, shared memory rounded to 256 B (7.x) / 128 B
+//             (8.x, 9.x) after adding the driver's reserved 1 KB per block (8.0+; the
+//             reservedSharedMemPerBlock device property), and the default carve-out preference
+//             meaning "the whole shared memory of the SM".
+//  [LLVM]     LLVM AMDGPU backend, lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp (IsaInfo):
+//             getMaxWavesPerEU (8 on gfx90a/gfx94x, 16 on gfx10.3+), getVGPRAllocGranule and
+//             getTotalNumVGPRs (gfx90a/gfx94x: granule 8 of 512 unified arch+acc VGPRs; gfx1100/1101
+//             "1.5x VGPRs": 24 of 1536 in wave32, 12 of 768 in wave64; gfx1102: 16 of 1024 / 8 of
+//             512), getEUsPerCU (4 SIMDs per CU, or per WGP in WGP mode; 2 in CU mode) and
+//             getMaxWorkGroupsPerCU (a multi-wave workgroup takes one of 16 barriers per CU, 32
+//             per WGP in WGP mode; one-wave workgroups need none).
+//  [MESA]     Mesa src/amd/common/ac_gpu_info.c: LDS per workgroup processor 128 KB on gfx10+
+//             (64 KB per CU before), and the LDS allocation granularity the hardware aligns to:
+//             128 dwords (512 B) on gfx7..gfx10.1, 256 dwords (1 KB) on gfx10.3+.
+//  [AMD-ISA]  AMD "CDNA2 / CDNA3 Instruction Set Architecture" and "RDNA3 Instruction Set
+//             Architecture" reference guides: 64 KB LDS per CU (max 64 KB per workgroup), 4 SIMDs
+//             per CU (CDNA), WGP = 2 CUs of 2 SIMD32 each sharing 128 KB LDS (RDNA3).
+#include "bwprof/arch.hpp"
+
+#include <cctype>
+#include <initializer_list>
+#include <utility>
+
+namespace bwprof {
+
+namespace {
+
+constexpr std::int64_t kKiB = 1024;
+
+std::vector<std::int64_t> kib(std::initializer_list<int> sizes) {
+  std::vector<std::int64_t> out;
+  for (int s : sizes) out.push_back(s * kKiB);
+  return out;
+}
+
+// NVIDIA: what every sm_70..sm_90 shares [CUDA-CC, CUDA-OCC].
+ArchLimits nvidia(const char* name, const char* family, int cc_major, int max_warps, int max_blocks,
+                  std::vector<std::int64_t> carveouts, std::int64_t max_smem_per_block) {
+  ArchLimits a;
+  a.name = name;
+  a.family = family;
+  a.vendor = GpuVendor::kNvidia;
+  a.unit = "SM";
+  a.wave_size = 32;
+  a.max_threads_per_block = 1024;
+  a.max_warps = max_warps;
+  a.max_blocks = max_blocks;
+  a.register_partitions = 4;           // four SM sub-partitions, each with a quarter of the 64K
+  a.registers_per_partition = 16384;   // 32-bit register file
+  a.register_alloc_unit = 256;         // registers per warp
+  a.registers_counted_per_warp = true;
+  a.max_registers_per_thread = 255;
+  a.max_registers_per_block = 65536;
+  a.carveouts = std::move(carveouts);
+  a.shared_mem_per_unit = a.carveouts.back();
+  const bool ampere_or_later = cc_major >= 8;
+  a.shared_mem_alloc_unit = ampere_or_later ? 128 : 256;
+  a.shared_mem_reserved_per_block = ampere_or_later ? 1 * kKiB : 0;
+  a.max_shared_mem_per_block = max_smem_per_block;
+  a.source = "CUDA C++ Programming Guide (compute capabilities table, shared memory sections); cuda_occupancy.h";
+  return a;
+}
+
+// AMD CDNA2/CDNA3: one CU of 4 SIMD64s, 8 wave slots each, 512 unified VGPRs per lane, 64 KB LDS.
+ArchLimits cdna(const char* name, const char* family) {
+  ArchLimits a;
+  a.name = name;
+  a.family = family;
+  a.vendor = GpuVendor::kAmd;
+  a.unit = "CU";
+  a.wave_size = 64;
+  a.max_threads_per_block = 1024;
+  a.max_warps = 4 * 8;
+  a.max_blocks = 16;
+  a.single_wave_blocks_skip_block_limit = true;
+  a.register_partitions = 4;
+  a.registers_per_partition = 512;  // arch VGPRs and AGPRs share one file on gfx90a and later
+  a.register_alloc_unit = 8;
+  a.registers_counted_per_warp = false;
+  a.max_registers_per_thread = 512;  // up to 256 arch + 256 acc
+  a.max_registers_per_block = 0;
+  a.shared_mem_per_unit = 64 * kKiB;
+  a.shared_mem_alloc_unit = 512;
+  a.shared_mem_reserved_per_block = 0;
+  a.max_shared_mem_per_block = 64 * kKiB;
+  a.source = "LLVM AMDGPUBaseInfo.cpp (IsaInfo); Mesa ac_gpu_info.c; AMD CDNA2/CDNA3 ISA guides";
+  return a;
+}
+
+// AMD RDNA3 in WGP mode (the compiler's default): 4 SIMD32s sharing 128 KB LDS, 16 wave slots
+// per SIMD. `vgprs` is the wave32 VGPR budget per lane: 1536 with the "1.5x VGPRs" of
+// gfx1100/gfx1101, 1024 on gfx1102; wave64 has half the budget and half the granule.
+ArchLimits rdna3(const char* name, int vgprs, int granule) {
+  ArchLimits a;
+  a.name = name;
+  a.family = "RDNA3";
+  a.vendor = GpuVendor::kAmd;
+  a.unit = "WGP";
+  a.wave_size = 32;
+  a.max_threads_per_block = 1024;
+  a.max_warps = 4 * 16;
+  a.max_blocks = 32;
+  a.single_wave_blocks_skip_block_limit = true;
+  a.register_partitions = 4;
+  a.registers_per_partition = vgprs;
+  a.register_alloc_unit = granule;
+  a.registers_counted_per_warp = false;
+  a.max_registers_per_thread = 256;
+  a.max_registers_per_block = 0;
+  a.shared_mem_per_unit = 128 * kKiB;
+  a.shared_mem_alloc_unit = 1 * kKiB;
+  a.shared_mem_reserved_per_block = 0;
+  a.max_shared_mem_per_block = 64 * kKiB;
+  a.has_wave64_option = true;
+  a.wave64_registers_per_partition = vgprs / 2;
+  a.wave64_register_alloc_unit = granule / 2;
+  a.has_cu_mode = true;
+  a.source = "LLVM AMDGPUBaseInfo.cpp (IsaInfo); Mesa ac_gpu_info.c; AMD RDNA3 ISA guide";
+  return a;
+}
+
+Arch rates_only(const char* name, double fp32, double fp16, double fp16_matrix) {
+  Arch a;
+  a.name = name;
+  a.rates = ArchRates{fp32, fp16, fp16_matrix};
+  return a;
+}
+
+Arch with_limits(ArchLimits limits, double fp32, double fp16, double fp16_matrix) {
+  Arch a = rates_only(limits.name.c_str(), fp32, fp16, fp16_matrix);
+  a.has_limits = true;
+  a.limits = std::move(limits);
+  return a;
+}
+
+std::vector<Arch> build_table() {
+  const auto volta = kib({0, 8, 16, 32, 64, 96});
+  const auto turing = kib({32, 64});
+  const auto ga100 = kib({0, 8, 16, 32, 64, 100, 132, 164});
+  const auto ga10x = kib({0, 8, 16, 32, 64, 100});
+  const auto hopper = kib({0, 8, 16, 32, 64, 100, 132, 164, 196, 228});
+  //                                                                    FP32  FP16  FP16 matrix
+  return {
+      with_limits(nvidia("sm_70", "Volta", 7, 64, 32, volta, 96 * kKiB), 128, 256, 1024),
+      with_limits(nvidia("sm_75", "Turing", 7, 32, 16, turing, 64 * kKiB), 128, 256, 1024),
+      with_limits(nvidia("sm_80", "Ampere", 8, 64, 32, ga100, 163 * kKiB), 128, 512, 2048),
+      with_limits(nvidia("sm_86", "Ampere", 8, 48, 16, ga10x, 99 * kKiB), 256, 256, 1024),
+      with_limits(nvidia("sm_87", "Ampere", 8, 48, 16, ga100, 163 * kKiB), 256, 256, 1024),
+      with_limits(nvidia("sm_89", "Ada", 8, 48, 24, ga10x, 99 * kKiB), 256, 256, 1024),
+      with_limits(nvidia("sm_90", "Hopper", 9, 64, 32, hopper, 227 * kKiB), 256, 512, 4096),
+      rates_only("sm_100", 256, 512, 8192),
+      rates_only("sm_120", 256, 256, 2048),
+      rates_only("gfx908", 128, 256, 1024),
+      with_limits(cdna("gfx90a", "CDNA2"), 256, 256, 1024),
+      with_limits(cdna("gfx940", "CDNA3"), 256, 512, 2048),
+      with_limits(cdna("gfx941", "CDNA3"), 256, 512, 2048),
+      with_limits(cdna("gfx942", "CDNA3"), 256, 512, 2048),
+      rates_only("gfx950", 256, 512, 4096),
+      rates_only("gfx1030", 256, 512, 512),
+      with_limits(rdna3("gfx1100", 1536, 24), 256, 512, 512),
+      with_limits(rdna3("gfx1101", 1536, 24), 256, 512, 512),
+      with_limits(rdna3("gfx1102", 1024, 16), 256, 512, 512),
+      rates_only("gfx1200", 256, 512, 1024),
+      rates_only("gfx1201", 256, 512, 1024),
+  };
+}
+
+}  // namespace
+
+const std::vector<Arch>& architectures() {
+  static const std::vector<Arch> table = build_table();
+  return table;
+}
+
+std::string normalize_arch(const std::string& raw) {
+  std::string s;
+  for (char c : raw)
+    if (!std::isspace(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto colon = s.find(':');  // HIP's gcnArchName carries target features: gfx90a:sramecc+:xnack-
+  if (colon != std::string::npos) s = s.substr(0, colon);
+  if (s.rfind("compute_", 0) == 0) s = "sm_" + s.substr(8);
+  if (s.rfind("sm", 0) == 0 && s.rfind("sm_", 0) != 0) s = "sm_" + s.substr(2);
+  // sm_90a / sm_100f: the suffix selects instructions, not resources.
+  if (s.rfind("sm_", 0) == 0 && s.size() > 3 && (s.back() == 'a' || s.back() == 'f')) s.pop_back();
+  return s;
+}
+
+const Arch* find_arch(const std::string& arch) {
+  const std::string key = normalize_arch(arch);
+  for (auto& a : architectures())
+    if (a.name == key) return &a;
+  return nullptr;
+}
+
+}  // namespace bwprof

@@ -1,0 +1,76 @@
+// Attention: softmax(Q.K^T / sqrt(d)).V per head, grouped-query KV heads, optional causal mask,
+// K/V contiguous or in a paged cache.
+#include <cmath>
+#include <string>
+
+#include "attention/attention.hpp"
+#include "bwprof/error.hpp"
+#include "bwprof/registry.hpp"
+#include "common/suite_shapes.hpp"
+
+namespace bwprof {
+
+void register_family_attention(Registry& r) {
+  using namespace suite;
+  KernelFamily k;
+  k.name = k.family = "attention";
+  k.order = 40;
+  k.doc = "O = softmax(Q.K^T / sqrt(d)) . V per head, optional causal mask, grouped-query KV heads";
+  k.params = {int_param("batch", "1", "sequences"), int_param("heads", "", "query heads"),
+              int_param("kv_heads", "0", "key/value heads (0: same as heads)", 0),
+              int_param("seq_q", "", "query positions (1 for decode)"),
+              int_param("seq_kv", "0", "key/value positions (0: same as seq_q)", 0),
+              int_param("head_dim", "", "dimension of a head"),
+              bool_param("causal", "false", "mask keys after each query's position"),
+              int_param("block_size", "16", "positions per block of a paged KV cache (paged variants)")};
+  k.dtypes = {DType::kF32, DType::kF16};
+  k.resolve = [](Problem& p) {
+    if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));
+    if (p.i("seq_kv") == 0) p.set("seq_kv", p.i("seq_q"));
+  };
+  k.validate = [](const Problem& p) {
+    std::int64_t h = p.i("heads"), hkv = p.i("kv_heads") ? p.i("kv_heads") : h;
+    std::int64_t sq = p.i("seq_q"), skv = p.i("seq_kv") ? p.i("seq_kv") : sq;
+    if (h % hkv) BWPROF_INVALID("kv_heads: heads (" + std::to_string(h) + ") must be a multiple of kv_heads (" + std::to_string(hkv) + ")");
+    if (p.b("causal") && sq > skv) BWPROF_INVALID("seq_q: a causal mask needs seq_q <= seq_kv");
+    checked_elements(p, {"batch", "heads", "seq_q", "head_dim"});
+    checked_mul(checked_mul(p.i("batch") * hkv, skv, "batch*kv_heads*seq_kv"), p.i("head_dim"), "K/V size");
+  };
+  k.traffic = [](const Problem& p) {
+    double B = p.i("batch"), H = p.i("heads"), D = p.i("head_dim");
+    double Hkv = p.i("kv_heads") ? p.i("kv_heads") : H;
+    double Sq = p.i("seq_q"), Skv = p.i("seq_kv") ? p.i("seq_kv") : Sq;
+    // Causal: query i (aligned to the end of the keys) sees Skv - Sq + i + 1 keys.
+    double pairs = p.b("causal") ? Sq * (Skv - Sq) + Sq * (Sq + 1) / 2 : Sq * Skv;
+    // A paged cache is also read through its block table.
+    double table = p.variant.find("paged") != std::string::npos
+                       ? 4.0 * B * std::ceil(Skv / double(p.i("block_size"))) : 0.0;
+    return Traffic{(B * H * Sq * D + 2 * B * Hkv * Skv * D) * elem_bytes(p) + table, B * H * Sq * D * elem_bytes(p),
+                   4 * B * H * D * pairs};
+  };
+  k.variants.push_back(Variant{"cpu", "cpu", make_attention_cpu});
+  k.variants.push_back(Variant{"paged", "cpu", make_attention_cpu});
+#ifdef BWPROF_WITH_GPU
+  k.variants.push_back(Variant{"flash", "gpu", make_attention_gpu}.on_matrix_units());
+  k.variants.push_back(Variant{"flash_paged", "gpu", make_attention_gpu}.on_matrix_units());
+#endif
+  const ParamList attn = {{"heads", kHeads}, {"kv_heads", kKvHeads}, {"head_dim", kHeadDim}};
+  auto with = [&](ParamList more) {
+    ParamList p = attn;
+    p.insert(p.end(), more.begin(), more.end());
+    return p;
+  };
+  k.suite = {
+      {"decode kv=1024", with({{"seq_q", 1}, {"seq_kv", 1024}}), with({{"seq_q", 1}, {"seq_kv", 256}})},
+      {"decode kv=4096 b=4", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
+       with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}})},
+      {"decode paged kv=4096 b=4", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
+       with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {"paged", "flash_paged"}},
+      {"prefill causal 512", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}})},
+      {"encoder", {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", kEncTokens}},
+       {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", 32}}},
+  };
+  r.add_family(std::move(k));
+}
+
+}  // namespace bwprof

@@ -1,0 +1,155 @@
+// GEMM C = act(A.B + bias) on the GPU, A[M,K] and B[K,N] row-major, FP32 accumulation. Variants:
+//   tiled   shared-memory tiles on the vector units, FP32 or FP16, any M, N, K
+//   tensor  FP16 on the matrix units: wgmma fed by the bulk tensor copy engine on NVIDIA Hopper
+//           (sm_90a builds), mma.sync m16n8k16 on other NVIDIA GPUs (sm_80+) and for shapes wgmma
+//           cannot take, MFMA 32x32x8 on AMD CDNA (gfx90a, gfx94x), WMMA 16x16x16 on RDNA3 (gfx11,
+//           wave32); GPUs without matrix units (RDNA2) run the tiled kernel
+//   vendor  the vendor library (cuBLASLt and cuBLAS; rocBLAS on AMD), its epilogue applying the
+//           bias and activation
+//   unfused the vendor (else bwprof's) GEMM, then bwprof's bias + activation kernel: the two-pass
+//           form that the fused epilogues are compared with
+// This file chooses the engine (GemmRunner::make / best) and holds the gemm family's GPU instance;
+// the engines are one file each (engines.hpp lists them), the QKV projection is qkv.hip.
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "bias_act/launch.hpp"
+#include "bwprof/error.hpp"
+#include "gemm/engines.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/vendor.hpp"
+#include "gpu/gpu_backend.hpp"
+
+namespace bwprof {
+
+namespace {
+
+#ifdef BWPROF_WITH_VENDOR_BLAS
+class VendorRunner final : public GemmRunner {
+ public:
+  VendorRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+      : lt_(g, dt, VendorGemm::Shape{s.M, s.N, s.K, s.lda, s.ldb, s.ldc}, A, B, C, bias, act) {}
+  void run(hipStream_t st) override { lt_.run(st); }
+  Resources resources() const override { return {}; }  // the library's kernels are not ours to query
+
+ private:
+  VendorGemm lt_;
+};
+#endif
+
+// Whether this device runs the `tensor` engine on its matrix units, and why not otherwise.
+std::string tensor_unavailable(GpuBackend& g) {
+#if defined(BWPROF_CUDA)
+  const std::string& arch = g.info().arch;  // "sm_90"
+  const int cc = std::atoi(arch.c_str() + 3);
+  if (cc < 80) return "the tensor variant needs sm_80 or newer (this device: " + arch + ")";
+#endif
+  return "";
+}
+
+class GemmGpu final : public KernelInstance {
+ public:
+  GemmGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_gemm_data(p)) {
+    act_ = parse_act(p.s("act"));
+    const std::int64_t M = p.i("M"), N = p.i("N"), K = p.i("K");
+    const GemmRunner::Shape s{M, N, K, K, N, N};
+    A_ = DeviceBuffer::from(host_.A, "GEMM A");
+    B_ = DeviceBuffer::from(host_.B, "GEMM B");
+    C_ = DeviceBuffer::from(host_.C, "GEMM C");
+    if (p.b("bias")) bias_ = DeviceBuffer::from(host_.bias, "GEMM bias");
+    const void* bias = p.b("bias") ? bias_.get() : nullptr;
+    const std::string& v = p.variant;
+    if (v == "tiled") {
+      gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kTiled, s, A_.get(), B_.get(), C_.get(), bias, act_);
+    } else if (v == "tensor") {
+      gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kTensor, s, A_.get(), B_.get(), C_.get(), bias, act_);
+    } else if (v == "vendor") {
+      gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kVendor, s, A_.get(), B_.get(), C_.get(), bias, act_);
+    } else {  // unfused: the plain GEMM, then the bias + activation kernel over C in place
+      unfused_ = p.b("bias") || act_ != Act::kNone;
+      gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::best(g, p.dtype), s, A_.get(), B_.get(), C_.get(), nullptr,
+                               Act::kNone);
+    }
+  }
+  void launch() override {
+    gemm_->run(g_.stream());
+    if (unfused_)
+      launch_bias_act(p_.dtype, C_.get(), p_.b("bias") ? bias_.get() : nullptr, C_.get(), host_.C.size(),
+                      static_cast<int>(p_.i("N")), act_, g_.sm_count(), g_.stream());
+  }
+  Check check() override {
+    g_.synchronize();
+    C_.to(host_.C);
+    // cuBLASLt's GELU epilogue is the tanh form, up to 5e-4 away from the erf form the reference
+    // uses: an FP32 output is held to that, not to FP32 rounding.
+    const bool tanh_gelu = p_.variant == "vendor" && act_ == Act::kGelu;
+    return gemm_check(host_, p_, tanh_gelu ? 1e-3 : 1e-4);
+  }
+  Resources resources() const override {
+    // The vendor library's kernels are not ours to query: an unfused row then reports its own pass.
+    Resources r = gemm_->resources();
+    if (r.block_size <= 0 && unfused_) r = bias_act_resources(p_.dtype, act_);
+    return r;
+  }
+
+ private:
+  GpuBackend& g_;
+  Problem p_;
+  GemmData host_;
+  Act act_;
+  bool unfused_ = false;
+  DeviceBuffer A_, B_, C_, bias_;
+  std::unique_ptr<GemmRunner> gemm_;
+};
+
+}  // namespace
+
+GemmRunner::Engine GemmRunner::best(GpuBackend& g, DType dtype) {
+#ifdef BWPROF_WITH_VENDOR_BLAS
+  return Engine::kVendor;
+#else
+  if (dtype == DType::kF16 && tensor_unavailable(g).empty()) return Engine::kTensor;
+  return Engine::kTiled;
+#endif
+}
+
+std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine e, Shape s, const void* A,
+                                             const void* B, void* C, const void* bias, Act act) {
+  switch (e) {
+    case Engine::kTiled:
+      return gemm::make_tiled(g, dtype, s, A, B, C, bias, act);
+    case Engine::kTensor: {
+      if (dtype != DType::kF16) BWPROF_INVALID("dtype: the tensor variant is FP16 only (use tiled or vendor for fp32)");
+      const std::string why = tensor_unavailable(g);
+      if (!why.empty()) BWPROF_INVALID("variant: " + why + "; available here: tiled, unfused" +
+#ifdef BWPROF_WITH_VENDOR_BLAS
+                                       std::string(", vendor")
+#else
+                                       std::string()
+#endif
+      );
+#if defined(BWPROF_CUDA)
+      if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, s, A, B, C, bias, act);
+      return gemm::make_mma_sm80(g, s, A, B, C, bias, act);
+#else
+      if (gemm::has_mfma(g.info().arch)) return gemm::make_mfma_cdna(s, A, B, C, bias, act);
+      if (gemm::has_wmma(g.info().arch, g.warp_size())) return gemm::make_wmma_rdna3(s, A, B, C, bias, act);
+      return gemm::make_tiled(g, dtype, s, A, B, C, bias, act);  // no matrix units (RDNA2)
+#endif
+    }
+    case Engine::kVendor:
+#ifdef BWPROF_WITH_VENDOR_BLAS
+      return std::make_unique<VendorRunner>(g, dtype, s, A, B, C, bias, act);
+#else
+      BWPROF_INVALID("variant: this build has no vendor BLAS (available: tiled, tensor, unfused)");
+#endif
+  }
+  BWPROF_INVALID("variant: unknown GEMM engine");
+}
+
+std::unique_ptr<KernelInstance> make_gemm_gpu(Backend& b, const Problem& p) {
+  return std::make_unique<GemmGpu>(as_gpu(b), p);
+}
+
+}  // namespace bwprof

@@ -1,0 +1,90 @@
+// The GEMM engines behind one interface (GPU compilers only). One file per engine: tiled.hip (the
+// vector units, every GPU), mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper),
+// mfma_cdna.hip (AMD CDNA), wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip,
+// vendor_rocblas.hip); dispatch.hip chooses among them (GemmRunner::make / best). The QKV
+// projection (qkv.hip) runs its GEMMs through the same interface.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "bwprof/error.hpp"
+#include "bwprof/kernel.hpp"
+#include "common/gpu_common.hpp"
+#include "common/gpu_runtime.hpp"
+#include "common/reference.hpp"
+
+namespace bwprof {
+
+class GpuBackend;
+
+// One GEMM C[M,N] = act(A[M,K] . B[K,N] + bias[N]) (row-major, leading dimensions lda/ldb/ldc) on
+// a chosen engine, buffers fixed at construction.
+class GemmRunner {
+ public:
+  enum class Engine { kTiled, kTensor, kVendor };
+  struct Shape {
+    std::int64_t M, N, K, lda, ldb, ldc;
+  };
+  virtual ~GemmRunner() = default;
+  virtual void run(hipStream_t stream) = 0;
+  virtual Resources resources() const = 0;
+  // InvalidArgument (naming what is available) where the engine cannot run on this device/dtype.
+  static std::unique_ptr<GemmRunner> make(GpuBackend& g, DType dtype, Engine e, Shape s, const void* A,
+                                          const void* B, void* C, const void* bias, Act act);
+  // The best engine this build and device have for `dtype`: vendor, else tensor (FP16), else tiled.
+  static Engine best(GpuBackend& g, DType dtype);
+};
+
+namespace gemm {
+
+inline int act_index(Act a) {
+  switch (a) {
+    case Act::kRelu: return gpu::kActRelu;
+    case Act::kGelu: return gpu::kActGelu;
+    case Act::kSilu: return gpu::kActSilu;
+    default: return gpu::kActNone;
+  }
+}
+
+// Calls f(std::integral_constant<int, A>) for the activation's compile-time index.
+template <class F>
+auto with_act(Act a, F&& f) {
+  switch (act_index(a)) {
+    case gpu::kActRelu: return f(std::integral_constant<int, gpu::kActRelu>());
+    case gpu::kActGelu: return f(std::integral_constant<int, gpu::kActGelu>());
+    case gpu::kActSilu: return f(std::integral_constant<int, gpu::kActSilu>());
+    default: return f(std::integral_constant<int, gpu::kActNone>());
+  }
+}
+
+inline void check_int_sizes(const GemmRunner::Shape& s) {
+  const std::int64_t lim = 2147483647;
+  if (s.M > lim || s.N > lim || s.K > lim || s.lda > lim || s.ldb > lim || s.ldc > lim)
+    BWPROF_INVALID("M/N/K: at most 2^31-1 on the GPU");
+}
+
+// The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
+// calls them under the same guard).
+using Shape = GemmRunner::Shape;
+// tiled.hip: every GPU, FP32 or FP16.
+std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
+                                       const void* bias, Act act);
+// mma_sm80.hip (NVIDIA, sm_80+): FP16.
+std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
+                                          const void* bias, Act act);
+// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds): FP16, where wgmma_fits().
+bool wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C);
+std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
+                                            const void* bias, Act act);
+// mfma_cdna.hip (AMD CDNA): FP16, where has_mfma().
+bool has_mfma(const std::string& arch);
+std::unique_ptr<GemmRunner> make_mfma_cdna(Shape s, const void* A, const void* B, void* C, const void* bias, Act act);
+// wmma_rdna3.hip (AMD RDNA3, wave32): FP16, where has_wmma().
+bool has_wmma(const std::string& arch, int warp_size);
+std::unique_ptr<GemmRunner> make_wmma_rdna3(Shape s, const void* A, const void* B, void* C, const void* bias,
+                                            Act act);
+
+}  // namespace gemm
+}  // namespace bwprof

@@ -1,0 +1,102 @@
+// GEMM (C = act(A.B + bias)) and the QKV projection, which runs the same engines. The GPU engines
+// are one file each (engines.hpp); the `vendor` variant exists where the build found the vendor's
+// library.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bwprof/registry.hpp"
+#include "common/suite_shapes.hpp"
+#include "gemm/gemm.hpp"
+
+namespace bwprof {
+
+namespace {
+
+using namespace suite;
+
+KernelFamily gemm() {
+  KernelFamily k;
+  k.name = k.family = "gemm";
+  k.order = 30;
+  k.doc = "C[M,N] = act(A[M,K] . B[K,N] + bias[N]), row-major, FP32 accumulation";
+  k.params = {int_param("M", "", "rows of A and C"), int_param("N", "", "columns of B and C"),
+              int_param("K", "", "inner dimension"), bool_param("bias", "false", "add a bias row"),
+              choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias")};
+  k.dtypes = {DType::kF32, DType::kF16};
+  k.validate = [](const Problem& p) {
+    checked_elements(p, {"M", "K"});
+    checked_elements(p, {"K", "N"});
+    checked_elements(p, {"M", "N"});
+  };
+  k.traffic = [](const Problem& p) {
+    double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
+    double bias = p.b("bias") ? N : 0;
+    return Traffic{(M * Kd + Kd * N + bias) * elem_bytes(p), M * N * elem_bytes(p),
+                   2 * M * N * Kd + (p.b("bias") ? M * N : 0)};
+  };
+  k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});
+#ifdef BWPROF_WITH_GPU
+#ifdef BWPROF_WITH_VENDOR_BLAS
+  k.variants.push_back(Variant{"vendor", "gpu", make_gemm_gpu}.on_matrix_units());  // first: the GPU's default
+#endif
+  k.variants.push_back(Variant{"tiled", "gpu", make_gemm_gpu});
+  k.variants.push_back(Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16}).on_matrix_units());
+  k.variants.push_back(Variant{"unfused", "gpu", make_gemm_gpu}.on_matrix_units());
+#endif
+  // Implementations side by side where the GPU has them: the vendor library, bwprof's kernel on
+  // the matrix units (FP16) and its shared-memory tiled kernel.
+  const std::vector<std::string> impls = {"vendor", "tensor", "tiled"};
+  struct Shape {
+    const char* label;
+    int m, n, k;
+  };
+  for (const Shape& s : {Shape{"decode", 1, kHidden, kHidden}, Shape{"prefill", 32, kHidden, kHidden},
+                         Shape{"prefill", 128, kHidden, kHidden}, Shape{"ffn", 128, kFfn, kHidden}})
+    k.suite.push_back({s.label, {{"M", s.m}, {"N", s.n}, {"K", s.k}},
+                       {{"M", std::max(1, s.m / 4)}, {"N", std::max(s.n / 4, 64)}, {"K", std::max(s.k / 4, 64)}},
+                       impls});
+  k.suite.push_back({"ffn+bias+gelu", {{"M", 128}, {"N", kFfn}, {"K", kHidden}, {"bias", true}, {"act", "gelu"}},
+                     {{"M", 32}, {"N", 512}, {"K", 256}, {"bias", true}, {"act", "gelu"}},
+                     {"vendor", "tensor", "unfused"}});
+  k.suite.push_back({"encoder qkv", {{"M", kEncTokens}, {"N", 3 * kEncHidden}, {"K", kEncHidden}},
+                     {{"M", 16}, {"N", 384}, {"K", 256}}, impls});
+  return k;
+}
+
+KernelFamily qkv_projection() {
+  KernelFamily k;
+  k.name = "qkv_projection";
+  k.family = "gemm";
+  k.order = 30;
+  k.doc = "[Q|K|V][tokens, 3*hidden] = X[tokens, hidden] . [Wq|Wk|Wv]: one GEMM over the concatenated "
+          "weights (fused) or three GEMMs (separate)";
+  k.params = {int_param("tokens", "", "rows of X"), int_param("hidden", "", "model width (each of Q, K, V)")};
+  k.dtypes = {DType::kF32, DType::kF16};
+  k.validate = [](const Problem& p) {
+    checked_elements(p, {"tokens", "hidden"});
+    checked_mul(checked_elements(p, {"hidden", "hidden"}), 12, "3*hidden*hidden");
+    checked_mul(checked_elements(p, {"tokens", "hidden"}), 12, "3*tokens*hidden");
+  };
+  k.traffic = [](const Problem& p) {
+    double T = p.i("tokens"), H = p.i("hidden");
+    return Traffic{(T * H + 3 * H * H) * elem_bytes(p), 3 * T * H * elem_bytes(p), 2 * T * 3 * H * H};
+  };
+  k.variants.push_back(Variant{"fused", "cpu", make_qkv_cpu});
+#ifdef BWPROF_WITH_GPU
+  k.variants.push_back(Variant{"fused", "gpu", make_qkv_gpu}.on_matrix_units());
+  k.variants.push_back(Variant{"separate", "gpu", make_qkv_gpu}.on_matrix_units());
+#endif
+  k.suite.push_back({"encoder qkv", {{"tokens", kEncTokens}, {"hidden", kEncHidden}},
+                     {{"tokens", 16}, {"hidden", 256}}, {"fused", "separate"}});
+  return k;
+}
+
+}  // namespace
+
+void register_family_gemm(Registry& r) {
+  r.add_family(gemm());
+  r.add_family(qkv_projection());
+}
+
+}  // namespace bwprof

@@ -1,0 +1,238 @@
+// The `tensor` GEMM on NVIDIA Hopper (sm_90a builds): wgmma on tiles that the bulk tensor copy
+// engine (TMA) brings into shared memory; FP16 operands, FP32 accumulation.
+#include "common/gpu_runtime.hpp"
+#if defined(BWPROF_CUDA)
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "bwprof/error.hpp"
+#include "common/gpu_common.hpp"
+#include "common/gpu_wgmma.hpp"
+#include "gemm/engines.hpp"
+#include "gpu/gpu_backend.hpp"
+
+namespace bwprof {
+
+namespace {
+
+using namespace gpu;
+
+// A block computes a (64*CONS) x BN tile of C, 64 deep per step. Warpgroup 0 is the producer: one
+// thread asks the copy engine (TMA) for A[BM x 64] (K-major) and B[64 x BN] (N-major, as boxes of
+// 64 x 64) of each step into a STAGES-deep ring of shared memory, 128-byte swizzled, each stage
+// completing on its `full` mbarrier. Warpgroups 1..CONS each own 64 rows: they wait on `full`,
+// issue four wgmma m64nBNk16 (B transposed by the instruction), keep one step in flight and hand
+// the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
+// lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
+template <int CONS, int BN, int STAGES>
+struct WgCfg {
+  static constexpr int kBM = 64 * CONS, kBK = 64, kThreads = 128 * (CONS + 1);
+  static constexpr int kABytes = kBM * kBK * 2, kBBytes = kBK * BN * 2, kStageBytes = kABytes + kBBytes;
+  static constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // + alignment, barriers
+};
+
+template <int CONS, int BN, int STAGES, int A>
+__global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
+    bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                      const __half* __restrict__ bias, __half* __restrict__ C, int M, int N, int K, int ldc) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  using Cfg = WgCfg<CONS, BN, STAGES>;
+  extern __shared__ __align__(1024) unsigned char wg_smem[];
+  const unsigned base = (smem_u32(wg_smem) + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1 KB
+  const unsigned a_s = base, b_s = base + STAGES * Cfg::kABytes;
+  const unsigned full = base + STAGES * Cfg::kStageBytes, empty = full + 8 * STAGES;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  const int m0 = blockIdx.y * Cfg::kBM, n0 = blockIdx.x * BN;
+  const int ktiles = (K + Cfg::kBK - 1) / Cfg::kBK;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, CONS);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer
+    if constexpr (CONS > 1) regs_shrink<40>();
+    if (t == 0) {
+      for (int kt = 0; kt < ktiles; ++kt) {
+        const int s = kt % STAGES;
+        if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
+        mbar_expect_tx(full + 8 * s, Cfg::kStageBytes);
+        tma_load_2d(a_s + s * Cfg::kABytes, &tmA, kt * Cfg::kBK, m0, full + 8 * s);
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)
+          tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, kt * Cfg::kBK, full + 8 * s);
+      }
+    }
+    return;
+  }
+
+  if constexpr (CONS > 1) regs_grow<232>();
+  const int c = wg - 1;
+  float d[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    const int s = kt % STAGES;
+    mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+    const unsigned a0 = a_s + s * Cfg::kABytes + c * 64 * 128;  // this warpgroup's 64 rows of 128 bytes
+    const unsigned b0 = b_s + s * Cfg::kBBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along A's rows, 16 rows of B's boxes
+      wgmma_m64k16<BN>(d, wgmma_desc(a0 + kk * 32, 16, 1024), wgmma_desc(b0 + kk * 2048, 8192, 1024), 1);
+    wgmma_commit();
+    wgmma_wait<1>();  // step kt - 1 is done with its stage
+    if (kt > 0 && t == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
+  }
+  wgmma_wait<0>();
+
+  // D fragment: warp w holds rows 16w..16w+15; d[4i..4i+3] = (r, c), (r, c+1), (r+8, c), (r+8, c+1)
+  // with r = 16w + lane/4, c = 8i + 2*(lane%4).
+  const int w = t / 32, l = t % 32;
+  const int r0 = m0 + c * 64 + 16 * w + l / 4;
+#pragma unroll
+  for (int i = 0; i < BN / 8; ++i) {
+    const int gn = n0 + 8 * i + 2 * (l % 4);
+    if (gn >= N) continue;  // N % 8 == 0 here, so gn + 1 < N too
+    float2 bb = make_float2(0.f, 0.f);
+    if (bias) bb = __half22float2(*reinterpret_cast<const __half2*>(bias + gn));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int gm = r0 + 8 * h;
+      if (gm < M)
+        *reinterpret_cast<__half2*>(C + static_cast<std::size_t>(gm) * ldc + gn) =
+            __floats2half2_rn(act<A>(d[4 * i + 2 * h] + bb.x), act<A>(d[4 * i + 2 * h + 1] + bb.y));
+    }
+  }
+#endif
+}
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// A row-major FP16 matrix [rows, cols] (leading dimension ld) as a tensor map whose box is
+// box_cols x box_rows, 128-byte swizzled; reads outside the matrix return zeros.
+CUtensorMap fp16_tensor_map(const void* base, std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_cols,
+                            int box_rows) {
+  static EncodeTiledFn encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    BWPROF_GPU_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !fn)
+      throw Error("cuTensorMapEncodeTiled: not found in the installed driver");
+    return reinterpret_cast<EncodeTiledFn>(fn);
+  }();
+  CUtensorMap m{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t step[2] = {1, 1};
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw Error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")");
+  return m;
+}
+
+// Tile shapes, largest first: the first whose grid fills the GPU, else the last (most blocks).
+enum class WgTile { k128x256, k128x128, k64x128, k64x64 };
+
+class WgmmaRunner final : public GemmRunner {
+ public:
+  WgmmaRunner(GpuBackend& g, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+      : s_(s), A_(A), B_(B), C_(static_cast<__half*>(C)), bias_(static_cast<const __half*>(bias)), act_(act) {
+    gemm::check_int_sizes(s);
+    // The tile with the least estimated time: waves of blocks (one block an SM) times a tile's
+    // work over its rate. Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four near
+    // 97 % wave efficiency there), 647, 527, 350 and 282.
+    const std::int64_t sms = g.sm_count();
+    struct Option { WgTile t; int bm, bn; double rate; };
+    const Option opts[] = {{WgTile::k128x256, 128, 256, 647}, {WgTile::k128x128, 128, 128, 527},
+                           {WgTile::k64x128, 64, 128, 350}, {WgTile::k64x64, 64, 64, 282}};
+    double best = 0;
+    for (const Option& o : opts) {
+      const std::int64_t tiles = ((s.M + o.bm - 1) / o.bm) * ((s.N + o.bn - 1) / o.bn);
+      const double est = static_cast<double>((tiles + sms - 1) / sms) * o.bm * o.bn / o.rate;
+      if (best == 0 || est < best) best = est, tile_ = o.t;
+    }
+    if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {  // benchmark knob, as for mma.sync
+      if (!std::strcmp(e, "128x256")) tile_ = WgTile::k128x256;
+      if (!std::strcmp(e, "128x128")) tile_ = WgTile::k128x128;
+      if (!std::strcmp(e, "64x128")) tile_ = WgTile::k64x128;
+      if (!std::strcmp(e, "64x64")) tile_ = WgTile::k64x64;
+    }
+    res_ = dispatch(nullptr, false);
+  }
+  void run(hipStream_t st) override { dispatch(st, true); }
+  Resources resources() const override { return res_; }
+
+ private:
+  Resources dispatch(hipStream_t st, bool launch) {
+    switch (tile_) {
+      case WgTile::k128x256: return go<2, 256, 4>(st, launch);
+      case WgTile::k128x128: return go<2, 128, 6>(st, launch);
+      case WgTile::k64x128: return go<1, 128, 8>(st, launch);
+      default: return go<1, 64, 8>(st, launch);
+    }
+  }
+  template <int CONS, int BN, int ST>
+  Resources go(hipStream_t st, bool launch) {
+    using Cfg = WgCfg<CONS, BN, ST>;
+    return gemm::with_act(act_, [&](auto a) {
+      auto* fn = &bwprof_gemm_wgmma<CONS, BN, ST, decltype(a)::value>;
+      if (!launch) {
+        tmA_ = fp16_tensor_map(A_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
+        tmB_ = fp16_tensor_map(B_, s_.K, s_.N, s_.ldb, 64, 64);
+        BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                             hipFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+        return kernel_resources(fn, Cfg::kThreads, Cfg::kSmemBytes);
+      }
+      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM));
+      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, bias_, C_, int(s_.M), int(s_.N), int(s_.K),
+                                                       int(s_.ldc));
+      BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
+      return Resources{};
+    });
+  }
+  Shape s_;
+  const void* A_;
+  const void* B_;
+  __half* C_;
+  const __half* bias_;
+  Act act_;
+  WgTile tile_ = WgTile::k64x64;
+  CUtensorMap tmA_{}, tmB_{};
+  Resources res_;
+};
+
+}  // namespace
+
+// The Hopper path of `tensor`: wgmma + TMA (kernel above). Used where this build carries sm_90a
+// code (BWPROF_HAVE_SM90A), the device is sm_90 and the copy engine can address the operands
+// (16-byte aligned rows: K, N and the leading dimensions multiples of 8). Small M too: rows past M
+// arrive as zeros, and the deep ring keeps a short, K-long loop fed where mma.sync waited.
+// BWPROF_GEMM_WGMMA=0 turns it off (the mma.sync kernel then runs), for comparisons.
+bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C) {
+#if defined(BWPROF_HAVE_SM90A)
+  if (const char* e = std::getenv("BWPROF_GEMM_WGMMA"); e && !std::strcmp(e, "0")) return false;
+  auto al16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return g.info().arch == "sm_90" && s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 &&
+         s.ldb % 8 == 0 && s.ldc % 8 == 0 && al16(A) && al16(B) && al16(C);
+#else
+  (void)g, (void)s, (void)A, (void)B, (void)C;
+  return false;
+#endif
+}
+
+std::unique_ptr<GemmRunner> gemm::make_wgmma_sm90(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
+                                                  const void* bias, Act act) {
+  return std::make_unique<WgmmaRunner>(g, s, A, B, C, bias, act);
+}
+
+}  // namespace bwprof
+#endif  // BWPROF_CUDA

@@ -1,0 +1,117 @@
+// The FP16 `tiled` Q4_0 matmul on NVIDIA matrix units (sm_80+): W re-packed once into the mma's
+// fragment order (mma_sm80.hpp), then one of its kernels, chosen for the shape, per 8 rows of X.
+#include "common/gpu_runtime.hpp"
+#if defined(BWPROF_CUDA)
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "bwprof/error.hpp"
+#include "bwprof/parallel.hpp"
+#include "gpu/gpu_backend.hpp"
+#include "q4_0/gpu.hpp"
+#include "q4_0/mma_sm80.hpp"
+#include "q4_0/q4_0.hpp"
+
+namespace bwprof {
+
+namespace {
+
+using namespace gpu;
+
+// The tensor-core kernel's shape: warps splitting K per 16-row tile, chunks in flight per warp.
+// Fastest of 11 shapes on an H200 for 14336x4096, 4096x14336 (M = 1) and 14336x4096 (M = 8).
+constexpr int kMmaWarps = 8;
+constexpr int kMmaLoads = 4;
+// The software-pipelined kernel (mma_sm80.hpp): X staged in shared memory for up to kRingMaxXRows
+// rows of X taking up to kRingMaxXBytes (4 chunks in flight per warp), else X in the ring (2 chunks).
+constexpr int kRingMaxXRows = 2;
+constexpr std::size_t kRingMaxXBytes = 48 * 1024;
+
+class MmaMatmul final : public Q4MmaMatmul {
+ public:
+  MmaMatmul(GpuBackend& g, const Problem& p, const std::uint8_t* w) : g_(g), N_(p.i("N")), K_(p.i("K")) {
+    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel.
+    const std::int64_t N = N_, K = K_;
+    HostBytes quants(q4_frag_quant_bytes(N, K), "re-packed Q4_0 quants");
+    HostBytes scales(q4_frag_scale_bytes(N, K), "re-packed Q4_0 scales");
+    parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
+      q4_frag_pack(w, N, K, lo, hi, quants.data(), scales.data());
+    });
+    w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
+    scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
+    // Which ring kernel: X in shared memory for 1 or 2 rows of X; then 4 warps a tile where every
+    // block fits on the GPU at once with at least 16 warps an SM (H100, 14336x4096: 16.6 us against
+    // 17.2 at 8 warps, which need 1.7 waves), else 8 warps (4096x14336: 17.4 against 20.9 at 4).
+    const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
+    const std::size_t x_bytes = q4_x_smem_bytes(m8, p.i("K"));
+    path_ = MmaPath::kRingX;
+    if (m8 <= kRingMaxXRows && x_bytes <= kRingMaxXBytes) {
+      ring_smem_ = static_cast<int>(x_bytes);
+      const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N"))), sms = g.sm_count();
+      path_ = MmaPath::kRingS4;
+      const std::int64_t resident = std::int64_t{dispatch(nullptr, 0, 0, nullptr).runtime_blocks_per_sm} * sms;
+      path_ = tiles <= resident && 4 * tiles >= 16 * sms ? MmaPath::kRingS4 : MmaPath::kRingS8;
+    }
+    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel.
+    if (const char* e = std::getenv("BWPROF_Q4_KERNEL"))
+      if (!std::strcmp(e, "tile")) path_ = MmaPath::kTile;
+    res_ = dispatch(nullptr, 0, 0, nullptr);
+  }
+  void run(const __half* x, __half* y, int M, hipStream_t stream) override {
+    const int N = static_cast<int>(N_), K = static_cast<int>(K_);
+    // Up to 8 rows of X per pass are the mma's 8 columns.
+    for (int m0 = 0; m0 < M; m0 += 8) dispatch(x + static_cast<std::size_t>(m0) * K,
+                                               y + static_cast<std::size_t>(m0) * N, std::min(8, M - m0), stream);
+    BWPROF_CHECK_LAUNCH("bwprof_q4_0_matmul_mma");
+  }
+  Resources resources() const override { return res_; }
+
+ private:
+  // kRingS4 / kRingS8: X in shared memory, 4 or 8 warps a tile; kRingX: X in registers.
+  enum class MmaPath { kTile, kRingS4, kRingS8, kRingX };
+  // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
+  Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {
+    const int N = static_cast<int>(N_), K = static_cast<int>(K_);
+    const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
+    auto go = [&](auto* fn, int threads, int smem) {
+      if (!x) {
+        if (smem > 48 * 1024)
+          BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
+        return kernel_resources(fn, threads, smem);
+      }
+      fn<<<tiles, threads, smem, stream>>>(w_.get<uint4>(), scales_.get<uint2>(), x, y, m, N, K);
+      return Resources{};
+    };
+    switch (path_) {
+      case MmaPath::kRingS4: return go(&bwprof_q4_0_matmul_ring<4, 4, true>, 4 * 32, ring_smem_);
+      case MmaPath::kRingS8: return go(&bwprof_q4_0_matmul_ring<8, 4, true>, 8 * 32, ring_smem_);
+      case MmaPath::kRingX: return go(&bwprof_q4_0_matmul_ring<8, 2, false>, 8 * 32, 0);
+      default: return go(&bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32, 0);
+    }
+  }
+
+  GpuBackend& g_;
+  std::int64_t N_, K_;
+  DeviceBuffer w_, scales_;
+  MmaPath path_ = MmaPath::kTile;
+  int ring_smem_ = 0;
+  Resources res_;
+};
+
+}  // namespace
+
+std::unique_ptr<Q4MmaMatmul> make_q4_mma_matmul(GpuBackend& g, const Problem& p, const std::uint8_t* w) {
+  if (std::atoi(g.info().arch.c_str() + 3) < 80) return nullptr;  // "sm_90"
+  return std::make_unique<MmaMatmul>(g, p, w);
+}
+
+}  // namespace bwprof
+#else   // not BWPROF_CUDA: the tensor-core path is NVIDIA's
+#include "q4_0/gpu.hpp"
+
+namespace bwprof {
+std::unique_ptr<Q4MmaMatmul> make_q4_mma_matmul(GpuBackend&, const Problem&, const std::uint8_t*) { return nullptr; }
+}  // namespace bwprof
+#endif  // BWPROF_CUDA

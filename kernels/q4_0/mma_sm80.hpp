@@ -1,0 +1,292 @@
+// Q4_0 matrix-vector / small-batch product on NVIDIA matrix units (mma.sync m16n8k16, sm_80+),
+// over bwprof's fragment-ordered re-packing of the weights (used by matmul_mma_sm80.hip).
+//
+// Why: the scalar kernel spends ~4.5 instructions per weight (decode, convert X, FMA), which on the
+// H100 is as long as reading the weights, and needs 93 registers (25% occupancy). Here W is the
+// mma's A operand (16 rows x 16 k, exact q - 8 in FP16), up to 8 rows of X its B operand, FP32
+// accumulation: about one instruction per weight, the same for M = 1 and M = 8.
+//
+// Layout, per tile of 16 rows and chunk of 64 k (two Q4 blocks b = 0, 1):
+//   quants: 32 lanes x 16 bytes. Lane (g = lane / 4, t = lane % 4) word s = 2 b + i holds, as
+//     nibbles 0..7, the quants of rows (g, g+8, g, g+8, g, g+8, g, g+8) at elements
+//     (e, e, e+2, e+2, e+1, e+1, e+3, e+3) of block b, e = 8 t + 4 i: the A fragment of one mma.
+//   scales: 8 x 8 bytes. Entry g: d of (row g, b 0), (g+8, b 0), (g, b 1), (g+8, b 1).
+// Rows past N and blocks past K/32 are zero quants with zero scales. X row g (the mma's column g)
+// supplies elements 32 b + 8 t .. + 7 of block b, so k is permuted the same way in A and B.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "common/gpu_common.hpp"
+#include "common/gpu_mma.hpp"
+#include "common/gpu_stream_load.hpp"
+
+namespace bwprof {
+namespace gpu {
+
+constexpr int kQ4TileRows = 16;
+constexpr int kQ4ChunkK = 64;
+
+// Sizes of the re-packed arrays (bytes) for an N x K matrix (K a multiple of 32).
+inline std::size_t q4_frag_tiles(std::int64_t N) { return static_cast<std::size_t>((N + 15) / 16); }
+inline std::size_t q4_frag_chunks(std::int64_t K) { return static_cast<std::size_t>((K / 32 + 1) / 2); }
+inline std::size_t q4_frag_quant_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 512; }
+inline std::size_t q4_frag_scale_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 64; }
+
+// Re-packs tiles [tile_lo, tile_hi) of llama.cpp's row layout (18-byte blocks) into the layout above.
+inline void q4_frag_pack(const std::uint8_t* w, std::int64_t N, std::int64_t K, std::size_t tile_lo, std::size_t tile_hi,
+                         std::uint8_t* quants, std::uint8_t* scales) {
+  const std::int64_t nb = K / 32;
+  const std::size_t nch = q4_frag_chunks(K);
+  auto quant = [&](std::int64_t n, std::int64_t blk, int e) -> unsigned {
+    if (n >= N || blk >= nb) return 0;
+    const std::uint8_t* q = w + (n * nb + blk) * 18 + 2;
+    return e < 16 ? q[e] & 15u : q[e - 16] >> 4;
+  };
+  auto scale = [&](std::int64_t n, std::int64_t blk) -> std::uint16_t {
+    std::uint16_t d = 0;
+    if (n < N && blk < nb) std::memcpy(&d, w + (n * nb + blk) * 18, 2);
+    return d;
+  };
+  for (std::size_t tile = tile_lo; tile < tile_hi; ++tile) {
+    for (std::size_t c = 0; c < nch; ++c) {
+      std::uint8_t* qo = quants + (tile * nch + c) * 512;
+      for (int lane = 0; lane < 32; ++lane) {
+        const std::int64_t r0 = static_cast<std::int64_t>(tile) * 16 + lane / 4, r1 = r0 + 8;
+        const int t = lane % 4;
+        for (int s = 0; s < 4; ++s) {
+          const std::int64_t blk = 2 * static_cast<std::int64_t>(c) + s / 2;
+          const int e = 8 * t + 4 * (s % 2);
+          const unsigned nib[8] = {quant(r0, blk, e),     quant(r1, blk, e),     quant(r0, blk, e + 2),
+                                   quant(r1, blk, e + 2), quant(r0, blk, e + 1), quant(r1, blk, e + 1),
+                                   quant(r0, blk, e + 3), quant(r1, blk, e + 3)};
+          std::uint32_t word = 0;
+          for (int p = 0; p < 8; ++p) word |= nib[p] << (4 * p);
+          std::memcpy(qo + lane * 16 + s * 4, &word, 4);
+        }
+      }
+      std::uint16_t* so = reinterpret_cast<std::uint16_t*>(scales + (tile * nch + c) * 64);
+      for (int g = 0; g < 8; ++g) {
+        const std::int64_t r0 = static_cast<std::int64_t>(tile) * 16 + g;
+        const std::uint16_t d[4] = {scale(r0, 2 * c), scale(r0 + 8, 2 * c), scale(r0, 2 * c + 1), scale(r0 + 8, 2 * c + 1)};
+        std::memcpy(so + 4 * g, d, 8);
+      }
+    }
+  }
+}
+
+#if defined(BWPROF_CUDA)
+// The four A fragments of one mma from one word: nibbles 0|4, 1|5, 2|6, 3|7 (low|high half).
+// 0x6400 | q is the half 1024 + q and 0x6400 | q << 4 is 1024 + 16 q: one subtraction or one FMA
+// turns either into q - 8 exactly.
+__device__ __forceinline__ void q4_frag_decode(unsigned w, unsigned (&a)[4]) {
+  const __half2 k1032 = __halves2half2(__ushort_as_half(0x6408), __ushort_as_half(0x6408));  // 1032
+  const __half2 k16th = __halves2half2(__ushort_as_half(0x2C00), __ushort_as_half(0x2C00));  // 1/16
+  const __half2 k72 = __halves2half2(__ushort_as_half(0xD480), __ushort_as_half(0xD480));    // -72
+  const unsigned w2 = w >> 8;
+  unsigned h[4] = {(w & 0x000F000Fu) | 0x64006400u, (w & 0x00F000F0u) | 0x64006400u,
+                   (w2 & 0x000F000Fu) | 0x64006400u, (w2 & 0x00F000F0u) | 0x64006400u};
+  __half2 r[4];
+  r[0] = __hsub2(*reinterpret_cast<__half2*>(&h[0]), k1032);
+  r[1] = __hfma2(*reinterpret_cast<__half2*>(&h[1]), k16th, k72);
+  r[2] = __hsub2(*reinterpret_cast<__half2*>(&h[2]), k1032);
+  r[3] = __hfma2(*reinterpret_cast<__half2*>(&h[3]), k16th, k72);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = *reinterpret_cast<unsigned*>(&r[i]);
+}
+
+__device__ __forceinline__ uint4 load_x_frag(const __half* p) {
+  uint4 r;
+  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+
+// One thread block per 16-row tile; its WARPS warps split K (warp w takes chunks w, w + WARPS, ...),
+// each with U chunks of quants and scales in flight (streamed past L1), and reduce in shared
+// memory. XJIT: each chunk's X fragment is loaded just before its mma (fewer live registers,
+// higher occupancy) instead of with the quants: on an H200 that was slower (21.1 us against 16.2
+// for 14336x4096, 8 warps, 4 chunks), the X loads' latency then paid once per chunk. M <= 8 rows
+// of X, row-major, K apart. MINB: blocks an SM must hold (a register cap; 0: none).
+// One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied.
+__device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
+                                              float (&acc)[4]) {
+  const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    float cf[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      unsigned a[4];
+      q4_frag_decode(wq[2 * b + i], a);
+      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
+      mma_16816(cf, a, bf);
+    }
+    unsigned sw = b == 0 ? sv.x : sv.y;
+    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));  // rows g, g + 8
+    acc[0] += d.x * cf[0];
+    acc[1] += d.x * cf[1];
+    acc[2] += d.y * cf[2];
+    acc[3] += d.y * cf[3];
+  }
+}
+
+// The block's warps' partial sums of one 16-row tile, added up and stored: y[m, tile * 16 + row].
+template <int WARPS>
+__device__ __forceinline__ void q4_tile_store(float4* part, const float (&acc)[4], std::size_t tile, int M, int N,
+                                              __half* __restrict__ y) {
+  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  __syncthreads();
+  if (threadIdx.x < 128) {  // output (row, column) of lane ln's element j, summed over the warps
+    const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
+    const float* pf = reinterpret_cast<const float*>(part);
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
+    const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
+    const std::size_t n = tile * 16 + row;
+    if (m < M && n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(s);
+  }
+}
+
+template <int WARPS, int U, bool XJIT, int MINB = 0>
+__global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const uint4* __restrict__ q,
+                                                                     const uint2* __restrict__ sc,
+                                                                     const __half* __restrict__ x,
+                                                                     __half* __restrict__ y, int M, int N, int K) {
+#if __CUDA_ARCH__ >= 800
+  __shared__ float4 part[WARPS * 32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nb = K / 32, nch = (nb + 1) / 2;
+  const std::size_t tile = blockIdx.x;
+  const uint4* qt = q + tile * nch * 32 + lane;
+  const uint2* st = sc + tile * nch * 8 + g;
+  const bool has_x = g < M;
+  const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int c0 = warp; c0 < nch; c0 += WARPS * U) {
+    uint4 qv[U];
+    uint2 sv[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int c = c0 + u * WARPS;
+      if (c < nch) {
+        qv[u] = load_stream(qt + static_cast<std::size_t>(c) * 32);
+        sv[u] = load_stream(st + static_cast<std::size_t>(c) * 8);
+      }
+    }
+    uint4 xv[XJIT ? 1 : U][2];
+    if (!XJIT) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int b = 0; b < 2; ++b) {
+          const int blk = 2 * (c0 + u * WARPS) + b;
+          xv[u][b] = has_x && blk < nb ? load_x_frag(xg + blk * 32) : make_uint4(0, 0, 0, 0);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int c = c0 + u * WARPS;
+      if (c >= nch) break;  // the same for the whole warp
+      const int xu = XJIT ? 0 : u;
+      if (XJIT) {
+#pragma unroll
+        for (int b = 0; b < 2; ++b)
+          xv[0][b] = has_x && 2 * c + b < nb ? load_x_frag(xg + (2 * c + b) * 32) : make_uint4(0, 0, 0, 0);
+      }
+      q4_frag_chunk(qv[u], sv[u], xv[xu], acc);
+    }
+  }
+  q4_tile_store<WARPS>(part, acc, tile, M, N, y);
+#endif
+}
+
+// The X fragment of chunk c for this lane (zeros for rows of X past M and blocks past K / 32).
+__device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int c, int nb, bool has_x) {
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    xv[b] = make_uint4(0, 0, 0, 0);
+    load_cached_if(xv[b], xg + (2 * c + b) * 32, has_x && 2 * c + b < nb);
+  }
+}
+
+// Block per tile, software-pipelined: warp w streams chunks w, w + WARPS, ... of the tile through a
+// ring of U chunks (predicated loads): after a chunk's mma it loads the chunk U steps ahead into the
+// registers that chunk used, so a warp's loads stay in flight while it computes instead of going
+// out in rounds. XS: the launch's rows of X (M x K halves) are staged once per block in dynamic
+// shared memory by cp.async (q4_x_smem_bytes(M, K); rows padded by 64 bytes, so that two rows' 16-byte
+// reads by a warp fall in different banks), which frees the 8 registers a chunk's X fragment would
+// hold: 56 registers at U = 4 instead of 98. Otherwise X is loaded with its chunk, in the ring.
+// Measured on an H100 (median of 30, L2 flushed; docs/notes/gemv.md): M = 1
+// 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
+// (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
+// 18.9 -> 18.2.
+inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
+  return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
+}
+template <int WARPS, int U, bool XS>
+__global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
+                                                                    const uint2* __restrict__ sc,
+                                                                    const __half* __restrict__ x,
+                                                                    __half* __restrict__ y, int M, int N, int K) {
+#if __CUDA_ARCH__ >= 800
+  extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
+  __shared__ float4 part[WARPS * 32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nb = K / 32, nch = (nb + 1) / 2, kv = K / 8;
+  const std::size_t tile = blockIdx.x;
+  const uint4* qt = q + tile * nch * 32 + lane;
+  const uint2* st = sc + tile * nch * 8 + g;
+  const bool has_x = g < M;
+  uint4 qv[U], xr[XS ? 1 : U][2];
+  uint2 sv[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int c = warp + u * WARPS;
+    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * 32, c < nch);
+    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * 8, c < nch);
+  }
+  const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
+  if (XS) {
+    for (int i = threadIdx.x; i < M * kv; i += WARPS * 32) {
+      const int m = i / kv, v = i - m * kv;
+      cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
+    }
+    cp_async_commit();
+  } else {
+#pragma unroll
+    for (int u = 0; u < U; ++u) q4_load_x(xr[u], xg, warp + u * WARPS, nb, has_x && warp + u * WARPS < nch);
+  }
+  if (XS) {
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+  const uint4* xsg = xs + (has_x ? g : 0) * (kv + 4) + t;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int c0 = warp; c0 < nch; c0 += WARPS * U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int c = c0 + u * WARPS;
+      if (c >= nch) break;  // the same for the whole warp
+      const int cn = c + U * WARPS;
+      if (XS) {
+        uint4 xv[2];
+#pragma unroll
+        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * c + b < nb ? xsg[(2 * c + b) * 4] : make_uint4(0, 0, 0, 0);
+        q4_frag_chunk(qv[u], sv[u], xv, acc);
+      } else {
+        q4_frag_chunk(qv[u], sv[u], xr[u], acc);
+        q4_load_x(xr[u], xg, cn, nb, has_x && cn < nch);
+      }
+      load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * 32, cn < nch);
+      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nch);
+    }
+  }
+  q4_tile_store<WARPS>(part, acc, tile, M, N, y);
+#endif
+}
+#endif  // BWPROF_CUDA
+
+}  // namespace gpu
+}  // namespace bwprof

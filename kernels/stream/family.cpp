@@ -1,0 +1,65 @@
+// The STREAM kernels: copy, scale, add, triad and dot over arrays of n elements. Their CPU and GPU
+// variants are the memory ceilings the peaks policy measures (the best is the device's achievable
+// bandwidth).
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "bwprof/registry.hpp"
+#include "stream/stream.hpp"
+
+namespace bwprof {
+
+namespace {
+
+// The peaks run: 32 MB FP32 arrays on the CPU (evicted every run); on a GPU 1 GiB FP32 arrays
+// where memory allows (three of them), else a sixteenth of memory each, or BWPROF_PEAK_ARRAY_BYTES
+// (smaller arrays, e.g. for a compute-sanitizer run where every access is checked).
+std::map<std::string, std::string> peak_params(const DeviceInfo& info) {
+  if (info.kind == "cpu") return {{"n", std::to_string(8 << 20)}};
+  std::int64_t n = 1ll << 28;
+  while (n > (1 << 20) && 3.0 * 4 * n > info.memory_bytes / 4) n >>= 1;
+  if (const char* env = std::getenv("BWPROF_PEAK_ARRAY_BYTES")) {
+    const long long bytes = std::atoll(env);
+    if (bytes >= 4096) n = bytes / 4;
+  }
+  return {{"n", std::to_string(n)}};
+}
+
+// `name` is "stream_<op>": the CPU and GPU kernels take their operation from it (stream_op()).
+KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_per_elem, const char* doc) {
+  KernelFamily k;
+  k.name = name;
+  k.family = "stream";
+  k.doc = doc;
+  k.order = 10;
+  k.params = {int_param("n", "16777216", "elements per array")};
+  k.dtypes = {DType::kF32, DType::kF16};
+  k.traffic = [=](const Problem& p) {
+    double n = static_cast<double>(checked_elements(p, {"n"}));
+    return Traffic{reads * n * elem_bytes(p), writes * n * elem_bytes(p), flops_per_elem * n};
+  };
+  k.variants.push_back(Variant{"cpu", "cpu", make_stream_cpu}.measures(Ceiling::kMemory));
+#ifdef BWPROF_WITH_GPU
+  k.variants.push_back(Variant{"gpu", "gpu", make_stream_gpu}.measures(Ceiling::kMemory));
+#endif
+  k.ceiling_params = peak_params;
+  k.suite = {{"stream 64 MiB", {{"n", 1 << 24}}, {{"n", 1 << 20}}}};
+  return k;
+}
+
+}  // namespace
+
+void register_family_stream(Registry& r) {
+  r.add_family(stream_kernel("stream_copy", 1, 1, 0, "c[i] = a[i]"));
+  r.add_family(stream_kernel("stream_scale", 1, 1, 1, "b[i] = s * c[i]"));
+  r.add_family(stream_kernel("stream_add", 2, 1, 1, "c[i] = a[i] + b[i]"));
+  r.add_family(stream_kernel("stream_triad", 2, 1, 2, "a[i] = b[i] + s * c[i]"));
+  // The dot product's single output is negligible; it is still one written element.
+  KernelFamily k = stream_kernel("stream_dot", 2, 0, 2, "sum(a[i] * b[i]) with FP32 accumulation");
+  auto t = k.traffic;
+  k.traffic = [t](const Problem& p) { Traffic x = t(p); x.bytes_written = 4; return x; };
+  r.add_family(std::move(k));
+}
+
+}  // namespace bwprof
