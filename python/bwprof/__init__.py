@@ -12,19 +12,7 @@ from ._core import __version__
 from .api import Device, columns, device, devices, kernels, measure, peaks
 from .occupancy import occupancy
 from .results import load_run, save_run
-from .suite import default_suite
-from . import arguments as _arguments, suite as _suite
-
-
-def run_suite(device="auto", kernels=None, dtypes=("fp32", "fp16"), quick=False, cache="cold", progress=True,
-              on_row=None, configs=None):
-    return _suite.run_suite(**_arguments.check_suite(device, kernels, dtypes, quick, cache, progress, on_row,
-                                                     configs))
-
-
-# The suite's own docstring; the checks run first (they belong inside suite.run_suite, which is
-# being rewritten on another branch: move the one call there when it lands).
-run_suite.__doc__ = _suite.run_suite.__doc__
+from .suite import default_suite, run_suite
 
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",

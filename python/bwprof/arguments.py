@@ -25,7 +25,7 @@ MAX_WARMUP = 10**5
 MAX_TIME_S = 86400.0  # one day
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     """A short repr for messages (a huge int or a long string is cut)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"an integer of {value.bit_length()} bits"
@@ -36,32 +36,32 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_bool(value: Any) -> bool:
+def is_bool(value: Any) -> bool:
     return isinstance(value, (bool, np.bool_))
 
 
 def _real(name: str, value: Any, what: str) -> float:
     """``float(value)`` for a real number (not a bool); anything else, or a value too big for a
     float, is a ValueError naming the argument."""
-    if _is_bool(value) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected {what}, got {_show(value)} ({type(value).__name__})")
+    if is_bool(value) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: expected {what}, got {show(value)} ({type(value).__name__})")
     try:
         return float(value)
     except (OverflowError, ValueError, TypeError):
-        raise ValueError(f"{name}: {_show(value)} is out of range") from None
+        raise ValueError(f"{name}: {show(value)} is out of range") from None
 
 
 def count(name: str, value: Any, lo: int = 0, hi: int = INT_MAX) -> int:
     """An integer count in [lo, hi]: any integral type (int, numpy integers), never a bool."""
-    if _is_bool(value):
+    if is_bool(value):
         raise ValueError(f"{name}: expected an integer count, got the bool {value!r}")
     try:
         v = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name}: expected an integer, got {_show(value)} "
+        raise ValueError(f"{name}: expected an integer, got {show(value)} "
                          f"({type(value).__name__})") from None
     if not lo <= v <= hi:
-        raise ValueError(f"{name}: must be between {lo} and {hi}, got {_show(v)}")
+        raise ValueError(f"{name}: must be between {lo} and {hi}, got {show(v)}")
     return int(v)
 
 
@@ -69,7 +69,7 @@ def seconds(name: str, value: Any, hi: float = MAX_TIME_S) -> float:
     """A time in seconds: a finite real number in [0, hi] (int, float or numpy number)."""
     v = _real(name, value, "a number of seconds")
     if not (math.isfinite(v) and 0.0 <= v <= hi):
-        raise ValueError(f"{name}: must be a finite number of seconds between 0 and {hi:g}, got {_show(value)}")
+        raise ValueError(f"{name}: must be a finite number of seconds between 0 and {hi:g}, got {show(value)}")
     return v
 
 
@@ -80,13 +80,13 @@ def number(name: str, value: Any, lo: float = 0.0, hi: float = math.inf, *, lo_o
     if not ok:
         lo_text = f"> {lo:g}" if lo_open else f">= {lo:g}"
         hi_text = "" if math.isinf(hi) else f" and <= {hi:g}"
-        raise ValueError(f"{name}: must be a finite number {lo_text}{hi_text}, got {_show(value)}")
+        raise ValueError(f"{name}: must be a finite number {lo_text}{hi_text}, got {show(value)}")
     return v
 
 
 def flag(name: str, value: Any) -> bool:
     """A yes/no: a bool (also numpy's) or the integers 0 and 1."""
-    if _is_bool(value):
+    if is_bool(value):
         return bool(value)
     try:
         v = operator.index(value)
@@ -94,23 +94,23 @@ def flag(name: str, value: Any) -> bool:
         v = None
     if v in (0, 1):
         return bool(v)
-    raise ValueError(f"{name}: expected True or False, got {_show(value)}")
+    raise ValueError(f"{name}: expected True or False, got {show(value)}")
 
 
 def text(name: str, value: Any, choices: Iterable[str] | None = None) -> str:
     """A string that C++ can take (UTF-8, no NUL), one of ``choices`` when given."""
     if not isinstance(value, str):
-        raise ValueError(f"{name}: expected a string, got {_show(value)} ({type(value).__name__})")
+        raise ValueError(f"{name}: expected a string, got {show(value)} ({type(value).__name__})")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"{name}: {_show(value)} is not valid text (unpaired surrogate)") from None
+        raise ValueError(f"{name}: {show(value)} is not valid text (unpaired surrogate)") from None
     if "\x00" in value:
-        raise ValueError(f"{name}: {_show(value)} holds a NUL character")
+        raise ValueError(f"{name}: {show(value)} holds a NUL character")
     if choices is not None:
         choices = list(choices)
         if value not in choices:
-            raise ValueError(f"{name}: expected one of {', '.join(choices)}, got {_show(value)}")
+            raise ValueError(f"{name}: expected one of {', '.join(choices)}, got {show(value)}")
     return value
 
 
@@ -123,14 +123,14 @@ def texts(name: str, value: Any) -> list[str]:
     if isinstance(value, str):
         return [text(name, value)]
     if isinstance(value, (bytes, bytearray)) or not isinstance(value, Iterable):
-        raise ValueError(f"{name}: expected a string or a list of strings, got {_show(value)}")
+        raise ValueError(f"{name}: expected a string or a list of strings, got {show(value)}")
     return [text(name, v) for v in value]
 
 
 def shape_value(name: str, value: Any) -> bool | int | str:
     """A kernel parameter: a bool, an integer (any integral type, or a float with no fraction)
     or a string (the core parses it)."""
-    if _is_bool(value):
+    if is_bool(value):
         return bool(value)
     if isinstance(value, str):
         return text(name, value)
@@ -143,29 +143,29 @@ def shape_value(name: str, value: Any) -> bool | int | str:
     if v is None and isinstance(value, numbers.Real):
         f = _real(name, value, "an integer")
         if not math.isfinite(f) or f != math.floor(f):
-            raise ValueError(f"{name}: expected an integer, got {_show(value)}")
+            raise ValueError(f"{name}: expected an integer, got {show(value)}")
         v = int(f)
     if v is not None:
         if v.bit_length() > 63:  # the core reads 64-bit integers; its own limits are checked there
-            raise ValueError(f"{name}: {_show(v)} is beyond the 64-bit integer range")
+            raise ValueError(f"{name}: {show(v)} is beyond the 64-bit integer range")
         return v
-    raise ValueError(f"{name}: expected an int, bool or str, got {_show(value)} ({type(value).__name__})")
+    raise ValueError(f"{name}: expected an int, bool or str, got {show(value)} ({type(value).__name__})")
 
 
 def path(name: str, value: Any) -> Path:
     """A file system path: a str or os.PathLike naming something (not empty, no NUL)."""
     if not isinstance(value, (str, os.PathLike)):
-        raise ValueError(f"{name}: expected a path (str or os.PathLike), got {_show(value)} "
+        raise ValueError(f"{name}: expected a path (str or os.PathLike), got {show(value)} "
                          f"({type(value).__name__})")
     p = os.fspath(value)
     if not isinstance(p, str):
-        raise ValueError(f"{name}: expected a text path, got {_show(p)}")
+        raise ValueError(f"{name}: expected a text path, got {show(p)}")
     if p == "" or "\x00" in p:
-        raise ValueError(f"{name}: {_show(p)} is not a path")
+        raise ValueError(f"{name}: {show(p)} is not a path")
     try:
         p.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        raise ValueError(f"{name}: {_show(p)} is not a valid path") from None
+        raise ValueError(f"{name}: {show(p)} is not a valid path") from None
     return Path(p)
 
 
@@ -187,29 +187,5 @@ def mapping(name: str, value: Any, *, optional: bool = True) -> dict | None:
     if value is None and optional:
         return None
     if not isinstance(value, dict):
-        raise ValueError(f"{name}: expected a dict{' or None' if optional else ''}, got {_show(value)}")
+        raise ValueError(f"{name}: expected a dict{' or None' if optional else ''}, got {show(value)}")
     return value
-
-
-def check_suite(device: Any = "auto", kernels: Any = None, dtypes: Any = ("fp32", "fp16"), quick: Any = False,
-                cache: Any = "cold", progress: Any = True, on_row: Any = None, configs: Any = None) -> dict:
-    """The arguments of :func:`bwprof.run_suite`, checked (it measures for minutes, so a bad one
-    must fail before the first measurement, not after it); returns them converted."""
-    from .suite import Config
-
-    out = {"device": text("device", device),
-           "kernels": None if kernels is None else texts("kernels", kernels),
-           "dtypes": texts("dtypes", dtypes), "quick": flag("quick", quick),
-           "cache": text("cache", cache, ("cold", "hot")), "progress": flag("progress", progress),
-           "on_row": on_row, "configs": configs}
-    if on_row is not None and not callable(on_row):
-        raise ValueError(f"on_row: expected a function of one row (a dict) or None, got {_show(on_row)}")
-    if configs is not None:
-        if isinstance(configs, (str, bytes)) or not isinstance(configs, Iterable):
-            raise ValueError(f"configs: expected a list of bwprof.suite.Config, got {_show(configs)}")
-        configs = list(configs)
-        for c in configs:
-            if not isinstance(c, Config):
-                raise ValueError(f"configs: expected bwprof.suite.Config entries, got {_show(c)}")
-        out["configs"] = configs
-    return out

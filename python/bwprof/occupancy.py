@@ -66,16 +66,16 @@ class Occupancy:
 
 
 def _int_arg(name: str, value) -> int:
-    if _args._is_bool(value):
+    if _args.is_bool(value):
         raise ValueError(f"{name}: expected an integer, got {value!r}")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     try:
         v = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name}: expected an integer, got {_args._show(value)}") from None
+        raise ValueError(f"{name}: expected an integer, got {_args.show(value)}") from None
     if abs(v) > 2**62:
-        raise ValueError(f"{name}: {_args._show(v)} is out of range")
+        raise ValueError(f"{name}: {_args.show(v)} is out of range")
     return v
 
 

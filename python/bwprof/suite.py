@@ -9,6 +9,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from . import _core
+from . import arguments as _args
 from .api import measure
 
 
@@ -103,13 +104,24 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
     writes the run folder row by row with it). A configuration that fails (e.g. out of memory) is
     reported on stderr and listed in ``df.attrs["errors"]``; the rest still run.
     """
-    if isinstance(dtypes, str):
-        dtypes = [dtypes]
+    # A suite measures for minutes: a bad argument must fail before the first measurement.
+    device = _args.text("device", device)
+    kernels = None if kernels is None else _args.texts("kernels", kernels)
+    dtypes = _args.texts("dtypes", dtypes)
+    quick, progress = _args.flag("quick", quick), _args.flag("progress", progress)
+    cache = _args.text("cache", cache, ("cold", "hot"))
+    if on_row is not None and not callable(on_row):
+        raise ValueError(f"on_row: expected a function of one row (a dict) or None, got {_args.show(on_row)}")
+    if configs is not None:
+        if isinstance(configs, (str, bytes)) or not isinstance(configs, Iterable):
+            raise ValueError(f"configs: expected a list of bwprof.suite.Config, got {_args.show(configs)}")
+        configs = list(configs)
+        for c in configs:
+            if not isinstance(c, Config):
+                raise ValueError(f"configs: expected bwprof.suite.Config entries, got {_args.show(c)}")
     for dt in dtypes:
         if dt not in ("fp32", "fp16"):
             raise ValueError(f"dtypes: unknown dtype {dt!r} (known: fp32, fp16)")
-    if cache not in ("cold", "hot"):
-        raise ValueError(f"cache: expected 'cold' or 'hot', got {cache!r}")
     info = _core.device_info(device)  # validates the device before any work
     chosen = select(configs if configs is not None else default_suite(), kernels)
     backend = "cpu" if info["kind"] == "cpu" else "gpu"
