@@ -7,7 +7,7 @@
     >>> print(o.text)
     LDS-limited: 64 blocks; VGPR-limited: 32 blocks; wave slots: 8 blocks <- the limit; workgroup slots: 32 blocks
 
-The rules and the per-architecture tables live in the C++ core (cpp/src/core/occupancy.cpp);
+The rules (cpp/src/core/occupancy.cpp) and the one architecture table (cpp/src/core/arch.cpp) live in the C++ core;
 docs/occupancy.md explains them and their sources. ``python3 -m bwprof occupancy`` is the CLI.
 """
 from __future__ import annotations
