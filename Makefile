@@ -158,3 +158,29 @@ gpu-check-compute: gpu-build
 	  $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' > $(OUT)/memcheck.log 2>&1; \
 	  echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 8
 	PYTHONUNBUFFERED=1 $(PYTHON) benchmarks/compute.py --csv $(OUT)/compute.csv 2>&1 | tee $(OUT)/compute.log
+
+# Issue #11's proof: one benchmark script (SUITE=memory_bound or compute) of a carried older tree and
+# of this tree, alternated (before, after, before, after) in one call, then compared row by row.
+# The older tree: git archive <commit> | tar -x -C .carry/before (carry .carry). Both build at once.
+BEFORE ?= .carry/before
+SUITE ?= memory_bound
+.PHONY: gpu-before-after gpu-stream-hold
+gpu-before-after:
+	mkdir -p $(OUT)
+	$(MAKE) -C $(BEFORE) gpu-build GTEST_SRC=$(GTEST_SRC) JOBS=8 > $(OUT)/build_before.log 2>&1 & \
+	  $(MAKE) gpu-build JOBS=8 > $(OUT)/build_after.log 2>&1; a=$$?; wait $$!; b=$$?; \
+	  tail -n 3 $(OUT)/build_before.log $(OUT)/build_after.log; test $$a = 0 -a $$b = 0
+	for r in 1 2; do \
+	  PYTHONUNBUFFERED=1 PYTHONPATH=$(abspath $(BEFORE))/python $(PYTHON) $(BEFORE)/benchmarks/$(SUITE).py --no-torch \
+	    --csv $(OUT)/$(SUITE)_before$$r.csv > $(OUT)/$(SUITE)_before$$r.log 2>&1 || exit 1; \
+	  PYTHONUNBUFFERED=1 $(PYTHON) benchmarks/$(SUITE).py --no-torch --csv $(OUT)/$(SUITE)_after$$r.csv \
+	    > $(OUT)/$(SUITE)_after$$r.log 2>&1 || exit 1; \
+	done
+	-$(PYTHON) benchmarks/compare_runs.py $(OUT)/$(SUITE)_before1.csv $(OUT)/$(SUITE)_before2.csv | tail -n 1
+	-$(PYTHON) benchmarks/compare_runs.py $(OUT)/$(SUITE)_before1.csv $(OUT)/$(SUITE)_after1.csv
+	-$(PYTHON) benchmarks/compare_runs.py $(OUT)/$(SUITE)_before2.csv $(OUT)/$(SUITE)_after2.csv | tail -n 1
+
+# Item 9 of issue #11: the spin against the blocking kernel, every family of the suite.
+gpu-stream-hold: gpu-build
+	mkdir -p $(OUT)
+	PYTHONUNBUFFERED=1 $(PYTHON) benchmarks/stream_hold.py --csv $(OUT)/stream_hold.csv 2>&1 | tee $(OUT)/stream_hold.log

@@ -50,6 +50,10 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemGetInfo cudaMemGetInfo
+#define hipHostMalloc cudaHostAlloc
+#define hipHostMallocMapped cudaHostAllocMapped
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
+#define hipHostFree cudaFreeHost
 #define hipEventCreate cudaEventCreate
 #define hipEventDestroy cudaEventDestroy
 #define hipEventRecord cudaEventRecord

@@ -43,6 +43,23 @@ GpuBackend& as_gpu(Backend& b);  // InvalidArgument if `b` is not a GPU backend
 // Keeps `blocks` warps (one an SM) busy for `cycles` clock cycles, touching no memory.
 void gpu_spin(long long cycles, int blocks, hipStream_t stream);
 
+// Holds a stream behind a kernel that waits for the host (see stream_hold.hip).
+class StreamHold {
+ public:
+  StreamHold(double clock_mhz, double timeout_s);
+  ~StreamHold();
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
+  void hold(hipStream_t stream);  // queue the waiting kernel
+  void release();                 // let it end: everything queued behind it runs
+  bool timed_out() const;         // after the stream is synchronized: did it give up waiting?
+
+ private:
+  int* host_ = nullptr;
+  int* device_ = nullptr;
+  long long max_cycles_ = 0;
+};
+
 class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(int ordinal);
@@ -54,6 +71,10 @@ class GpuBackend final : public Backend {
   void flush_l2();
   // The ~20 us spin queued ahead of every start event (see time_launch_us).
   void spin_before_timing() { gpu_spin(spin_cycles_, spin_blocks_, stream_); }
+  // How a timed launch waits for the host to queue it: "spin" (a fixed ~20 us of busy GPU ahead of
+  // the start event) or "block" (a kernel that holds the stream until everything is queued).
+  // BWPROF_STREAM_HOLD chooses; see docs/design-notes.md for the measured comparison.
+  const char* stream_hold() const { return block_ ? "block" : "spin"; }
   void synchronize() override;
 
   hipStream_t stream() const { return stream_; }
@@ -72,6 +93,9 @@ class GpuBackend final : public Backend {
   hipStream_t stream_ = nullptr;
   hipEvent_t start_ = nullptr, stop_ = nullptr;
   DeviceBuffer scrub_, clean_;
+  std::unique_ptr<StreamHold> hold_;
+  bool block_ = false;  // hold the stream with hold_ rather than spin ahead of it
+  double time_events_us();
 };
 
 // Reads `buf` through the L2 (cache_flush.hip).
