@@ -184,3 +184,22 @@ gpu-before-after:
 gpu-stream-hold: gpu-build
 	mkdir -p $(OUT)
 	PYTHONUNBUFFERED=1 $(PYTHON) benchmarks/stream_hold.py --csv $(OUT)/stream_hold.csv 2>&1 | tee $(OUT)/stream_hold.log
+
+# Issue #11's closing checks on the GPU machine, in two calls that reuse one build:
+# gpu-verify-tests: every C++ and Python test with the GPU present;
+# gpu-verify-tools: compute-sanitizer memcheck of the GPU gtests and the real .ncu-rep sample.
+.PHONY: gpu-verify-tests gpu-verify-tools
+gpu-verify-tests: gpu-build
+	mkdir -p $(OUT)
+	-timeout 150 ctest --test-dir $(GPU_BUILD) --output-on-failure -j 8 > $(OUT)/ctest.log 2>&1; \
+	  echo "ctest exit $$?"; tail -n 4 $(OUT)/ctest.log
+	-timeout 330 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python \
+	  > $(OUT)/pytest_gpu.log 2>&1; echo "pytest exit $$?"; grep -E "passed|failed|error" $(OUT)/pytest_gpu.log | tail -n 15
+
+gpu-verify-tools: gpu-build
+	mkdir -p $(OUT)
+	-timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 \
+	  $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*:*Gpu*Small*' \
+	  > $(OUT)/memcheck.log 2>&1; echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 5
+	-timeout 90 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu > $(OUT)/ncu_sample.log 2>&1; \
+	  echo "ncu sample exit $$?"; tail -n 6 $(OUT)/ncu_sample.log
