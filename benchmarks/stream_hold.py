@@ -24,6 +24,8 @@ KEY = ["kernel", "variant", "dtype", "label", "shape"]
 
 def run_bench(method: str, out: Path, kernels, cache: str) -> pd.DataFrame:
     env = dict(os.environ, BWPROF_STREAM_HOLD=method)
+    here = str(Path(__file__).resolve().parents[1] / "python")
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [sys.executable, "-m", "bwprof", "bench", "--device", "gpu", "--no-progress", "--no-plots",
            "--cache", cache, "--out", str(out)]
     if kernels:
@@ -32,6 +34,8 @@ def run_bench(method: str, out: Path, kernels, cache: str) -> pd.DataFrame:
     if p.returncode not in (0, 1):  # 1: some row failed its check; its figures are still shown
         raise RuntimeError(f"bench ({method}) failed with exit {p.returncode}:\n{p.stderr[-2000:]}")
     csvs = sorted(out.glob("*/results.csv"))
+    if not csvs:
+        raise RuntimeError(f"bench ({method}) wrote no results.csv (exit {p.returncode}):\n{p.stderr[-2000:]}")
     return pd.read_csv(csvs[-1])
 
 
