@@ -49,6 +49,7 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemsetAsync cudaMemsetAsync
+#define hipMemset cudaMemset
 #define hipMemGetInfo cudaMemGetInfo
 #define hipHostMalloc cudaHostAlloc
 #define hipHostMallocMapped cudaHostAllocMapped
@@ -67,6 +68,21 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
+// Host memory, peers and streams of several devices (transfers, peer copies, collectives).
+#define hipHostMallocDefault cudaHostAllocDefault
+#define hipMemcpyHostToHost cudaMemcpyHostToHost
+#define hipErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
+#define hipGetDevice cudaGetDevice
+#define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId
+#define hipDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define hipMemcpyPeerAsync cudaMemcpyPeerAsync
+#define hipDeviceGetP2PAttribute cudaDeviceGetP2PAttribute
+#define hipDevP2PAttrAccessSupported cudaDevP2PAttrAccessSupported
+#define hipDevP2PAttrPerformanceRank cudaDevP2PAttrPerformanceRank
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDisableTiming cudaEventDisableTiming
 #endif
 
 #include <string>

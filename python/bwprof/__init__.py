@@ -10,11 +10,14 @@ Quick use::
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
 from .api import Device, columns, device, devices, kernels, measure, peaks
+from .collectives import collectives
+from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
 
 __all__ = [
-    "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",
-    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peaks", "run_suite", "save_run",
+    "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
+    "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",
+    "p2p_matrix", "peaks", "peer_links", "run_suite", "save_run",
 ]

@@ -15,7 +15,7 @@ from .api import device as _device, devices as _devices, kernels as _kernels, pe
 from . import run_suite
 from .files import ensure_folder
 from .results import REPORT, RunWriter
-from .suite import default_suite, select
+from .suite import all_configs, all_devices, select
 
 TABLE_COLUMNS = [
     ("kernel", "kernel", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}"),
@@ -37,6 +37,9 @@ def _cmd_devices(args) -> int:
         extra = f", {i['compute_units']} {'cores' if d.kind == 'cpu' else 'SMs/CUs'}"
         if i.get("bandwidth_theoretical_gbs"):
             extra += f", {i['bandwidth_theoretical_gbs']:.0f} GB/s theoretical"
+        if i.get("host_link"):
+            gbs = i.get("host_link_gbs") or 0
+            extra += f", host link {i['host_link']}" + (f" ({gbs:.0f} GB/s each way)" if gbs else "")
         print(f"{d.id:8s} {d.kind:4s} {d.name} ({d.arch}{extra})")
     return 0
 
@@ -44,7 +47,8 @@ def _cmd_devices(args) -> int:
 def _cmd_kernels(args) -> int:
     for k in _kernels():
         params = ", ".join(f"{p['name']}={p['default'] or '?'}" for p in k["params"])
-        variants = ", ".join(f"{v['name']}[{v['backend']}]" for v in k["variants"])
+        variants = ", ".join(f"{v['name']}[{v['backend']}]" for v in k["variants"]) or \
+            "none in this build (GPU only)"
         print(f"{k['name']:18s} {'/'.join(k['dtypes']):10s} {params}\n{'':18s} variants: {variants}; {k['doc']}")
     return 0
 
@@ -88,8 +92,12 @@ def _sigterm_as_exception():
 
 def _cmd_bench(args) -> int:
     # Everything that can be wrong with the arguments is found before the run folder exists.
-    dev = _core.device_info(args.device)
-    select(default_suite(), args.kernels)
+    if args.device == "all":
+        each = [_core.device_info(d) for d in all_devices()]
+        dev = dict(each[0], id="all", name=", ".join(f"{d['name']} ({d['id']})" for d in each), devices=each)
+    else:
+        dev = _core.device_info(args.device)
+    select(all_configs(), args.kernels)
     ensure_folder("--out", args.out)
     with _sigterm_as_exception(), RunWriter(args.out, dev) as writer:
         sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
@@ -144,9 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--refresh", action="store_true", help="measure again rather than use this process's cache")
     s.set_defaults(func=_cmd_peaks)
     s = sub.add_parser("bench", help="run the reference-kernel suite and write a run folder")
-    s.add_argument("--device", default="auto", help="auto, cpu, gpu or gpu:N (default: auto)")
-    s.add_argument("--kernels", nargs="+", metavar="K", help="kernels or families to run (default: all)")
-    s.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16"])
+    s.add_argument("--device", default="auto", help="auto, cpu, gpu, gpu:N, or all (every GPU, one row each; "
+                   "default: auto)")
+    s.add_argument("--kernels", nargs="+", metavar="K", help="kernels or families to run (default: the default "
+                   "suite; peer copies and collectives run only when named: p2p_copy, all_reduce, collective, ...)")
+    s.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16", "bf16"])
     s.add_argument("--quick", action="store_true", help="small shapes, few repeats")
     s.add_argument("--cache", default="cold", choices=["cold", "hot"])
     s.add_argument("--out", default="results", help="folder for run folders (default: results)")
@@ -163,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extension_registrars():
     """Subcommands that live beside their features (traces, baselines, plots, ...)."""
     regs = []
-    for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli"),
+    for mod, attr in (("bwprof.links_cli", "register_cli"), ("bwprof.baseline", "register_cli"),
+                      ("bwprof.traces.cli", "register_cli"),
                       ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])

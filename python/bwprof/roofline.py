@@ -372,6 +372,12 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
             if key not in cache:
                 cache[key] = roofs_for(ceilings, key[0], prefer=prefer, matrix=key[1])
             roofs.append(cache[key])
+    # A transfer is judged against the link it crossed (its record's own roof), never a memory ceiling.
+    links = out["link"].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)) \
+        if "link" in out else pd.Series("", index=out.index)
+    if ceilings is not None and (links != "").any():
+        own = _own_roofs(out, prefer, info if info is not None else {})
+        roofs = [own[n] if links[i] else r for n, (i, r) in enumerate(zip(out.index, roofs))]
     from . import _core
     text = (lambda name: out[name].astype(str).tolist() if name in out else "")
     j = _core.judge({
@@ -385,6 +391,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         "gflops_roof": [_zero(r["gflops"]) for r in roofs],
         "gflops_theoretical": [_zero(r["gflops_theoretical"]) for r in roofs],
         "compute_name": [r["gflops_name"] or f"{dt} compute" for r, dt in zip(roofs, dts)],
+        "link": links.tolist(),
     })
     out["attainable_gflops"] = j["attainable_gflops"]
     out["roofline_efficiency_pct"] = j["roofline_efficiency_pct"]

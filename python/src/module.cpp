@@ -49,6 +49,10 @@ py::dict device_dict(const DeviceInfo& i) {
   d["fp32_gflops_theoretical"] = i.fp32_gflops_theoretical;
   d["fp16_gflops_theoretical"] = i.fp16_gflops_theoretical;
   d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  d["pci_bus_id"] = i.pci_bus_id;
+  d["host_link"] = i.host_link.name;
+  d["host_link_kind"] = i.host_link.kind;
+  d["host_link_gbs"] = i.host_link.gbs;
   return d;
 }
 
@@ -122,6 +126,7 @@ py::list kernel_list() {
     }
     d["variants"] = variants;
     d["order"] = k.order;
+    d["default_suite"] = k.default_suite;
     d["suite_order"] = k.suite_order >= 0 ? k.suite_order : k.order;
     py::list suite;
     for (auto& c : k.suite) {
@@ -247,7 +252,7 @@ py::dict judge_columns(const py::dict& c) {
              bw_theo = nums("bandwidth_theoretical_gbs", n, 0), fl_roof = nums("gflops_roof", n, 0),
              fl_theo = nums("gflops_theoretical", n, 0);
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
-             name = strs("compute_name", n);
+             name = strs("compute_name", n), link = strs("link", n);
   std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n);
   std::vector<std::string> o_bound(n), o_grade(n), o_text(n);
   std::vector<bool> o_above(n);
@@ -267,6 +272,7 @@ py::dict judge_columns(const py::dict& c) {
     r.gflops = fl_roof[i];
     r.gflops_theoretical = fl_theo[i];
     r.compute_name = name[i];
+    r.link = link[i];
     const Judgement j = judge(w, r);
     o_bw_pct[i] = j.bandwidth_pct_peak;
     o_fl_pct[i] = j.compute_pct_peak;
@@ -371,6 +377,33 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("columns", &Measurement::columns, "The result schema's columns, in order.");
+  m.def("peer_links", [] {
+    py::list out;
+    for (auto& p : peer_links()) {
+      py::dict d;
+      d["src"] = "gpu:" + std::to_string(p.a);
+      d["dst"] = "gpu:" + std::to_string(p.b);
+      d["link"] = p.link.name;
+      d["link_kind"] = p.link.kind;
+      d["link_gbs"] = p.link.gbs;
+      d["direct"] = p.direct;
+      out.append(d);
+    }
+    return out;
+  }, "The link between every ordered pair of GPUs (src -> dst), and whether they reach each other directly.");
+  m.def("collective_library", &collective_library,
+        "The collective library (NCCL/RCCL) as loaded: name, version, path; ValueError naming it when absent.");
+  m.def("collective_search_dir", &collective_search_dir, py::arg("dir"),
+        "A folder to look for the collective library in.");
+  m.def("collective_job_id", [] { return py::bytes(collective_job_id()); },
+        "A new job id (rank 0 makes it and shares it with the other ranks).");
+  m.def("collective_join_job", [](const py::bytes& id, int world_size, int rank, const std::string& device) {
+    const std::string s = id;
+    py::gil_scoped_release nogil;  // ncclCommInitRank waits for every rank
+    collective_join_job(s, world_size, rank, device);
+  }, py::arg("job_id"), py::arg("world_size"), py::arg("rank"), py::arg("device"),
+     "Join a job's communicator as `rank` of `world_size` on `device`.");
+  m.def("collective_leave_job", &collective_leave_job, "Leave the job's communicator.");
   m.def("build_features", &build_features, "What this build carries: cpu, cuda/hip, sm90a, vendor_blas.");
   m.def("kernels", &kernel_list, "Every kernel: parameters, dtypes, variants with their flags, suite configurations.");
   m.def("devices", [] {

@@ -15,6 +15,9 @@ class Backend {
   // Evict what the kernel will read from the caches (not timed).
   virtual void flush_cache(KernelInstance& k) = 0;
   virtual void synchronize() = 0;
+  // Makes this device the calling thread's current one (a GPU runtime's current device), before
+  // anything is allocated or launched for it; a process that drives several GPUs switches often.
+  virtual void activate() {}
 };
 
 }  // namespace bwprof

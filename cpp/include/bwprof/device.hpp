@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include "bwprof/link.hpp"
+
 namespace bwprof {
 
 struct DeviceInfo {
@@ -22,6 +24,10 @@ struct DeviceInfo {
   double fp32_gflops_theoretical = 0;
   double fp16_gflops_theoretical = 0;
   double fp16_matrix_gflops_theoretical = 0;
+  // GPUs: where the device sits and the link to the host that its copies from and to host memory
+  // cross (PCIe generation and width, or the chip-to-chip link), where the machine reports it.
+  std::string pci_bus_id;  // "0000:1b:00.0"
+  Link host_link;
 };
 
 }  // namespace bwprof

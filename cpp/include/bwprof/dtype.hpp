@@ -5,10 +5,11 @@
 
 namespace bwprof {
 
-enum class DType { kF32, kF16 };
+// BF16 is a storage type of the collectives (NCCL/RCCL move it); no kernel family computes in it yet.
+enum class DType { kF32, kF16, kBF16 };
 
 const char* to_string(DType t);
-DType parse_dtype(const std::string& name);  // "fp32" | "fp16"; InvalidArgument otherwise
+DType parse_dtype(const std::string& name);  // "fp32" | "fp16" | "bf16"; InvalidArgument otherwise
 inline std::size_t dtype_size(DType t) { return t == DType::kF32 ? 4 : 2; }
 
 }  // namespace bwprof

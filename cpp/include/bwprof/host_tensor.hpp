@@ -28,10 +28,12 @@ class HostTensor {
   template <class T> const T* as() const { return static_cast<const T*>(data()); }
 
   float get(std::size_t i) const {
-    return dtype_ == DType::kF32 ? as<float>()[i] : half_to_float(as<half_bits>()[i]);
+    if (dtype_ == DType::kF32) return as<float>()[i];
+    return dtype_ == DType::kF16 ? half_to_float(as<half_bits>()[i]) : bf16_to_float(as<half_bits>()[i]);
   }
   void set(std::size_t i, float v) {
-    if (dtype_ == DType::kF32) as<float>()[i] = v; else as<half_bits>()[i] = float_to_half(v);
+    if (dtype_ == DType::kF32) as<float>()[i] = v;
+    else as<half_bits>()[i] = dtype_ == DType::kF16 ? float_to_half(v) : float_to_bf16(v);
   }
   // Uniform values in [lo, hi), deterministic for a seed, filled in parallel.
   void fill_random(std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);

@@ -14,6 +14,7 @@
 
 #include "bwprof/device.hpp"
 #include "bwprof/dtype.hpp"
+#include "bwprof/link.hpp"
 #include "bwprof/measurement.hpp"
 
 namespace bwprof {
@@ -103,6 +104,13 @@ class KernelInstance {
   // Host memory the kernel touches, so the CPU backend can evict it for a cold run.
   virtual std::vector<std::pair<const void*, std::size_t>> host_buffers() const { return {}; }
   virtual Resources resources() const { return {}; }
+  // The link the work crosses (a host copy: the GPU's PCIe or chip-to-chip link; a peer copy: the
+  // link between the two GPUs), which then judges the row instead of device memory. Empty (the
+  // default): the work stays in device memory.
+  virtual Link link() const { return {}; }
+  // Called before each timed launch, after the cache flush and outside the timing (a collective
+  // across processes lines its ranks up here).
+  virtual void before_timing() {}
 };
 
 using Factory = std::function<std::unique_ptr<KernelInstance>(Backend&, const Problem&)>;
@@ -161,6 +169,9 @@ struct KernelFamily {
   // Where its suite configurations sit in the default suite; -1: at `order`.
   int suite_order = -1;
   std::vector<SuiteConfig> suite;
+  // Whether `bench` without --kernels runs its suite configurations. Families that need more than
+  // one GPU or a collective library (peer copies, collectives) run only when asked by name.
+  bool default_suite = true;
   // Ceiling variants only: the parameters of the peaks run on a device, and the integer parameter
   // that a run timed by a host clock (the CPU) multiplies until one launch is long enough to time.
   std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;

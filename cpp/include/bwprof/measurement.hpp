@@ -36,6 +36,9 @@ struct Peaks {
   std::string compute_source;
   std::string compute_units = "vector";  // whose roof `gflops` is: "vector" or "matrix" units
   std::map<std::string, double> bandwidth_by_kernel;  // GB/s of each measured stream kernel
+  // A transfer's roof is its link, not device memory: the link's name ("PCIe 5.0 x16") when
+  // bandwidth_gbs is that link's theoretical figure; empty for a kernel.
+  std::string link;
 };
 
 struct Measurement {
@@ -57,7 +60,7 @@ struct Measurement {
   double attainable_gflops = 0, roofline_efficiency_pct = 0;
   std::string bound, grade, bottleneck;
   bool above_peak = false;
-  Peaks peaks;
+  Peaks peaks;  // peaks.link: the link a transfer row is judged against
   // Checked against the reference.
   bool verified = false;
   double max_rel_error = 0;

@@ -36,6 +36,9 @@ struct Roofs {
   double gflops = 0;                     // the compute roof: vector units or matrix units
   double gflops_theoretical = 0;
   std::string compute_name;              // "fp32 vector", "fp16 matrix": words for the text
+  // A transfer's roof: the link it crosses ("PCIe 5.0 x16"); bandwidth_gbs is then that link's
+  // theoretical bandwidth and the row is "link"-bound rather than "memory"-bound.
+  std::string link;
 };
 
 struct Judgement {

@@ -37,7 +37,12 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
 // The rates, roofline position, bound and bottleneck of a timed row against its device's peaks
 // (the matrix units' roof for work that runs on them): the one path every row takes.
 // Returns true when the row is above a measured peak only (see derive_rates).
-bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks);
+// A row whose work crosses a link (`link` not empty) is judged against that link's bandwidth.
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks,
+               const Link& link = {});
+// The peaks a transfer over `link` is judged against: the link's theoretical bandwidth, both as
+// the roof and as the datasheet figure (bwprof measures no link peak of its own), and no compute.
+Peaks link_peaks(const Link& link);
 
 // The whole measurement of one invocation of kernel `k` on `backend`.
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,

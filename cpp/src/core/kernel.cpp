@@ -138,8 +138,15 @@ const Variant& find_variant(const KernelFamily& k, const std::string& backend_ki
     if (variant.empty() || v.name == variant) return v;
     names.push_back(v.name);
   }
-  if (names.empty())
-    BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation for the " + backend_kind + " backend");
+  if (names.empty()) {
+    std::string others;
+    for (auto& v : k.variants) others += (others.empty() ? "" : ", ") + v.name + " [" + v.backend + "]";
+    if (others.empty())
+      BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation in this build (it needs the GPU backend: "
+                     "build with nvcc or hipcc)");
+    BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation for the " + backend_kind +
+                   " backend; it runs on: " + others);
+  }
   BWPROF_INVALID("variant: kernel '" + k.name + "' has no variant '" + variant + "' on the " + backend_kind +
                  " backend (available: " + join(names) + ")");
 }

@@ -95,6 +95,7 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"peak_bandwidth_gbs", peaks.bandwidth_gbs},
       {"peak_bandwidth_source", peaks.bandwidth_source},
       {"theoretical_bandwidth_gbs", peaks.bandwidth_theoretical_gbs},
+      {"link", peaks.link},
       {"gflops", gflops},
       {"compute_pct_peak", compute_pct_peak},
       {"peak_gflops", peaks.gflops},

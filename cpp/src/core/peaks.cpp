@@ -132,6 +132,11 @@ DevicePeaks measure_all(Backend& backend) {
     d.gflops[DType::kF16] = d.gflops[DType::kF32];
     d.source[DType::kF16] = d.source[DType::kF32];
   }
+  // BF16 (the collectives' storage type) has no vector ceiling of its own: FP16's is the nearest.
+  if (!d.gflops.count(DType::kBF16) && d.gflops.count(DType::kF16)) {
+    d.gflops[DType::kBF16] = d.gflops[DType::kF16];
+    d.source[DType::kBF16] = d.source[DType::kF16];
+  }
   return d;
 }
 
@@ -142,7 +147,10 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
   std::lock_guard<std::mutex> g(g_mutex);
   if (refresh) g_cache->erase(info.id);
   auto it = g_cache->find(info.id);
-  if (it == g_cache->end()) it = g_cache->emplace(info.id, measure_all(backend)).first;
+  if (it == g_cache->end()) {
+    backend.activate();
+    it = g_cache->emplace(info.id, measure_all(backend)).first;
+  }
   Peaks p = it->second.memory;
   auto gf = it->second.gflops.find(dtype);
   if (gf != it->second.gflops.end()) {

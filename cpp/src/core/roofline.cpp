@@ -33,6 +33,10 @@ std::string rate(double v, const char* unit) {
 
 // Which figure is above which peak, and what that means for this row.
 std::string above_text(const Work& w, const Roofs& r, double bw, double fl, bool bw_above) {
+  if (bw_above && !r.link.empty())
+    return rate(bw, "B/s") + " is above the " + r.link + " link's theoretical bandwidth (" +
+           rate(r.bandwidth_gbs, "B/s") + " each way): the data did not cross that link (a peer reached "
+           "over another link, or a link read wrong)";
   if (bw_above) {
     const bool theo = known(r.bandwidth_theoretical_gbs) && bw > r.bandwidth_theoretical_gbs;
     std::string t = rate(bw, "B/s") + " is above the device's " +
@@ -97,24 +101,38 @@ Judgement judge(const Work& w, const Roofs& r) {
                           !(w.flops > 0 && known(r.gflops_theoretical) && j.gflops > r.gflops_theoretical);
 
   const double eff = j.roofline_efficiency_pct;
+  const bool link = !r.link.empty();
   if (std::isnan(eff)) {
     j.bound = "unknown";
   } else if (eff < kLatencyEfficiencyPct) {
     j.bound = "latency";
   } else {
-    j.bound = memory_side ? "memory" : "compute";
+    j.bound = link ? "link" : memory_side ? "memory" : "compute";
   }
   // A figure above the peak has no utilization to grade: the roof does not describe it.
   j.grade = j.above_peak ? grade(kNaN)
-                         : grade(j.bound == "compute" ? j.compute_pct_peak : j.bound == "memory" ? j.bandwidth_pct_peak : eff);
+                         : grade(j.bound == "compute"                      ? j.compute_pct_peak
+                                 : j.bound == "memory" || j.bound == "link" ? j.bandwidth_pct_peak
+                                                                            : eff);
 
   // One line in plain words, true of this row.
   const std::string compute = r.compute_name.empty() ? w.dtype + " compute" : r.compute_name;
   std::string text;
   if (j.above_peak) {
     text = above_text(w, r, j.bandwidth_gbs, j.gflops, bw_above);
+  } else if (j.bound == "unknown" && link) {
+    text = "bound by its link (" + r.link + "), whose bandwidth is not known here: only the rates are reported";
   } else if (j.bound == "unknown") {
     text = "no peak is known for this device, so only the rates are reported";
+  } else if (link && j.bound == "latency") {
+    text = "latency-bound: " + fmt("%.1f %% of the ", j.bandwidth_pct_peak) + r.link + " link's bandwidth; " +
+           human_bytes(w.bytes) + " in " + fmt("%.3g us", w.time_us) +
+           (w.time_us < kShortKernelUs ? ", too little to hide the transfer's set-up latency"
+                                       : ": the copy waits on the host (pageable memory is staged through a "
+                                         "pinned buffer by the CPU) or on synchronization, not on the link");
+  } else if (j.bound == "link") {
+    text = "link-bound at " + fmt("%.0f %% of the ", j.bandwidth_pct_peak) + r.link + " link (" +
+           rate(r.bandwidth_gbs, "B/s") + " each way, theoretical) (" + j.grade + ")";
   } else if (j.bound == "latency") {
     text = "latency-bound: " + fmt("%.1f %% of the memory roof", j.bandwidth_pct_peak);
     if (w.flops > 0 && !std::isnan(j.compute_pct_peak))
@@ -144,6 +162,7 @@ Roofs roofs_from(const Peaks& p, const std::string& dtype) {
   r.bandwidth_theoretical_gbs = p.bandwidth_theoretical_gbs;
   r.gflops = p.gflops;
   r.gflops_theoretical = p.gflops_theoretical;
+  r.link = p.link;
   r.compute_name = dtype + " " + p.compute_units;
   if (p.compute_source.rfind("theoretical", 0) == 0) r.compute_name += " (theoretical)";
   return r;

@@ -26,6 +26,7 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   const auto wall0 = std::chrono::steady_clock::now();
   for (;;) {
     if (opt.cold) backend.flush_cache(k);
+    k.before_timing();
     const double us = backend.time_launch_us(k, std::max(1, opt.launches_per_timing));
     times.push_back(us);
     kernel_s += us * 1e-6;
@@ -90,7 +91,20 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
 
 bool runs_on_matrix_units(const Variant& v, DType dtype) { return v.matrix_units && dtype == DType::kF16; }
 
-bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks) {
+Peaks link_peaks(const Link& link) {
+  Peaks p;
+  p.link = link.name.empty() ? link.kind : link.name;
+  p.bandwidth_gbs = p.bandwidth_theoretical_gbs = link.gbs;
+  p.bandwidth_source = link.known() ? "theoretical:" + link.kind : "";
+  return p;
+}
+
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks,
+               const Link& link) {
+  if (!link.kind.empty()) {
+    m.peaks = link_peaks(link);
+    return derive_rates(m, k.pattern);
+  }
   m.peaks = peaks;
   // FP16 on the matrix units: their roof, from the architecture table (bwprof measures no matrix
   // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
@@ -107,6 +121,7 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   const DeviceInfo& info = backend.info();
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);
+  backend.activate();
   auto inst = find_variant(k, kind, p.variant).make(backend, p);
 
   Measurement m = describe(k, p, info);
@@ -140,6 +155,11 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
     }
   }
   const Variant& v = find_variant(k, kind, p.variant);
+  const Link link = inst->link();
+  if (!link.kind.empty()) {
+    judge_row(m, k, v, info, Peaks{}, link);  // bound by its link: the memory peaks play no part
+    return m;
+  }
   if (judge_row(m, k, v, info, device_peaks(backend, p.dtype)) && retake_peaks_once(info.id)) {
     // Clearly above a measured peak with no datasheet figure to say which is wrong: the peak may
     // have been taken during a slow patch. Take it again (once per device and process) and judge

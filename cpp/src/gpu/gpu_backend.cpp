@@ -10,6 +10,7 @@
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "gpu/gpu_entry.hpp"
+#include "gpu/links.hpp"
 
 namespace bwprof {
 
@@ -130,6 +131,8 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
     info_.fp16_gflops_theoretical = a->rates.fp16 * per_clock;
     info_.fp16_matrix_gflops_theoretical = a->rates.fp16_matrix * per_clock;
   }
+  info_.pci_bus_id = gpu_pci_bus_id(ordinal);
+  info_.host_link = host_link_of(ordinal, info_.pci_bus_id, info_.arch);
   BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   BWPROF_GPU_CHECK(hipEventCreate(&start_));
   BWPROF_GPU_CHECK(hipEventCreate(&stop_));
@@ -202,5 +205,7 @@ void GpuBackend::flush_l2() {
 }
 
 void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
+
+void GpuBackend::activate() { BWPROF_GPU_CHECK(hipSetDevice(ordinal_)); }
 
 }  // namespace bwprof

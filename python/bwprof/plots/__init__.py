@@ -10,7 +10,8 @@ touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` 
     plots.plot_all(df, "results/run1")
 
 One chart kind per module: comparison (fp32_vs_fp16, comparison_table), roofline_chart,
-breakdown (time_breakdown) and peaks (peak_bandwidth), over labels (place_labels), bars (the
+breakdown (time_breakdown), peaks (peak_bandwidth) and links (p2p_heatmap, collective_busbw,
+transfer_sizes, device_comparison: what crosses links, and a run over several GPUs), over labels (place_labels), bars (the
 horizontal-bar helper), style (colours, markers, artist ids) and figure (Agg figures, saving).
 matplotlib is imported only by the functions that draw.
 """
@@ -27,6 +28,7 @@ from .breakdown import time_breakdown
 from .comparison import comparison_table, fp32_vs_fp16
 from .figure import NoData, _device_name
 from .labels import place_labels
+from .links import collective_busbw, device_comparison, p2p_heatmap, transfer_sizes
 from .peaks import peak_bandwidth
 from .roofline_chart import roofline
 from .style import (DTYPE_COLORS, FAMILY_MARKERS, POINT_LABEL_GID, POINTS_GID, RIDGE_LABEL_GID, ROOF_GID,
@@ -56,6 +58,10 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
                                                     title=None if has_cat else
                                                     f"Median kernel time per family on "
                                                     f"{_device_name(df, device_name)} (one run of each)")),
+        ("transfers", lambda p: transfer_sizes(df, p, device_name=device_name)),
+        ("collectives_busbw", lambda p: collective_busbw(df, p, device_name=device_name)),
+        ("p2p_matrix", lambda p: p2p_heatmap(df, p, device_name=device_name)),
+        ("devices", lambda p: device_comparison(df, p)),
     ]
     paths = []
     for name, draw in jobs:
@@ -98,5 +104,6 @@ def register_cli(subparsers) -> None:
 
 __all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
            "ROOF_GID", "SWEEP_GID",
-           "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
-           "roofline", "time_breakdown"]
+           "collective_busbw", "comparison_table", "device_comparison", "fp32_vs_fp16", "p2p_heatmap",
+           "peak_bandwidth", "place_labels", "plot_all", "register_cli", "roofline", "time_breakdown",
+           "transfer_sizes"]

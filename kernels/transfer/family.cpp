@@ -1,0 +1,78 @@
+// Transfers: host-to-device and device-to-host copies (pinned and pageable host memory), a
+// device-to-device copy and a memset through the runtime, 4 KB to 1 GB. GPU only: the CPU
+// backend has no host link to measure, so the CPU lists them without an implementation.
+#include "bwprof/registry.hpp"
+#include "transfer/transfer.hpp"
+
+namespace bwprof {
+
+namespace {
+
+// The suite's sizes: 4 KB (latency) to 1 GB (the link's sustained rate); --quick stops at 64 MB.
+std::vector<SuiteConfig> sizes(std::vector<std::string> variants, std::vector<std::int64_t> full) {
+  std::vector<SuiteConfig> out;
+  for (std::int64_t b : full) {
+    const std::int64_t quick = b > (64ll << 20) ? (64ll << 20) : b;
+    std::string label = b >= (1ll << 30) ? std::to_string(b >> 30) + " GB"
+                        : b >= (1 << 20) ? std::to_string(b >> 20) + " MB"
+                                         : std::to_string(b >> 10) + " KB";
+    out.push_back(SuiteConfig{label, {{"bytes", b}}, {{"bytes", quick}}, variants, {DType::kF32}});
+  }
+  return out;
+}
+
+KernelFamily transfer(const char* name, const char* doc, int order) {
+  KernelFamily k;
+  k.name = name;
+  k.family = "transfer";
+  k.doc = doc;
+  k.order = order;
+  k.params = {int_param("bytes", "268435456", "bytes moved")};
+  // A copy moves bytes, whatever they hold: one dtype, so that a run does not repeat every size.
+  k.dtypes = {DType::kF32};
+  return k;
+}
+
+}  // namespace
+
+void register_family_transfer(Registry& r) {
+  const std::vector<std::int64_t> host_sizes = {4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1ll << 30};
+  const std::vector<std::int64_t> device_sizes = {4 << 10, 1 << 20, 256 << 20, 1ll << 30};
+  for (const char* dir : {"h2d", "d2h"}) {
+    const bool h2d = dir[0] == 'h';
+    KernelFamily k = transfer(dir,
+                              h2d ? "host-to-device copy through the runtime, from pinned (page-locked) or pageable "
+                                    "host memory; bound by the host link (PCIe, NVLink-C2C)"
+                                  : "device-to-host copy through the runtime, into pinned or pageable host memory; "
+                                    "bound by the host link (PCIe, NVLink-C2C)",
+                              h2d ? 60 : 61);
+    // The payload crosses the link once: counted as written at the destination, so bandwidth_gbs
+    // is the link rate.
+    k.traffic = [](const Problem& p) { return Traffic{0, static_cast<double>(p.i("bytes")), 0}; };
+#ifdef BWPROF_WITH_GPU
+    k.variants.push_back(Variant{"pinned", "gpu", make_transfer_gpu});
+    k.variants.push_back(Variant{"pageable", "gpu", make_transfer_gpu});
+#endif
+    k.suite = sizes({"pinned", "pageable"}, host_sizes);
+    r.add_family(std::move(k));
+  }
+  KernelFamily d = transfer("d2d", "device-to-device copy through the runtime (hipMemcpyAsync / cudaMemcpyAsync): "
+                                   "reads and writes device memory, like stream_copy", 62);
+  d.traffic = [](const Problem& p) {
+    const double b = static_cast<double>(p.i("bytes"));
+    return Traffic{b, b, 0};
+  };
+  KernelFamily m = transfer("memset", "the runtime's memset (hipMemsetAsync / cudaMemsetAsync): writes device "
+                                      "memory only, like fill", 63);
+  m.traffic = [](const Problem& p) { return Traffic{0, static_cast<double>(p.i("bytes")), 0}; };
+#ifdef BWPROF_WITH_GPU
+  d.variants.push_back(Variant{"runtime", "gpu", make_transfer_gpu});
+  m.variants.push_back(Variant{"runtime", "gpu", make_transfer_gpu});
+#endif
+  d.suite = sizes({}, device_sizes);
+  m.suite = sizes({}, device_sizes);
+  r.add_family(std::move(d));
+  r.add_family(std::move(m));
+}
+
+}  // namespace bwprof
