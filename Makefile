@@ -203,3 +203,44 @@ gpu-verify-tools: gpu-build
 	  > $(OUT)/memcheck.log 2>&1; echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 5
 	-timeout 90 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu > $(OUT)/ncu_sample.log 2>&1; \
 	  echo "ncu sample exit $$?"; tail -n 6 $(OUT)/ncu_sample.log
+
+# Issue #16: links around the GPU. Every test and benchmark here runs with NCCL_NVLS_ENABLE=0
+# (bwprof never turns NVLink multicast on or off itself). Logs go into one tarball under $(OUT).
+# gpu-links (one H100): the link tests, host transfers pinned vs pageable, d2d and memset beside
+# PyTorch, and the `bench --kernels transfer` path with its chart.
+.PHONY: gpu-links gpu-links-multi
+LINKS_ENV := NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+gpu-links: gpu-build
+	mkdir -p $(OUT)/links
+	-$(LINKS_ENV) timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Links*:Collectives*:GpuLinks*' \
+	  > $(OUT)/links/gtest.log 2>&1; echo "gtest exit $$?"; tail -n 3 $(OUT)/links/gtest.log
+	-$(LINKS_ENV) timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_links.py \
+	  tests/python/test_gpu_links.py > $(OUT)/links/pytest.log 2>&1; echo "pytest exit $$?"; \
+	  grep -E "passed|failed|error|skipped" $(OUT)/links/pytest.log | tail -n 8
+	-$(LINKS_ENV) timeout 200 $(PYTHON) benchmarks/transfers.py --csv $(OUT)/transfers.csv > $(OUT)/transfers.log 2>&1; \
+	  echo "transfers exit $$?"; cat $(OUT)/transfers.log
+	-$(LINKS_ENV) timeout 90 $(PYTHON) -m bwprof bench --kernels transfer --quick --no-progress --out $(OUT)/links/run \
+	  > $(OUT)/links/bench.log 2>&1; echo "bench exit $$?"; tail -n 5 $(OUT)/links/bench.log
+	tar -czf $(OUT)/links.tar.gz -C $(OUT) links && rm -rf $(OUT)/links
+
+# gpu-links-multi (two H200s): the same tests with two GPUs (peer copies, the 2-process NCCL job),
+# the P2P matrix and every collective's busbw over 1 KB..1 GB in one process, PyTorch's
+# torch.distributed all_reduce of the same sizes (torchrun, one process per GPU), the comparison,
+# and bwprof's own 2-process bootstrap through torchrun.
+gpu-links-multi: gpu-build
+	mkdir -p $(OUT)/multi
+	-$(LINKS_ENV) timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Links*:Collectives*:GpuLinks*' \
+	  > $(OUT)/multi/gtest.log 2>&1; echo "gtest exit $$?"; tail -n 3 $(OUT)/multi/gtest.log
+	-$(LINKS_ENV) timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_links.py \
+	  > $(OUT)/multi/pytest.log 2>&1; echo "pytest exit $$?"; grep -E "passed|failed|error|skipped" $(OUT)/multi/pytest.log | tail -n 8
+	-$(LINKS_ENV) timeout 200 $(PYTHON) benchmarks/collectives.py node --csv $(OUT)/bwprof_node.csv \
+	  --p2p-csv $(OUT)/multi/p2p.csv --plots $(OUT)/multi > $(OUT)/multi/node.log 2>&1; echo "node exit $$?"; \
+	  grep -A12 "^P2P" $(OUT)/multi/node.log | head -n 14
+	-$(LINKS_ENV) timeout 120 $(PYTHON) -m torch.distributed.run --standalone --nproc_per_node 2 \
+	  benchmarks/collectives.py torch --csv $(OUT)/torch_allreduce.csv > $(OUT)/multi/torch.log 2>&1; echo "torch exit $$?"
+	-$(PYTHON) benchmarks/collectives.py compare $(OUT)/bwprof_node.csv $(OUT)/torch_allreduce.csv \
+	  --csv $(OUT)/multi/compare.csv | tee $(OUT)/compare.log
+	-$(LINKS_ENV) timeout 120 $(PYTHON) -m torch.distributed.run --standalone --nproc_per_node 2 -m bwprof collectives \
+	  --quick --out $(OUT)/multi/ranks > $(OUT)/multi/ranks.log 2>&1; echo "torchrun bwprof exit $$?"; \
+	  ls $(OUT)/multi/ranks; tail -n 4 $(OUT)/multi/ranks.log
+	tar -czf $(OUT)/multi.tar.gz -C $(OUT) multi && rm -rf $(OUT)/multi

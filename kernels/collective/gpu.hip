@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bwprof/error.hpp"
+#include "bwprof/parallel.hpp"
 #include "collective/collective.hpp"
 #include "collective/nccl_api.hpp"
 #include "common/reference.hpp"
@@ -107,7 +108,9 @@ class CollectiveGpu final : public KernelInstance {
     HostTensor host(t_, static_cast<std::size_t>(n_.in), "collective input");
     for (Rank& r : ranks_) {
       BWPROF_GPU_CHECK(hipSetDevice(r.device));
-      for (std::int64_t i = 0; i < n_.in; ++i) host.set(static_cast<std::size_t>(i), collective_input(r.id, i));
+      parallel_for(static_cast<std::size_t>(n_.in), 1 << 16, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) host.set(i, collective_input(r.id, static_cast<std::int64_t>(i)));
+      });
       r.in = DeviceBuffer::from(host, "collective input");
       r.out = DeviceBuffer(static_cast<std::size_t>(n_.out) * es, "collective output");
       BWPROF_GPU_CHECK(hipMemset(r.out.get(), 0xee, r.out.bytes()));

@@ -10,7 +10,7 @@ Quick use::
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
 from .api import Device, columns, device, devices, kernels, measure, peaks
-from .collectives import collectives
+from .collective import collectives
 from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
 from .results import load_run, save_run

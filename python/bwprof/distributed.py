@@ -5,7 +5,7 @@ environment variables; :func:`rendezvous` opens the store every rank reaches (Py
 under torchrun when torch is there, else a small TCP store of bwprof's own at MASTER_ADDR:MASTER_PORT,
 or a file store in a folder every rank sees), over which rank 0 shares the collective library's
 job id and the ranks send their rows to rank 0, the only one that writes a run folder.
-The measurements themselves go through NCCL/RCCL (:mod:`bwprof.collectives`); nothing here moves
+The measurements themselves go through NCCL/RCCL (:mod:`bwprof.collective`); nothing here moves
 the data that is measured.
 """
 from __future__ import annotations
@@ -314,5 +314,16 @@ def barrier(store: Store, launch: Launch, key: str, timeout_s: float = DEFAULT_T
         store.get(f"{KEY_PREFIX}{key}/{r}", timeout_s)
 
 
-__all__ = ["FileStore", "Launch", "Store", "TcpStore", "TorchStore", "barrier", "gather", "launch_from_env",
+def finish(store: Store, launch: Launch, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """The end of a job's use of the store: every rank says it is done with it, and rank 0 (whose
+    process may serve the store) waits for all of them before closing it."""
+    if launch.is_root:
+        for r in range(1, launch.world_size):
+            store.get(f"{KEY_PREFIX}bye/{r}", timeout_s)
+    else:
+        store.set(f"{KEY_PREFIX}bye/{launch.rank}", b"1")
+    store.close()
+
+
+__all__ = ["FileStore", "Launch", "Store", "TcpStore", "TorchStore", "barrier", "finish", "gather", "launch_from_env",
            "rendezvous", "share"]

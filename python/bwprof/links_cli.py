@@ -26,7 +26,7 @@ def _cmd_links(args) -> int:
 
 
 def _cmd_p2p(args) -> int:
-    from .collectives import parse_size
+    from .collective import parse_size
     from .links import p2p, p2p_matrix
     df = p2p(parse_size(args.size), args.directions, devices=args.devices, repeats=args.repeats, progress=True)
     for d in args.directions:
@@ -36,7 +36,7 @@ def _cmd_p2p(args) -> int:
 
 
 def _cmd_collectives(args) -> int:
-    from .collectives import QUICK_SIZES, collectives, parse_size
+    from .collective import QUICK_SIZES, collectives, parse_size
     from .distributed import launch_from_env
     sizes = [parse_size(s) for s in args.sizes] if args.sizes else (QUICK_SIZES if args.quick else None)
     kw = {"sizes": sizes} if sizes else {}

@@ -240,6 +240,7 @@ def _run_job(jobs, launch, device, warmup, repeats, cache, verify, out_dir, prog
                 writer.add(row)
             bar.step(f"{k} {dt} {size} B over {launch.world_size} ranks: busbw {row['busbw_gbs']:.1f} GB/s")
         _dist.barrier(store, launch, "done", timeout_s)
+        _dist.finish(store, launch, timeout_s)
     finally:
         if writer is not None:
             writer.close()
