@@ -68,11 +68,20 @@ def _nccl_dirs() -> list[str]:
     return out
 
 
+def _register_nccl_dirs() -> None:
+    for d in _nccl_dirs():
+        _core.collective_search_dir(d)
+
+
+# Registered at import, so that collectives measured by name (bench --kernels all_reduce,
+# bwprof.measure) find the NCCL that PyTorch's wheels installed too.
+_register_nccl_dirs()
+
+
 def library() -> str:
     """The collective library as loaded ("NCCL 2.23.5 (/path/libnccl.so.2)"); ValueError naming the
     library when it cannot be loaded (it also looks where PyTorch's wheels put it)."""
-    for d in _nccl_dirs():
-        _core.collective_search_dir(d)
+    _register_nccl_dirs()
     return _core.collective_library()
 
 

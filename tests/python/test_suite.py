@@ -1,6 +1,7 @@
 """The default suite comes from the kernel families' own declarations (kernels/<family>/family.cpp)
 and equals, configuration for configuration, the list python/bwprof/suite.py used to hold
-(tests/data/default_suite.json, written from it before the move), plus the fill family's."""
+(tests/data/default_suite.json, written from it before the move), plus the fill family's and the
+transfer family's (host copies, d2d and memset, 4 KB to 1 GB)."""
 import json
 import os
 
@@ -16,12 +17,24 @@ def _snapshot():
                 for c in json.load(f)]
 
 
+TRANSFERS = ("h2d", "d2h", "d2d", "memset")
+
+
 def test_the_suite_is_the_one_suite_py_held_plus_fill():
     old = _snapshot()
     new = default_suite()
-    assert [c for c in new if c.kernel != "fill"] == old
+    assert [c for c in new if c.kernel != "fill" and c.kernel not in TRANSFERS] == old
+    # The transfers: host copies pinned and pageable at six sizes, d2d and memset at four, FP32 only.
+    sizes = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30]
+    for k in ("h2d", "d2h"):
+        got = [c for c in new if c.kernel == k]
+        assert [c.params["bytes"] for c in got] == sizes
+        assert all(c.variants == ("pinned", "pageable") and c.dtypes == ("fp32",) for c in got)
+        assert [c.quick["bytes"] for c in got] == [min(s, 64 << 20) for s in sizes]
+    for k in ("d2d", "memset"):
+        assert [c.params["bytes"] for c in new if c.kernel == k] == [4 << 10, 1 << 20, 256 << 20, 1 << 30]
     # Types too: the parameters reach measure() as ints, bools and strings, as they always did.
-    for a, b in zip([c for c in new if c.kernel != "fill"], old):
+    for a, b in zip([c for c in new if c.kernel != "fill" and c.kernel not in TRANSFERS], old):
         for got, want in ((a.params, b.params), (a.quick, b.quick)):
             assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in want.items()}, a.label
     fill = [c for c in new if c.kernel == "fill"]
@@ -38,7 +51,8 @@ def test_kernels_keep_their_order_and_say_where_their_suite_goes():
            "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
            "intensity_sweep"]
     assert [n for n in names if n in old] == old
-    assert set(names) - set(old) == {"fill", "fma_chain"}
+    assert set(names) - set(old) == {"fill", "fma_chain", *TRANSFERS, "p2p_copy", "all_reduce", "all_gather",
+                                     "reduce_scatter", "all_to_all", "broadcast"}
     for k in _core.kernels():
         assert isinstance(k["suite_order"], int) and isinstance(k["suite"], list)
         for v in k["variants"]:

@@ -20,6 +20,7 @@ struct PciInfo {
   char bus_id_legacy[16];
   unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
   char bus_id[32];
+  char room[256];  // should a later NVML write a longer struct, it lands here, not on the stack
 };
 struct C2cModeInfo {  // nvmlC2cModeInfo_v1_t
   unsigned int is_c2c_enabled;
