@@ -51,13 +51,13 @@ void register_family_collective(Registry& r) {
       {"all_to_all", "each rank sends part k of its buffer to rank k (grouped ncclSend/ncclRecv); bytes: the buffer"},
       {"broadcast", "rank 0's buffer into every rank's (ncclBroadcast); bytes: the buffer"},
   };
-  int order = 80;
+  const int order = 87;  // after the peer copies, before the intensity sweep (90)
   for (const Spec& s : specs) {
     KernelFamily k;
     k.name = s.name;
     k.family = "collective";
     k.doc = std::string(s.doc) + "; over the GPUs of this process, or every rank of a torchrun/mpirun/srun job";
-    k.order = order++;
+    k.order = order;
     k.params = {int_param("bytes", "67108864", "nccl-tests' size in bytes"),
                 int_param("ranks", "0", "GPUs to span (0: every GPU of this process, or the job's ranks)", 0)};
     k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};

@@ -10,7 +10,7 @@ void register_family_p2p(Registry& r) {
   KernelFamily k;
   k.name = "p2p_copy";
   k.family = "p2p";
-  k.order = 70;
+  k.order = 86;  // after the transfers
   k.doc = "copy from this GPU to GPU `peer` through the runtime's peer copy (after enabling peer access); "
           "direction=bi copies both ways at once on two streams; bound by the link between the two";
   k.params = {int_param("peer", "1", "the other GPU's ordinal", 0), int_param("bytes", "268435456", "bytes each way"),

@@ -21,6 +21,7 @@ std::vector<SuiteConfig> sizes(std::vector<std::string> variants, std::vector<st
   return out;
 }
 
+// After the inference kernels (bias_act: 80), before the measuring instruments (intensity_sweep: 90).
 KernelFamily transfer(const char* name, const char* doc, int order) {
   KernelFamily k;
   k.name = name;
@@ -45,7 +46,7 @@ void register_family_transfer(Registry& r) {
                                     "host memory; bound by the host link (PCIe, NVLink-C2C)"
                                   : "device-to-host copy through the runtime, into pinned or pageable host memory; "
                                     "bound by the host link (PCIe, NVLink-C2C)",
-                              h2d ? 60 : 61);
+                              85);
     // The payload crosses the link once: counted as written at the destination, so bandwidth_gbs
     // is the link rate.
     k.traffic = [](const Problem& p) { return Traffic{0, static_cast<double>(p.i("bytes")), 0}; };
@@ -57,13 +58,13 @@ void register_family_transfer(Registry& r) {
     r.add_family(std::move(k));
   }
   KernelFamily d = transfer("d2d", "device-to-device copy through the runtime (hipMemcpyAsync / cudaMemcpyAsync): "
-                                   "reads and writes device memory, like stream_copy", 62);
+                                   "reads and writes device memory, like stream_copy", 85);
   d.traffic = [](const Problem& p) {
     const double b = static_cast<double>(p.i("bytes"));
     return Traffic{b, b, 0};
   };
   KernelFamily m = transfer("memset", "the runtime's memset (hipMemsetAsync / cudaMemsetAsync): writes device "
-                                      "memory only, like fill", 63);
+                                      "memory only, like fill", 85);
   m.traffic = [](const Problem& p) { return Traffic{0, static_cast<double>(p.i("bytes")), 0}; };
 #ifdef BWPROF_WITH_GPU
   d.variants.push_back(Variant{"runtime", "gpu", make_transfer_gpu});
