@@ -51,7 +51,21 @@ py-test: build
 
 # CI: the README's test command (with nvcc present this is the CUDA build, whose CPU tests must pass
 # on a machine without a GPU), then a CPU-only build with its tests, then the AMD compile.
-ci: test test-cpu-only hip-build pip-check
+ci: test test-cpu-only hip-build pip-check cpp-example
+
+# The installed C++ package as a project outside the tree uses it: install $(BUILD) into a scratch
+# prefix, build examples/cpp against it (the GPU example too where the build has a GPU backend),
+# run the CPU example.
+EXAMPLE_PREFIX ?= $(CURDIR)/build-install
+EXAMPLE_BUILD ?= $(CURDIR)/build-example
+.PHONY: cpp-example
+cpp-example: build
+	rm -rf $(EXAMPLE_PREFIX) $(EXAMPLE_BUILD)
+	cmake --install $(BUILD) --prefix $(EXAMPLE_PREFIX) > /dev/null
+	cmake -S examples/cpp -B $(EXAMPLE_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_PREFIX_PATH=$(EXAMPLE_PREFIX) $(EXAMPLE_ARGS)
+	cmake --build $(EXAMPLE_BUILD) -j $(JOBS)
+	$(EXAMPLE_BUILD)/profile_cpu
 
 # The package as pip builds it (scikit-build-core over the same CMakeLists), into a scratch folder.
 pip-check: setup
@@ -104,7 +118,8 @@ install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target $(GPU_BUILD) python/bwprof/_core*.so
+	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target build-install build-example $(GPU_BUILD) \
+	  python/bwprof/_core*.so
 
 # ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
