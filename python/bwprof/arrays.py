@@ -9,6 +9,7 @@ written once, a buffer passed twice (or overlapping another) counted once.
 from __future__ import annotations
 
 import ctypes
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -121,10 +122,15 @@ def _cuda_location(obj: Any) -> str:
     return f"gpu:{int(index)}" if isinstance(index, int) else "gpu:0"
 
 
+def _is_numpy_scalar(obj: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(obj, np.generic)
+
+
 def describe(obj: Any) -> ArrayInfo | None:
     """The array behind ``obj``, or None when it speaks none of the array protocols."""
-    if obj is None or isinstance(obj, (bool, int, float, complex, str)):
-        return None
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)) or _is_numpy_scalar(obj):
+        return None  # passed by value: no memory traffic (bytes objects are immutable values too)
     try:
         cai = getattr(obj, "__cuda_array_interface__", None)
     except Exception:  # noqa: BLE001 - e.g. a PyTorch tensor that requires grad

@@ -84,7 +84,7 @@ _SHAPES = st.lists(st.integers(0, 9), min_size=0, max_size=3).map(tuple)
        dups=st.lists(st.integers(0, 3), max_size=3), out_spec=st.tuples(_SHAPES, _DTYPES))
 def test_inferred_bytes_equal_declared_for_numpy_arrays(specs, dups, out_spec):
     rng = np.random.default_rng(0)
-    arrs = [(rng.random(s) * 10).astype(d) for s, d in specs]
+    arrs = [np.asarray(rng.random(s) * 10).astype(d) for s, d in specs]
     args = arrs + [arrs[i % len(arrs)] for i in dups]  # the same array again: counted once
     out = np.zeros(out_spec[0], out_spec[1])
     declared_read = float(sum(x.nbytes for x in arrs))
@@ -123,11 +123,12 @@ def test_every_protocol_sees_the_same_array(dtype):
     t = a[:, ::2]
     assert bwarrays.describe(_DLPackOnly(t)).nbytes == t.nbytes == bwarrays.describe(t).nbytes
     assert not bwarrays.describe(t).contiguous
+    assert bwarrays.describe(np.asarray(2.5)).nbytes == 8  # a 0-d array lives in memory
     buf = bytearray(100)
     assert bwarrays.describe(buf).nbytes == 100
     assert bwarrays.describe(memoryview(buf)[10:30]).nbytes == 20
     assert bwarrays.describe(array.array("d", [1.0] * 7)).nbytes == 56
-    for not_an_array in (None, 3, 2.5, "text", object()):
+    for not_an_array in (None, 3, 2.5, "text", b"bytes", np.float32(1.5), object()):
         assert bwarrays.describe(not_an_array) is None
 
 
@@ -273,8 +274,9 @@ def test_sweep_over_a_grid_returns_one_frame_that_the_tools_take(tmp_path):
     from bwprof import baseline, plots
 
     assert (baseline.compare(back, df)["verdict"].notna()).all()
-    out = plots.roofline(df, tmp_path / "roofline")
-    assert out
+    with_flops = bwprof.sweep(lambda n: (np.negative, np.ones(n)), {"n": [1000, 2000]}, flops=1000, **FAST)
+    fig = plots.roofline(pd.concat([with_flops, df]), path=tmp_path / "roofline.png")
+    assert fig is not None and (tmp_path / "roofline.png").exists()
 
 
 def test_sweep_bad_grids():
