@@ -197,7 +197,10 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     elif stream is not None:
         handle_of(stream)  # checked, and meaningless on the CPU
     row_dtype = _dtype_of(dtype, first_inputs)
-    buffers = _host_spans(every_input + out_arrays) if resolved["kind"] == "cpu" else []
+    # What a cold CPU run evicts: memory the caller keeps alive (the inputs, and outputs it passed);
+    # the first call's return value is gone by then, and each call returns a new one anyway.
+    alive = every_input + (out_arrays if outputs is not None else [])
+    buffers = _host_spans(alive) if resolved["kind"] == "cpu" else []
 
     turn = itertools.count()
 

@@ -36,6 +36,14 @@ def test_numpy_callable_gets_the_row_of_bwprofs_kernels():
     assert rec["bound"] in ("memory", "compute", "latency") and rec["bottleneck"]
 
 
+def test_cold_cpu_runs_evict_only_live_memory():
+    # The first call's return value (64 MiB: mmapped by malloc, unmapped when freed) is gone when
+    # the timed runs flush the caches: evicting it would touch unmapped memory.
+    a = np.ones(1 << 24, np.float32)
+    rec = bwprof.profile(np.negative, a, device="cpu", warmup=0, repeats=2, min_time_s=0.0).to_dict()
+    assert rec["bytes_written"] == a.nbytes and rec["cache"] == "cold"
+
+
 def test_declared_bytes_flops_and_name():
     x = np.ones(4096, np.float16)
     m = bwprof.profile(lambda v: v * 2, x, bytes_read=1000, bytes_written=500, flops=4096, **FAST)
