@@ -67,14 +67,16 @@ class Profiler {
   // The stream measure() passes: the one set, else bwprof's own (nullptr on the CPU).
   Stream stream() const;
 
-  // Times `fn` (CPU code, or GPU work it queues on the default or the set stream) and derives the row.
+  // Times `fn` (CPU code, or GPU work it queues on the set stream, else the default stream) and
+  // derives the row.
   Measurement measure(const std::function<void()>& fn);
-  // Times `fn`, which queues its GPU work on the stream it is given.
+  // Times `fn`, which queues its GPU work on the stream it is given (stream()).
   Measurement measure(const std::function<void(Stream)>& fn);
 
   // The single-shot form, around code that cannot be wrapped: start() flushes (cold) and starts
-  // the clock on `stream` (default: stream()); stop() stops it and returns the row over every
-  // start/stop pair so far (its `repeats` counts them); reset() forgets them.
+  // the clock on `stream` (default: the set stream, else the default stream); stop() stops it and
+  // returns the row over every start/stop pair so far (its `repeats` counts them); reset() forgets
+  // them.
   void start();
   void start(Stream stream);
   Measurement stop();

@@ -250,8 +250,8 @@ Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
 }
 
 Measurement Profiler::measure(const std::function<void()>& fn) {
-  void* s = stream_ ? stream_->handle : backend_->timing_stream();
-  return run(fn, s);
+  // Code that is handed no stream launches on the default one, unless a stream was set.
+  return run(fn, stream_ ? stream_->handle : nullptr);
 }
 
 Measurement Profiler::measure(const std::function<void(Stream)>& fn) {
@@ -260,7 +260,7 @@ Measurement Profiler::measure(const std::function<void(Stream)>& fn) {
   return run([&] { fn(s); }, s.handle);
 }
 
-void Profiler::start() { start(stream()); }
+void Profiler::start() { start(stream_ ? *stream_ : Stream{}); }
 
 void Profiler::start(Stream stream) {
   if (open_) throw InvalidArgument("start: called twice without stop()");
