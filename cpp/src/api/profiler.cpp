@@ -236,7 +236,7 @@ Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
     // A region that timed no more than an empty one while each call kept the host busy far longer:
     // the code ran on the host, or queued its work on another stream. Its bandwidth would be a
     // figure of nothing.
-    if (t <= 1.5 * t0 + 0.5 && host >= 20.0 * std::max(t, 0.05) && host >= 10.0) {
+    if (t <= 1.25 * t0 + 0.5 && host >= 20.0 * std::max(t, 0.05) && host >= 10.0) {
       char buf[512];
       std::snprintf(buf, sizeof buf,
                     "fn: '%s' queued no GPU work on the timed stream of %s: each call took %.1f us on the host "
