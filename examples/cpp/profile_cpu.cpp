@@ -3,6 +3,7 @@
 #include <bwprof/profiler.hpp>
 
 #include <cmath>
+#include <exception>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -17,7 +18,8 @@ void my_axpy(float a, const std::vector<float>& x, std::vector<float>& y) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int run(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : (std::size_t{1} << 22);
   std::vector<float> x(n), y(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f + float(i % 7), y[i] = 1.0f - float(i % 5);
@@ -51,4 +53,14 @@ int main(int argc, char** argv) {
   }
   std::printf("OK\n");
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // bwprof's errors say what failed (an absent device, a bad count)
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
 }

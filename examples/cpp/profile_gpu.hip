@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -16,7 +17,8 @@ __global__ void my_scale(const float* __restrict__ x, float* __restrict__ y, flo
     y[i] = a * x[i];
 }
 
-int main(int argc, char** argv) {
+namespace {
+int run(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : (std::size_t{1} << 26);
   std::vector<float> host(n);
   for (std::size_t i = 0; i < n; ++i) host[i] = 0.25f * float(i % 1021) - 3.0f;
@@ -58,4 +60,14 @@ int main(int argc, char** argv) {
   }
   std::printf("OK\n");
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // bwprof's errors say what failed (an absent device, a bad count)
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
 }
