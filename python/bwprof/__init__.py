@@ -6,6 +6,7 @@ Quick use::
     df = bwprof.run_suite(quick=True)           # every reference kernel, one row each
     m = bwprof.measure("gemm", dtype="fp16", M=128, N=4864, K=896)
     print(m.to_dict()["bandwidth_gbs"])
+    u = bwprof.profile(numpy.add, a, b)         # your own code, the same row
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
@@ -15,9 +16,10 @@ from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
+from .usercode import profile, sweep
 
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",
-    "p2p_matrix", "peaks", "peer_links", "run_suite", "save_run",
+    "p2p_matrix", "peaks", "peer_links", "profile", "run_suite", "save_run", "sweep",
 ]
