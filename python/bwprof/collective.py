@@ -18,7 +18,6 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 
