@@ -9,12 +9,12 @@ Quick use::
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
-from .api import Device, columns, device, devices, kernels, measure, peaks
+from .api import Device, columns, device, devices, kernels, measure, peak_table, peaks
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
 
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",
-    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peaks", "run_suite", "save_run",
+    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peak_table", "peaks", "run_suite", "save_run",
 ]

@@ -92,9 +92,9 @@ bool runs_on_matrix_units(const Variant& v, DType dtype) { return v.matrix_units
 
 bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks) {
   m.peaks = peaks;
-  // FP16 on the matrix units: their roof, from the architecture table (bwprof measures no matrix
-  // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
-  if (runs_on_matrix_units(v, parse_dtype(m.dtype)) && info.fp16_matrix_gflops_theoretical > 0)
+  // FP16 on the matrix units: their roof, measured by bwprof's matrix-peak kernel (the
+  // architecture table's where it measured none).
+  if (runs_on_matrix_units(v, parse_dtype(m.dtype)) && (peaks.matrix_gflops > 0 || info.fp16_matrix_gflops_theoretical > 0))
     use_matrix_roof(m.peaks, info.fp16_matrix_gflops_theoretical, m.dtype);
   return derive_rates(m, k.pattern);
 }
