@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -87,6 +88,20 @@ TEST(Registry, VariantFlagsAreDeclaredWithTheVariants) {
     }
   EXPECT_EQ(memory, (std::set<std::string>{"stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot"}));
   EXPECT_EQ(vector, (std::set<std::string>{"fma_chain"}));
+  // The matrix units and the cache levels: bwprof's own kernels, each flagged with its roof.
+  std::map<std::string, std::set<std::string>> roofs;
+  for (auto& k : kernel_registry())
+    for (auto& v : k.variants)
+      if (v.ceiling != Ceiling::kNone && v.ceiling != Ceiling::kMemory && v.ceiling != Ceiling::kVector)
+        roofs[to_string(v.ceiling)].insert(k.name + "/" + v.backend);
+  std::map<std::string, std::set<std::string>> expect_roofs = {{"l2", {"l2_bandwidth/cpu"}}, {"l1", {"l1_bandwidth/cpu"}}};
+#ifdef BWPROF_WITH_GPU
+  expect_roofs["l2"].insert("l2_bandwidth/gpu");
+  expect_roofs["l1"].insert("l1_bandwidth/gpu");
+  expect_roofs["shared"] = {"shared_bandwidth/gpu"};
+  expect_roofs["matrix"] = {"mma_peak/gpu"};
+#endif
+  EXPECT_EQ(roofs, expect_roofs);
   EXPECT_EQ(variant("fma_chain", "cpu", "cpu").dtypes, (std::vector<DType>{DType::kF32}));
 #ifdef BWPROF_WITH_GPU
   // The GPU variants whose FP16 work runs on the matrix units, and only those.

@@ -166,7 +166,7 @@ void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::stri
   if (p.matrix_gflops > 0) {  // bwprof's own matrix-peak kernel measured it
     p.gflops = p.matrix_gflops;
     p.gflops_theoretical = p.matrix_gflops_theoretical > 0 ? p.matrix_gflops_theoretical : matrix_gflops_theoretical;
-    p.compute_source = p.matrix_source;
+    p.compute_source = p.matrix_source + " (matrix units)";
     return;
   }
   p.gflops = p.gflops_theoretical = matrix_gflops_theoretical;
