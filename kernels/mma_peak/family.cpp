@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/registry.hpp"
 #include "mma_peak/mma_peak.hpp"

@@ -1,9 +1,9 @@
 // The matrix-peak instance: picks the engine the device has (or the one asked for), launches it
 // on the backend's stream and checks each thread's sum against the host's formula.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
 #include "common/reference.hpp"

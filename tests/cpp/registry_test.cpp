@@ -37,12 +37,12 @@ const Variant& variant(const std::string& kernel, const std::string& backend, co
 }  // namespace
 
 TEST(Registry, EveryKernelInItsOrderOnce) {
-  // The list as bwprof.kernels() has always shown it, fill after the stream kernels and the FMA
-  // chains last.
+  // The list as bwprof.kernels() has always shown it, fill after the stream kernels, then the
+  // roof kernels: the FMA chains, the matrix peak, the cache levels.
   const std::vector<std::string> expect = {
       "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "fill", "gemm", "qkv_projection",
       "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
-      "intensity_sweep", "fma_chain"};
+      "intensity_sweep", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth", "shared_bandwidth"};
   EXPECT_EQ(names(), expect);
   load_builtins();  // a second load registers nothing twice
   EXPECT_EQ(names(), expect);

@@ -74,13 +74,20 @@ def test_cpu_roof_kernels_pass_their_checks(kernel, shape):
     ("l2_bandwidth", dict(op="write"), "op"),
     ("l2_bandwidth", dict(bytes=5000, workers=1), "bytes"),
     ("l1_bandwidth", dict(op="rw"), "op"),
-    ("mma_peak", dict(type="fp4"), "type"),
-    ("mma_peak", dict(engine="tpu"), "engine"),
     ("fma_chain", dict(math="fp128"), "math"),
 ])
 def test_bad_roof_kernel_arguments_name_themselves(kernel, shape, name):
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=f"^{name}"):
         bwprof.measure(kernel, device="cpu", repeats=1, **shape)
+
+
+@pytest.mark.skipif(not bwprof.GPU_BUILD, reason="the matrix peak's variant exists only in a GPU build")
+@pytest.mark.parametrize("params,name", [(dict(type="fp4"), "type"), (dict(engine="tpu"), "engine"),
+                                         (dict(workers=0), "workers")])
+def test_bad_matrix_peak_arguments_name_themselves(params, name):
+    gpu = {"id": "gpu:0", "kind": "gpu", "name": "synthetic", "backend": "cuda", "arch": "sm_90"}
+    with pytest.raises(ValueError, match=f"^{name}"):
+        _core.judge_row("mma_peak", "gpu", gpu, "fp16", params, 1.0, {})
 
 
 def test_no_matrix_or_shared_kernel_on_the_cpu():
@@ -132,7 +139,8 @@ def test_classify_names_the_level_that_serves_a_row_above_dram():
                         "peak_l1_gbs": 1500.0}])
     out = rl.classify(df)  # 200 GB/s: above DRAM, within the L2
     assert out["roofline_note"].iloc[0].startswith("above DRAM: L2 can serve it (L2 roof 400 GB/s); ")
-    ceil = rl.ceilings({"bandwidth_gbs": 100.0, "gflops": 1000.0, "l2_gbs": 400.0, "l1_gbs": 1500.0})
+    ceil = rl.ceilings({"bandwidth_gbs": 100.0, "bandwidth_theoretical_gbs": 120.0, "gflops": 1000.0,
+                        "l2_gbs": 400.0, "l1_gbs": 1500.0})
     assert rl.classify(df, ceil)["roofline_note"].iloc[0] == out["roofline_note"].iloc[0]
 
 
