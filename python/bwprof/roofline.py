@@ -167,13 +167,13 @@ def _from_results(df: pd.DataFrame, dtypes, info: dict | None, matrix) -> list[d
         }
         # A row judged against the matrix roof records it as its compute roof (an older run
         # without the matrix columns still says so there).
-        if math.isnan(p["matrix_gflops"]) and "peak_compute_source" in d:
+        if math.isnan(p["matrix_gflops"]) and "peak_compute_source" in d and "peak_gflops" in d:
             src = d["peak_compute_source"].astype(str)
             mrows = d[src.str.startswith("measured") & src.str.contains("mma_peak")]
             if len(mrows):
                 p["matrix_gflops"] = _mode(mrows["peak_gflops"])
                 p["matrix_source"] = _first_text(mrows["peak_compute_source"])
-        if "peak_compute_source" in d:  # the vector roof: the rows not judged against the matrix
+        if "peak_compute_source" in d and "peak_gflops" in d:  # the vector roof: rows not on the matrix units
             src = d["peak_compute_source"].astype(str)
             vrows = d[~src.str.contains("matrix") & ~src.str.contains("mma_peak")]
             if len(vrows):
