@@ -1,5 +1,6 @@
 // What a device is and what it can do (list_devices() and build_features() are in bwprof/api.hpp).
 #pragma once
+#include <map>
 #include <string>
 
 #include "bwprof/link.hpp"
@@ -28,6 +29,11 @@ struct DeviceInfo {
   // cross (PCIe generation and width, or the chip-to-chip link), where the machine reports it.
   std::string pci_bus_id;  // "0000:1b:00.0"
   Link host_link;
+  // Per arithmetic type, from the architecture table (absent where the device has no such unit):
+  // matrix "fp16", "bf16", "tf32", "fp8", "int8"; vector "fp32", "fp16", "fp64".
+  std::map<std::string, double> matrix_gflops_theoretical, vector_gflops_theoretical;
+  // Per-core cache sizes where the system reports them (the CPU: L1 data and L2), bytes; 0 unknown.
+  double l1_cache_bytes = 0, l2_cache_bytes = 0;
 };
 
 }  // namespace bwprof
