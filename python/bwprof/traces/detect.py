@@ -5,7 +5,8 @@ from pathlib import Path
 
 from .errors import TraceFormatError
 from .sqlitedb import Database, is_sqlite
-from .table import _find_header, _is_preamble, _lines, _read_head, _split
+from .csv_table import _find_header, _is_preamble, _lines, _split
+from .table import _read_head
 
 # Files read_dir() looks at: the text formats, then databases and reports.
 SUFFIXES = (".csv", ".json", ".json.gz", ".txt",

@@ -7,7 +7,8 @@ import pandas as pd
 
 from ..detect import _detect_from_text
 from ..errors import TraceFormatError
-from ..table import _numbers_or_text, _read_csv, _read_text, _text, reader, schema_frame
+from ..csv_table import _numbers_or_text, _read_csv, _text
+from ..table import _read_text, reader, schema_frame
 from ..units import parse_number, to_base, unit_scale
 
 # Columns that describe the whole device rather than the launch; left out to keep frames small

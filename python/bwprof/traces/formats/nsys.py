@@ -1,6 +1,7 @@
 """Nsight Systems: ``nsys stats --report cuda_gpu_kern_sum --format csv``."""
 
-from ..table import _read_csv, reader, schema_frame
+from ..csv_table import _read_csv
+from ..table import reader, schema_frame
 
 
 @reader

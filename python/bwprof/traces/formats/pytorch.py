@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from ..errors import TraceFormatError
-from ..table import Note, Origin, _as_float, _read_json, _text, reader, schema_frame
+from ..csv_table import _text
+from ..table import Note, Origin, _as_float, _read_json, reader, schema_frame
 
 # Event categories that are GPU work; copies and fills count as GPU time too.
 _TORCH_GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -21,10 +22,31 @@ def _is_gpu(cat):
     return cat in _TORCH_GPU_CATS or (isinstance(cat, str) and cat.lower() in _TORCH_GPU_CATS)
 
 
-def _triple(value):
-    if isinstance(value, (list, tuple)) and len(value) == 3:
-        return value
-    return (None, None, None)
+def _gpu_events(events):
+    """Positions of the complete ("X") events of a GPU category; each distinct category is
+    judged once."""
+    try:
+        cats = {ev.get("cat") for ev in events if type(ev) is dict}
+        gpu = {c for c in cats if _is_gpu(c)}
+        return [k for k, ev in enumerate(events)
+                if type(ev) is dict and ev.get("cat") in gpu and ev.get("ph", "X") == "X"]
+    except TypeError:                   # a category that is a list or an object
+        return [k for k, ev in enumerate(events)
+                if isinstance(ev, dict) and _is_gpu(ev.get("cat")) and ev.get("ph", "X") == "X"]
+
+
+def _triples(values):
+    """Three lists (x, y, z) from [x, y, z] values; anything else gives None."""
+    xs, ys, zs = [], [], []
+    for v in values:
+        if type(v) is list and len(v) == 3:
+            x, y, z = v
+        else:
+            x = y = z = None
+        xs.append(x)
+        ys.append(y)
+        zs.append(z)
+    return xs, ys, zs
 
 
 def _base_ns(path, doc):
@@ -50,16 +72,15 @@ def read_pytorch_trace(path):
         events, base_ns = doc, 0
     if not isinstance(events, list):
         raise TraceFormatError(path, 1, "JSON without a traceEvents list: not a PyTorch/Chrome trace")
-    index = [k for k, ev in enumerate(events)
-             if isinstance(ev, dict) and _is_gpu(ev.get("cat")) and ev.get("ph", "X") == "X"]
+    index = _gpu_events(events)
     gpu = [events[k] for k in index]
     n = len(gpu)
     ts_raw = [ev.get("ts") for ev in gpu]
     ts = _numbers(path, ts_raw, index, gpu, "ts", allow_missing=False)
     dur = _numbers(path, [ev.get("dur") for ev in gpu], index, gpu, "dur", allow_missing=True)
-    args = [ev.get("args") if isinstance(ev.get("args"), dict) else {} for ev in gpu]
-    grid = [_triple(a.get("grid")) for a in args]
-    block = [_triple(a.get("block")) for a in args]
+    args = [a if type(a) is dict else {} for a in (ev.get("args") for ev in gpu)]
+    grid = _triples([a.get("grid") for a in args])
+    block = _triples([a.get("block") for a in args])
 
     # Start and end in integer ns: base + round(us * 1000), exact where the numbers fit.
     bad = {}
@@ -73,9 +94,8 @@ def read_pytorch_trace(path):
         "start_ns": start,
         "end_ns": end,
         "duration_ns": dur * 1000.0,
-        "grid_x": [g[0] for g in grid], "grid_y": [g[1] for g in grid], "grid_z": [g[2] for g in grid],
-        "block_x": [b[0] for b in block], "block_y": [b[1] for b in block],
-        "block_z": [b[2] for b in block],
+        "grid_x": grid[0], "grid_y": grid[1], "grid_z": grid[2],
+        "block_x": block[0], "block_y": block[1], "block_z": block[2],
         "registers": [a.get("registers per thread") for a in args],
         "shared_mem_bytes": [a.get("shared memory") for a in args],
         "device": _text([a.get("device", ev.get("pid")) for a, ev in zip(args, gpu)]),
@@ -91,24 +111,22 @@ def _numbers(path, values, index, gpu, key, allow_missing):
     """float64 array of a JSON field; a value that is not a number is a TraceFormatError naming
     its event (a missing ``ts`` too; a missing ``dur`` is NaN, an invalid row)."""
     try:
-        if not any(isinstance(v, (str, bool, list, dict)) for v in values):
-            out = _as_float(values)
-            if allow_missing or not np.isnan(out).any():
-                return out
+        out = _as_float(values)
+        if allow_missing or not np.isnan(out).any():
+            return out
     except (TypeError, ValueError):
         pass
     for k, v in enumerate(values):
         if v is None and allow_missing:
             continue
-        ok = not isinstance(v, (str, bool, list, dict)) and v is not None
-        if ok:
-            try:
-                float(v)
-            except OverflowError:
-                pass
-            except (TypeError, ValueError):
-                ok = False
-        if not ok:
+        try:
+            number = float(v)
+            ok = not isinstance(v, str) and not math.isnan(number) or allow_missing
+        except OverflowError:
+            ok = True
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or v is None:
             raise TraceFormatError(path, None, f"traceEvents[{index[k]}] ({gpu[k].get('name')!r}) "
                                                f"has no numeric {key}: {v!r}")
     return _as_float(values)

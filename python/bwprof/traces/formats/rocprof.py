@@ -3,7 +3,8 @@ rocprofv3 kept."""
 
 import numpy as np
 
-from ..table import _ceil_div, _numeric_extras, _read_csv, reader, schema_frame
+from ..csv_table import _ceil_div, _numeric_extras, _read_csv
+from ..table import reader, schema_frame
 
 _ROCPROF_KNOWN = ["Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid", "grd",
                   "wgr", "lds", "scr", "arch_vgpr", "accum_vgpr", "vgpr", "sgpr", "fbar",

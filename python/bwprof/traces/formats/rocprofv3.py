@@ -5,23 +5,25 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..table import _ceil_div, _read_csv, reader, schema_frame
+from ..csv_table import _ceil_div, _read_csv
+from ..table import reader, schema_frame
 from ..units import parse_number
 from .rocprof import _read_kernel_stats
 
 _V3_TRACE_REQUIRED = [("Kernel_Name",), ("Start_Timestamp",), ("End_Timestamp",)]
 
 # The columns the readers use, with their types: parsed typed in one pass (table._read_csv).
+# Sizes and counts are integers in every rocprofv3 version.
 _V3_KINDS = {
     "Kernel_Name": "text", "Agent_Id": "text", "Stream_Id": "text", "Queue_Id": "text",
     "Start_Timestamp": "int", "End_Timestamp": "int", "Correlation_Id": "int",
     "Process_Id": "int", "Dispatch_Id": "int",
-    "Grid_Size_X": "float", "Grid_Size_Y": "float", "Grid_Size_Z": "float",
-    "Workgroup_Size_X": "float", "Workgroup_Size_Y": "float", "Workgroup_Size_Z": "float",
-    "Grid_Size": "float", "Workgroup_Size": "float",
-    "VGPR_Count": "float", "Vgpr_Count": "float", "Arch_VGPR_Count": "float",
-    "Accum_VGPR_Count": "float", "LDS_Block_Size": "float", "Lds_Block_Size": "float",
-    "Group_Segment_Size": "float", "LDS_Size": "float", "SGPR_Count": "float",
+    "Grid_Size_X": "int", "Grid_Size_Y": "int", "Grid_Size_Z": "int",
+    "Workgroup_Size_X": "int", "Workgroup_Size_Y": "int", "Workgroup_Size_Z": "int",
+    "Grid_Size": "int", "Workgroup_Size": "int",
+    "VGPR_Count": "int", "Vgpr_Count": "int", "Arch_VGPR_Count": "int",
+    "Accum_VGPR_Count": "int", "LDS_Block_Size": "int", "Lds_Block_Size": "int",
+    "Group_Segment_Size": "int", "LDS_Size": "int", "SGPR_Count": "float",
     "Sgpr_Count": "float", "Scratch_Size": "float", "Private_Segment_Size": "float",
 }
 
@@ -35,21 +37,21 @@ def _rocprofv3_columns(t):
         cols["end_ns"] = t.ints("End_Timestamp")
     if t.has("Grid_Size_X"):
         for axis in "xyz":
-            cols[f"grid_{axis}"] = _ceil_div(t.numbers(f"Grid_Size_{axis.upper()}"),
-                                             t.numbers(f"Workgroup_Size_{axis.upper()}"))
-            cols[f"block_{axis}"] = t.numbers(f"Workgroup_Size_{axis.upper()}")
+            cols[f"grid_{axis}"] = _ceil_div(t.ints(f"Grid_Size_{axis.upper()}"),
+                                             t.ints(f"Workgroup_Size_{axis.upper()}"))
+            cols[f"block_{axis}"] = t.ints(f"Workgroup_Size_{axis.upper()}")
     elif t.has("Grid_Size"):
         # Only totals: the whole launch is described as one-dimensional.
-        cols["grid_x"] = _ceil_div(t.numbers("Grid_Size"), t.numbers("Workgroup_Size"))
-        cols["block_x"] = t.numbers("Workgroup_Size")
+        cols["grid_x"] = _ceil_div(t.ints("Grid_Size"), t.ints("Workgroup_Size"))
+        cols["block_x"] = t.ints("Workgroup_Size")
         cols["grid_y"] = cols["grid_z"] = cols["block_y"] = cols["block_z"] = np.ones(t.n, dtype=np.int64)
-    vgpr = t.numbers("VGPR_Count", "Vgpr_Count", "Arch_VGPR_Count")
+    vgpr = t.ints("VGPR_Count", "Vgpr_Count", "Arch_VGPR_Count")
     if vgpr is not None:
-        agpr = t.numbers("Accum_VGPR_Count")
+        agpr = t.ints("Accum_VGPR_Count")
         # AGPRs are per-lane registers too; MI-series kernels often hold the matrix tile there.
-        cols["registers"] = vgpr + (np.nan_to_num(agpr) if agpr is not None else 0)
-    cols["shared_mem_bytes"] = t.numbers("LDS_Block_Size", "Lds_Block_Size", "Group_Segment_Size",
-                                         "LDS_Size")
+        cols["registers"] = _plus(vgpr, agpr)
+    cols["shared_mem_bytes"] = t.ints("LDS_Block_Size", "Lds_Block_Size", "Group_Segment_Size",
+                                      "LDS_Size")
     cols["device"] = t.labels("Agent_Id")
     cols["stream"] = t.labels("Stream_Id", "Queue_Id")
     cols["correlation_id"] = t.ints("Correlation_Id")
@@ -64,6 +66,19 @@ def _rocprofv3_columns(t):
     if t.has("Scratch_Size", "Private_Segment_Size"):
         extras["scratch_bytes"] = t.numbers("Scratch_Size", "Private_Segment_Size")
     return cols, extras
+
+
+def _plus(a, b):
+    """a + b (b's blanks count as 0), integers where both columns are."""
+    if b is None:
+        return a
+    if isinstance(a, pd.arrays.IntegerArray) and isinstance(b, pd.arrays.IntegerArray):
+        return pd.arrays.IntegerArray(a._data + np.where(b._mask, 0, b._data), a._mask.copy())
+    a = pd.array(a, dtype="Float64").to_numpy(dtype=np.float64, na_value=np.nan) \
+        if not isinstance(a, np.ndarray) else a.astype(np.float64)
+    b = pd.array(b, dtype="Float64").to_numpy(dtype=np.float64, na_value=np.nan) \
+        if not isinstance(b, np.ndarray) else b.astype(np.float64)
+    return a + np.nan_to_num(b)
 
 
 @reader
