@@ -161,7 +161,8 @@ class _Source:
                                                                     "expected CSV or JSON") from None
                     # Tool messages: ncu's "==PROF==" lines anywhere, the others (nsys's
                     # progress, notices) only before the output, in the first block.
-                    if not preamble and ((tail[-1:] + block).find(b"\n==") >= 0 or
+                    if not preamble and (block.find(b"\n==") >= 0 or
+                                         (tail.endswith(b"\n") and block.startswith(b"==")) or
                                          (newlines == 0 and _PREAMBLE_LINE.search(block) is not None)):
                         preamble = True
                     newlines += block.count(b"\n")
