@@ -31,7 +31,7 @@ SETTINGS = settings(max_examples=30, deadline=None,
 BIG = 2 ** 63
 
 # What a bad row holds: (kind, how the writer spells it). "ok" rows are valid.
-KINDS = ("ok", "negative", "empty", "nan", "inf", "huge")
+KINDS = ("ok", "negative", "empty", "nan", "inf", "huge", "negtime")
 
 
 def rows_strategy(max_rows=12):
@@ -80,7 +80,8 @@ V3_HEADER = ('"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id"
 def v3_times(kind, start, dur):
     end = start + dur
     return {"ok": (start, end), "negative": (start, start - dur), "empty": (start, ""),
-            "nan": ("nan", end), "inf": (start, "inf"), "huge": (start, 10 ** 20)}[kind]
+            "nan": ("nan", end), "inf": (start, "inf"), "huge": (start, 10 ** 20),
+            "negtime": (-1, end)}[kind]
 
 
 def write_v3(path, kinds, durs):
@@ -147,7 +148,7 @@ def test_rocprof_results_invalid_rows(tmp_path, kinds, durs):
 
 def total_text(kind, total):
     return {"ok": str(total), "negative": str(-total), "empty": "", "nan": "nan", "inf": "inf",
-            "huge": "1e400"}[kind]
+            "huge": "1e400", "negtime": str(-total)}[kind]
 
 
 @SETTINGS
@@ -237,6 +238,8 @@ def torch_event(kind, i, ts, dur):
         ev["dur"] = float("inf")
     elif kind == "huge":
         ev["ts"] = 10 ** 30
+    elif kind == "negtime":
+        ev["ts"] = -ts
     return ev
 
 
@@ -350,6 +353,8 @@ def test_rocprofv3_json_invalid_dispatches(tmp_path, kinds):
             rec["end_timestamp"] = float("inf")
         elif kind == "huge":
             rec["start_timestamp"] = 10 ** 25
+        elif kind == "negtime":
+            rec["start_timestamp"] = -5
         else:
             valid.append(float(100 + i))
         dispatches.append(rec)
@@ -365,7 +370,8 @@ def test_rocprofv3_json_invalid_dispatches(tmp_path, kinds):
 
 def db_kinds(n_max):
     # The schemas declare the timestamps NOT NULL: no "empty" rows in a database.
-    return st.lists(st.sampled_from(("ok", "negative", "real", "inf")), min_size=1, max_size=n_max)
+    return st.lists(st.sampled_from(("ok", "negative", "real", "inf", "negtime")), min_size=1,
+                    max_size=n_max)
 
 
 def corrupt(db, table, key, kinds, start_col="start", end_col="end"):
@@ -383,6 +389,8 @@ def corrupt(db, table, key, kinds, start_col="start", end_col="end"):
                 start = 1.5e300
             elif kind == "inf":
                 end = float("inf")
+            elif kind == "negtime":
+                start = -5
             else:
                 valid.append(float(end - start))
             con.execute(f'UPDATE "{table}" SET "{start_col}" = ?, "{end_col}" = ? WHERE {key} = ?',
@@ -462,6 +470,8 @@ def corrupt_rows(db, table, keys, kinds):
                 start = 1.5e300
             elif kind == "inf":
                 end = float("inf")
+            elif kind == "negtime":
+                start = -5
             else:
                 valid.append(float(end - start))
             con.execute(f'UPDATE "{table}" SET "start" = ?, "end" = ? WHERE id = ?', (start, end, k))

@@ -235,9 +235,12 @@ def test_no_module_and_no_ncu(tmp_path, tools):
         traces.read_ncu_rep(report(tmp_path), via="cli")
 
 
-def test_bad_via(tmp_path):
+def test_bad_via_and_timeout(tmp_path):
     with pytest.raises(ValueError, match="via must be one of auto, cli, module, not 'gpu'"):
         traces.read_ncu_rep(report(tmp_path), via="gpu")
+    for bad in (0, -1, "10", float("nan"), True):
+        with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+            traces.read_ncu_rep(report(tmp_path), timeout=bad)
 
 
 # --- through the ncu command line -----------------------------------------------------------

@@ -20,6 +20,7 @@ import gzip
 import io
 import math
 import re
+import warnings
 import zlib
 from pathlib import Path
 
@@ -667,7 +668,9 @@ def _parse(source, parse_source, skip, header, h, kinds, ragged, size, line_map)
     table = _Table(source, header, h + 1, {}, 0, line_map)
     try:
         try:
-            columns, n = run(exact=False)
+            with warnings.catch_warnings():     # pandas warns before it raises on inf in Int64
+                warnings.simplefilter("ignore", RuntimeWarning)
+                columns, n = run(exact=False)
         except pd.errors.EmptyDataError:
             columns, n = {j: _Column(kinds[j], 0).finish() for j in used}, 0
         except pd.errors.ParserError as exc:

@@ -225,7 +225,9 @@ def _as_int64(values, name=None, bad=None):
             bad.setdefault(name, {}).update({int(i): float(arr[i]) for i in wrong})
         return pd.arrays.IntegerArray(np.round(np.where(fits, arr, 0.0)).astype(np.int64), ~fits)
     try:                                # Python ints and None (JSON): exact, in C
-        return pd.array(arr, dtype="Int64")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return pd.array(arr, dtype="Int64")
     except (TypeError, ValueError, OverflowError):
         pass                            # text, fractions, values beyond 64 bits: one by one
     data = np.zeros(len(arr), dtype=np.int64)
@@ -381,7 +383,17 @@ def _problems(df, bad, expect_duration):
         negative = duration < 0
         infinite = np.isposinf(duration)
         negative_calls = calls < 0
-    invalid = out_of_range | empty | negative | infinite | negative_calls
+    # Nanosecond clocks (boot or epoch time) are never negative.
+    early = {}
+    for name in ("start_ns", "end_ns"):
+        if name in df.columns and n:
+            values = df[name]
+            if isinstance(values.dtype, pd.Int64Dtype):
+                early[name] = (values.array._data < 0) & ~values.array._mask
+    negative_time = np.zeros(n, dtype=bool)
+    for mask in early.values():
+        negative_time |= mask
+    invalid = out_of_range | empty | negative | infinite | negative_calls | negative_time
 
     def reason(i):
         for name, rows in bad.items():
@@ -392,6 +404,9 @@ def _problems(df, bad, expect_duration):
                 if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
                     return f"{name} {_show(value)} is beyond 64-bit integers"
                 return f"{name} {_show(value)} is not an integer"
+        for name, mask in early.items():
+            if mask[i]:
+                return f"negative timestamp ({name} {int(df[name].iloc[i])})"
         if negative[i]:
             return f"negative duration ({duration[i]:g} ns)"
         if infinite[i]:

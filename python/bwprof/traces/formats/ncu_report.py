@@ -74,6 +74,8 @@ def read_ncu_rep(path, module=None, via="auto", ncu=None, timeout=TIMEOUT_S):
         raise FileNotFoundError(f"{p}: no such file")
     if via not in VIAS:
         raise ValueError(f"via must be one of {', '.join(VIAS)}, not {via!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
     if module is not None:
         return _frame(p, _extract_here(p, module))
     exe = ncu or shutil.which("ncu")
