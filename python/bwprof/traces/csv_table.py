@@ -36,6 +36,9 @@ _HEADER_SCAN_LINES = 200
 # Bytes read at once while scanning a file, and rows parsed at once.
 _BLOCK = 1 << 24
 _CHUNK_ROWS = 250_000
+# Floats exactly as written: pandas before 3.0 parses them with a fast parser that can miss the
+# last digit; 3.0 round-trips by default and deprecates the option (as in results.py).
+_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,8 +251,7 @@ class _Column:
         if self.kind == "float":
             return self.data[:n]
         if self.kind == "text":
-            return pd.Categorical.from_codes(self.data[:n], categories=pd.Index(list(self.index), dtype=object),
-                                             validate=False)
+            return pd.Categorical.from_codes(self.data[:n], categories=pd.Index(list(self.index), dtype=object))
         out = np.concatenate(self.pieces) if self.pieces else np.zeros(0, dtype=object)
         missing = pd.isna(out)
         if missing.any():                   # fields a short (ragged) row lacks
@@ -650,7 +652,7 @@ def _parse(source, parse_source, skip, header, h, kinds, ragged, size, line_map)
         return out
 
     opts = dict(header=None, names=names, skiprows=skip, keep_default_na=False,
-                skip_blank_lines=True, engine="c", chunksize=_CHUNK_ROWS)
+                skip_blank_lines=True, engine="c", chunksize=_CHUNK_ROWS, **_ROUND_TRIP)
     if ragged:
         opts["usecols"] = list(range(len(header)))
 
