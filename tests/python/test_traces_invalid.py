@@ -540,3 +540,23 @@ def test_valid_samples_read_unchanged_with_drop_invalid():
             b = traces.read(DATA / name, drop_invalid=True)
         pd.testing.assert_frame_equal(a, b)
         assert np.isfinite(a["duration_ns"]).all() and (a["duration_ns"] >= 0).all()
+
+
+# --- big files are checked all through -----------------------------------------------------
+
+@pytest.mark.parametrize("junk, what", [(b"\x00", "NUL byte"), (b"\xff\xfe", "not UTF-8"),
+                                        (b"\xc3", "not UTF-8")])
+def test_binary_data_far_into_a_big_file(tmp_path, junk, what):
+    """The CSV layer streams files in 16 MB blocks: junk after the first block (or a character
+    cut at a block's end) is still an error at its line."""
+    row = '"KERNEL_DISPATCH",2,1,1,7,1,3,"k",1,1000,2000,0,0,256,1,1,65536,1,1\n'.encode()
+    rows = (1 << 24) // len(row) + 1000
+    path = tmp_path / "kernel_trace.csv"
+    with open(path, "wb") as f:
+        f.write(V3_HEADER.encode() + b"\n")
+        f.write(row * rows)
+        f.write(b'"KERNEL_DISPATCH",2,1,1,7,1,3,"k' + junk + b'",1,1000,2000,0,0,256,1,1,65536,1,1\n')
+        f.write(row)
+    with pytest.raises(TraceFormatError, match=rf"kernel_trace\.csv, line {rows + 2}: binary data "
+                                               rf"\({what}"):
+        traces.read(path)

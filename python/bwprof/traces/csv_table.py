@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import TraceFormatError
-from .table import _MISSING, Origin, _check_file, _INT64_MAX, _INT64_MIN
+from .table import _INT64_MAX, _INT64_MIN, _MISSING, Origin, _check_block, _check_file
 from .units import parse_number
 
 # How far into a file to look for the header line: the ncu and nsys preambles are short.
@@ -148,21 +148,7 @@ class _Source:
                     if first:
                         head = block[:1 << 17]
                         first = False
-                    nul = block.find(b"\x00")
-                    if nul >= 0:
-                        line = newlines + block.count(b"\n", 0, nul) + 1
-                        raise TraceFormatError(self.path, line,
-                                               "binary data (NUL byte); expected a CSV or JSON text file")
-                    pending = decoder.getstate()[0]
-                    if pending or not block.isascii():
-                        try:
-                            decoder.decode(block)
-                        except UnicodeDecodeError as exc:
-                            # The decoder's position counts from the bytes it held back too.
-                            pos = max(exc.start - len(pending), 0)
-                            line = newlines + block.count(b"\n", 0, pos) + 1
-                            raise TraceFormatError(self.path, line, "binary data (not UTF-8 text); "
-                                                                    "expected CSV or JSON") from None
+                    _check_block(self.path, block, newlines, decoder, final=False)
                     # Tool messages: ncu's "==PROF==" lines anywhere, the others (nsys's
                     # progress, notices) only before the output, in the first block.
                     if not preamble and (block.find(b"\n==") >= 0 or
@@ -171,11 +157,7 @@ class _Source:
                         preamble = True
                     newlines += block.count(b"\n")
                     tail = block[-(1 << 16):] if len(block) >= 1 << 16 else (tail + block)[-(1 << 16):]
-                try:
-                    decoder.decode(b"", final=True)
-                except UnicodeDecodeError:
-                    raise TraceFormatError(self.path, newlines + 1, "binary data (not UTF-8 text); "
-                                                                    "expected CSV or JSON") from None
+                _check_block(self.path, b"", newlines, decoder, final=True)
         except (OSError, EOFError, zlib.error) as exc:
             raise TraceFormatError(self.path, None, f"truncated or corrupt gzip data ({exc})") from None
         if not head or not _NON_SPACE.search(head) and not _NON_SPACE.search(tail):

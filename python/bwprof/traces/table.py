@@ -12,6 +12,7 @@ Short names are made once per distinct kernel name; a categorical kernel_name (c
 is never expanded to one Python string per row before that.
 """
 
+import codecs
 import contextvars
 import functools
 import gzip
@@ -26,7 +27,6 @@ import pandas as pd
 
 from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
 from .names import short_kernel_name
-from .units import parse_number
 
 # Column order and dtypes of the kernel-trace schema (docs/traces.md describes each).
 SCHEMA = {
@@ -101,24 +101,34 @@ def _check_file(path):
     return path
 
 
+def _check_block(path, block, line0=0, decoder=None, final=True):
+    """Binary data (a NUL byte, bytes that are not UTF-8) in ``block`` is a TraceFormatError at
+    its line (``line0`` lines come before the block). A file checked a block at a time passes
+    one incremental ``decoder`` with ``final=False``, then b"" with ``final=True``."""
+    nul = block.find(b"\x00")
+    if nul >= 0:
+        raise TraceFormatError(path, line0 + block.count(b"\n", 0, nul) + 1,
+                               "binary data (NUL byte); expected a CSV or JSON text file")
+    decoder = decoder or codecs.getincrementaldecoder("utf-8")()
+    pending = decoder.getstate()[0]
+    if pending or not block.isascii():
+        try:
+            decoder.decode(block, final=final)
+        except UnicodeDecodeError as exc:
+            # The decoder's position counts the bytes it held back from the block before.
+            pos = max(exc.start - len(pending), 0)
+            raise TraceFormatError(path, line0 + block.count(b"\n", 0, pos) + 1,
+                                   "binary data (not UTF-8 text); expected CSV or JSON") from None
+
+
 def _check_bytes(path, data, complete=True):
-    """Empty, binary (NUL) and non-UTF-8 data are TraceFormatErrors at their line."""
+    """Empty data, and binary data as _check_block says; ``complete`` False for the head of a
+    file, which may end inside a character."""
     if not data or data.isspace():
         if complete:
             raise TraceFormatError(path, 1, "file is empty")
         return
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise TraceFormatError(path, line, "binary data (NUL byte); expected a CSV or JSON text file")
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if complete or exc.start < len(data) - 4:     # a head may end inside a character
-                line = data.count(b"\n", 0, exc.start) + 1
-                raise TraceFormatError(path, line,
-                                       "binary data (not UTF-8 text); expected CSV or JSON") from None
+    _check_block(path, data, final=complete)
 
 
 def _read_bytes(path):
