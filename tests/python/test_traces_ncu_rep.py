@@ -312,8 +312,20 @@ def test_cli_export_with_invalid_durations_follows_drop_invalid(tmp_path, tools)
 @pytest.mark.skipif(ncu_report.locate_ncu_report() is None,
                     reason="NVIDIA's ncu_report module is not installed here")
 def test_real_sample_through_the_module_matches_its_csv_export():
+    """The module's launches are the CSV export's. Two things differ by what each path gives, seen
+    on the H100 with Nsight Compute 2025.3.1: the module names kernels fully demangled ("void
+    bwprof::<unnamed>::bwprof_stream<float, (int)0>(...)") where the CSV prints "void
+    unnamed>::bwprof_stream<float, 0>(...)", and 14 percent-of-peak metrics (and
+    launch__waves_per_multiprocessor) differ; so `via="auto"` reads through ncu's CSV export, which
+    agrees with the CSV reader on every column."""
     df = traces.read_ncu_rep(SAMPLE, via="module")
-    assert_same_launches(df, traces.read(SAMPLE_CSV))
+    csv = traces.read(SAMPLE_CSV)
+    assert len(df) == len(csv) == 6
+    for col in COLUMNS:
+        if col != "kernel_name":
+            assert df[col].tolist() == csv[col].tolist(), col
+    assert all("bwprof_stream<float" in name for name in df["kernel_name"])
+    assert set(c for c in csv.columns if "__" in c) <= set(df.columns)
 
 
 @pytest.mark.skipif(ncu_report.shutil.which("ncu") is None, reason="ncu is not on PATH here")

@@ -29,12 +29,13 @@ DEVICE_PREFIXES = ("device__attribute_", "nvlink__", "numa__", "c2clink__")
 
 
 def candidate_dirs():
-    """Folders that may hold ncu_report.py, most specific first: $BWPROF_NCU_REPORT_PATH, beside
-    the ``ncu`` on PATH, the usual install folders."""
+    """Folders that may hold ncu_report.py, most specific first: $BWPROF_NCU_REPORT_PATH alone when
+    it is set, else beside the ``ncu`` on PATH, then the usual install folders."""
     dirs = []
     env = os.environ.get("BWPROF_NCU_REPORT_PATH")
     if env:
-        dirs.extend(d for d in env.split(os.pathsep) if d)
+        # Named by the user: only there (an install elsewhere must not stand in for it).
+        return list(dict.fromkeys(d for d in env.split(os.pathsep) if d))
     ncu = shutil.which("ncu")
     if ncu:
         real = Path(os.path.realpath(ncu))
