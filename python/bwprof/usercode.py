@@ -105,8 +105,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
     GPU the calls are timed by events on ``stream`` (a raw handle or an object with
-    ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: PyTorch's current stream when
-    PyTorch has started CUDA, else CuPy's, else the default stream), where the L2 flush and the
+    ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: the current stream of PyTorch
+    (once it has started CUDA) or CuPy that is not a default stream, else the default stream), where the L2 flush and the
     stream hold go too. ``rotate``: a list of argument tuples used in turn (so that even hot runs
     read from memory). A callable that raises has its exception re-raised as a BwprofError
     chained to it; one that queues no GPU work on the timed stream is a ValueError.

@@ -252,17 +252,32 @@ def test_stream_handles():
         streams.handle_of(BadProto())
 
 
-def test_current_stream_prefers_torch_then_cupy(monkeypatch):
-    fake_cuda = types.SimpleNamespace(is_initialized=lambda: True,
-                                      current_stream=lambda i: types.SimpleNamespace(cuda_stream=1000 + i))
-    fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(get_current_stream=lambda: types.SimpleNamespace(ptr=77)))
+def test_current_stream_is_the_one_a_library_set(monkeypatch):
+    def torch_on(handle):
+        cuda = types.SimpleNamespace(is_initialized=lambda: True,
+                                     current_stream=lambda i: types.SimpleNamespace(cuda_stream=handle + i))
+        return types.SimpleNamespace(cuda=cuda)
+
+    def cupy_on(handle):
+        return types.SimpleNamespace(cuda=types.SimpleNamespace(get_current_stream=lambda: types.SimpleNamespace(ptr=handle)))
+
     monkeypatch.delitem(sys.modules, "torch", raising=False)
     monkeypatch.delitem(sys.modules, "cupy", raising=False)
     assert streams.current_handle(0) == (0, "default")
-    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setitem(sys.modules, "cupy", cupy_on(77))
     assert streams.current_handle(0) == (77, "cupy")
-    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=fake_cuda))
+    # PyTorch on its default stream, CuPy inside `with cupy.cuda.Stream()`: CuPy's is where work goes
+    # (the GPU notebook timed an empty stream before this rule).
+    monkeypatch.setitem(sys.modules, "torch", torch_on(0))
+    assert streams.current_handle(0) == (77, "cupy")
+    monkeypatch.setitem(sys.modules, "cupy", cupy_on(0))
+    assert streams.current_handle(1) == (1, "torch")
+    assert streams.current_handle(0) == (0, "torch")
+    monkeypatch.setitem(sys.modules, "torch", torch_on(1000))
     assert streams.current_handle(1) == (1001, "torch")
+    monkeypatch.setitem(sys.modules, "cupy", cupy_on(77))
+    with pytest.raises(ValueError, match="both set and differ; pass stream="):
+        streams.current_handle(1)
     idle = types.SimpleNamespace(is_initialized=lambda: False, current_stream=None)
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=idle))
     assert streams.current_handle(0) == (77, "cupy")  # a PyTorch that never started CUDA launches nothing
