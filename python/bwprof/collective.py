@@ -169,8 +169,8 @@ def collectives(collectives=None, dtypes=DTYPES, sizes=SIZES, *, device: str = "
         raise ValueError(f"launch: expected a bwprof.distributed.Launch or None, got {_args.show(launch)}")
     jobs = [(k, dt, s) for k in kernels for dt in dtypes for s in sizes]
     if launch.distributed:
-        if device == "auto":
-            device = f"gpu:{launch.local_rank}" if _core.GPU_BUILD and _has_gpus() else "cpu"
+        if device == "auto":  # this rank's GPU only: opening every GPU would put a context on each
+            device = f"gpu:{launch.local_rank}" if _core.GPU_BUILD else "cpu"
         return _run_job(jobs, launch, device, warmup, repeats, cache, verify, out_dir, progress, timeout_s)
     info = _core.device_info(device)
     if info["kind"] != "gpu":
@@ -196,10 +196,6 @@ def collectives(collectives=None, dtypes=DTYPES, sizes=SIZES, *, device: str = "
     if writer is not None:
         df.attrs["run_folder"] = str(writer.path)
     return df
-
-
-def _has_gpus() -> bool:
-    return any(d["kind"] == "gpu" for d in _core.devices())
 
 
 def _frame(rows) -> pd.DataFrame:
