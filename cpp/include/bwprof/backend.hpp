@@ -15,6 +15,9 @@ class Backend {
   // Evict what the kernel will read from the caches (not timed).
   virtual void flush_cache(KernelInstance& k) = 0;
   virtual void synchronize() = 0;
+  // Free memory of a device that has its own (the runtime's answer, now); negative for a
+  // backend that runs in host memory (the CPU).
+  virtual double free_device_bytes() { return -1; }
 };
 
 }  // namespace bwprof

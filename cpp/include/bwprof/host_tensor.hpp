@@ -10,9 +10,15 @@
 
 namespace bwprof {
 
-// Throws OutOfMemory (naming `what`) when `bytes` more would not fit in available host memory,
-// so a too-large shape fails cleanly instead of waking the kernel's OOM killer.
+// Throws OutOfMemory (naming `what`) when `bytes` more would not fit in available host memory:
+// every allocation's own check, behind the whole problem's (check_memory, bwprof/limits.hpp).
 void ensure_host_memory(double bytes, const char* what);
+
+// Bytes that every HostTensor and HostBytes hold now, and the most they held at once since
+// reset_host_bytes_peak(): the tests hold the families' footprints (bwprof/limits.hpp) to them.
+std::size_t host_bytes_in_use();
+std::size_t host_bytes_peak();
+void reset_host_bytes_peak();
 
 class HostTensor {
  public:
@@ -38,7 +44,12 @@ class HostTensor {
   void fill(float v);
 
  private:
-  struct Free { void operator()(void* p) const; };
+  struct Free {
+    Free() noexcept : bytes(0) {}
+    explicit Free(std::size_t b) noexcept : bytes(b) {}
+    std::size_t bytes;
+    void operator()(void* p) const;
+  };
   DType dtype_ = DType::kF32;
   std::size_t count_ = 0;
   std::unique_ptr<void, Free> data_;
@@ -54,7 +65,12 @@ class HostBytes {
   const std::uint8_t* data() const { return data_.get(); }
 
  private:
-  struct Free { void operator()(std::uint8_t* p) const; };
+  struct Free {
+    Free() noexcept : bytes(0) {}
+    explicit Free(std::size_t b) noexcept : bytes(b) {}
+    std::size_t bytes;
+    void operator()(std::uint8_t* p) const;
+  };
   std::size_t n_ = 0;
   std::unique_ptr<std::uint8_t, Free> data_;
 };

@@ -203,4 +203,11 @@ void GpuBackend::flush_l2() {
 
 void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
 
+double GpuBackend::free_device_bytes() {
+  BWPROF_GPU_CHECK(hipSetDevice(ordinal_));
+  std::size_t free = 0, total = 0;
+  BWPROF_GPU_CHECK(hipMemGetInfo(&free, &total));
+  return static_cast<double>(free);
+}
+
 }  // namespace bwprof

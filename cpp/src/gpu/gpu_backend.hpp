@@ -76,6 +76,7 @@ class GpuBackend final : public Backend {
   // BWPROF_STREAM_HOLD chooses; see docs/design-notes.md for the measured comparison.
   const char* stream_hold() const { return block_ ? "block" : "spin"; }
   void synchronize() override;
+  double free_device_bytes() override;
 
   hipStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }

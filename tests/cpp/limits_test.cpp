@@ -1,0 +1,265 @@
+// Limits that keep a measurement from taking the machine (issue #12): every integer parameter in a
+// declared range, the memory a problem needs (its family's footprint, held against what it really
+// allocates) against what is available, the work of one launch against a time bound, and the
+// interrupt check between launches.
+#include "bwprof/limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "bwprof/api.hpp"
+#include "bwprof/error.hpp"
+#include "bwprof/host_tensor.hpp"
+#include "bwprof/interrupt.hpp"
+
+using namespace bwprof;
+
+namespace {
+
+using Params = std::map<std::string, std::string>;
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Params to_text(const ParamList& l) {
+  Params out;
+  for (auto& kv : l) out[kv.first] = kv.second.is_bool() ? (kv.second.as_bool() ? "true" : "false") : kv.second.text();
+  return out;
+}
+
+}  // namespace
+
+TEST(Limits, EveryIntegerParameterHasARangeHoldingItsDefault) {
+  for (const KernelFamily& k : kernel_registry()) {
+    for (const ParamSpec& s : k.params) {
+      if (s.kind != ParamSpec::Kind::kInt) continue;
+      EXPECT_LE(s.min, s.max) << k.name << "." << s.name;
+      EXPECT_LE(s.max, kMaxElements) << k.name << "." << s.name << ": no bound at all";
+      if (s.default_value.empty()) continue;
+      const long long d = std::atoll(s.default_value.c_str());
+      EXPECT_TRUE(s.min <= d && d <= s.max) << k.name << "." << s.name << " default " << d;
+    }
+  }
+}
+
+TEST(Limits, AValueOutsideTheRangeNamesKernelParameterValueAndRange) {
+  for (const KernelFamily& k : kernel_registry()) {
+    // Every parameter at its maximum + 1 and its minimum - 1, the others valid (a suite shape, or
+    // the ceiling's), refused by make_problem with the whole story in the message.
+    Params base;
+    if (!k.suite.empty()) base = to_text(k.suite.front().quick);
+    else base = {{"workers", "1"}, {"iters", "4096"}};
+    for (const ParamSpec& s : k.params) {
+      if (s.kind != ParamSpec::Kind::kInt) continue;
+      for (long long bad : {static_cast<long long>(s.max) + 1, static_cast<long long>(s.min) - 1}) {
+        Params p = base;
+        p[s.name] = std::to_string(bad);
+        const std::string msg = message_of([&] { make_problem(k, "cpu", "", "fp32", p); });
+        EXPECT_NE(msg.find(s.name + ": " + std::to_string(bad) + " is out of range for kernel '" + k.name + "'"),
+                  std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("between " + std::to_string(s.min) + " and " + std::to_string(s.max)), std::string::npos)
+            << msg;
+        EXPECT_THROW(make_problem(k, "cpu", "", "fp32", p), InvalidArgument);
+      }
+    }
+  }
+  EXPECT_THROW(make_problem(find_kernel("stream_copy"), "cpu", "", "fp32", {{"n", "99999999999999999999999"}}),
+               InvalidArgument);
+}
+
+TEST(Limits, EveryFamilyDeclaresItsFootprint) {
+  for (const KernelFamily& k : kernel_registry()) EXPECT_TRUE(static_cast<bool>(k.footprint)) << k.name;
+}
+
+// The footprint is what an instance holds: never less than what it allocates (or the check would
+// let an OOM through), and not much more (or it would refuse shapes that fit).
+TEST(Limits, FootprintCoversWhatEveryCpuInstanceAllocates) {
+  Backend& cpu = backend_for("cpu");
+  int checked = 0;
+  for (const KernelFamily& k : kernel_registry()) {
+    std::vector<Params> shapes;
+    for (const SuiteConfig& c : k.suite) shapes.push_back(to_text(c.quick));
+    if (shapes.empty()) shapes.push_back({{"workers", "4"}, {"iters", "64"}});
+    for (const Variant& v : k.variants) {
+      if (v.backend != "cpu") continue;
+      for (DType dt : v.dtypes.empty() ? k.dtypes : v.dtypes) {
+        const std::string dtype = to_string(dt);
+        for (const Params& shape : shapes) {
+          const Problem p = make_problem(k, "cpu", v.name, dtype, shape);
+          const Footprint f = footprint_of(k, p, "cpu");
+          EXPECT_EQ(f.device_bytes, 0) << k.name;
+          const std::size_t before = host_bytes_in_use();
+          reset_host_bytes_peak();
+          {
+            auto inst = v.make(cpu, p);
+            inst->launch();
+            EXPECT_TRUE(inst->check().ok) << k.name << " " << p.shape();
+          }
+          const double used = double(host_bytes_peak() - before);
+          EXPECT_LE(used, f.host_bytes) << k.name << "/" << v.name << " " << dtype << " " << p.shape();
+          EXPECT_LE(f.host_bytes, 1.25 * used + (1 << 20)) << k.name << "/" << v.name << " " << p.shape();
+          EXPECT_EQ(host_bytes_in_use(), before) << k.name << ": an instance left memory behind";
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(Limits, ArraysThatFitOneByOneButNotTogetherAreRefusedBeforeAnyAllocation) {
+  // stream_add: three arrays of 32 MiB each fit under a 100 MB limit, all three do not.
+  ScopedEnv limit("BWPROF_MEMORY_LIMIT", "100e6");
+  const KernelFamily& k = find_kernel("stream_add");
+  const std::size_t before = host_bytes_in_use();
+  reset_host_bytes_peak();
+  RunOptions opt;
+  opt.min_repeats = 1;
+  opt.min_time_s = 0;
+  const std::string msg = message_of([&] { measure_kernel(backend_for("cpu"), k, "fp32", "", {{"n", "8388608"}}, opt); });
+  EXPECT_NE(msg.find("out of host memory: kernel 'stream_add' fp32 n=8388608 needs 0.101 GB of host memory, 0.1 GB "
+                     "available"),
+            std::string::npos)
+      << msg;
+  EXPECT_THROW(measure_kernel(backend_for("cpu"), k, "fp32", "", {{"n", "8388608"}}, opt), OutOfMemory);
+  EXPECT_EQ(host_bytes_peak(), before) << "allocated before refusing";
+  // A third of it fits (measuring it would also take the peaks, whose own arrays need more).
+  EXPECT_NO_THROW(check_memory(k, make_problem(k, "cpu", "", "fp32", {{"n", "2796202"}}), backend_for("cpu")));
+}
+
+TEST(Limits, MemoryLimitMustBeAPositiveNumber) {
+  for (const char* bad : {"0", "-5", "lots", "1e9x", "nan"}) {
+    ScopedEnv limit("BWPROF_MEMORY_LIMIT", bad);
+    const std::string msg = message_of([] { available_host_bytes(); });
+    EXPECT_NE(msg.find("BWPROF_MEMORY_LIMIT: expected a positive number"), std::string::npos) << bad << ": " << msg;
+  }
+  ScopedEnv limit("BWPROF_MEMORY_LIMIT", "12345");
+  EXPECT_EQ(available_host_bytes(), 12345);
+}
+
+TEST(Limits, OneLaunchIsBoundedByItsWorkEstimate) {
+  const KernelFamily& k = find_kernel("intensity_sweep");
+  const Variant& v = find_variant(k, "cpu", "");
+  DeviceInfo cpu;
+  cpu.id = cpu.kind = "cpu";
+  cpu.compute_units = 2;
+  // n * fmas * 2 FLOPs at 32 GFLOP/s a thread: 2^24 * 2^16 * 2 / 64e9 = 34.4 s, within 60 s;
+  // 2^24 * 2^17 * 2 / 64e9 = 68.7 s, beyond.
+  const Problem ok = make_problem(k, "cpu", "", "fp32", {{"n", "16777216"}, {"fmas", "65536"}});
+  const Problem big = make_problem(k, "cpu", "", "fp32", {{"n", "16777216"}, {"fmas", "131072"}});
+  EXPECT_NEAR(min_launch_seconds(k, v, ok, cpu), 34.36, 0.01);
+  EXPECT_NO_THROW(check_work(k, v, ok, cpu));
+  const std::string msg = message_of([&] { check_work(k, v, big, cpu); });
+  EXPECT_NE(msg.find("shape: kernel 'intensity_sweep' fp32 n=16777216,fmas=131072 would take at least 68.7 s per "
+                     "launch on cpu, more than the bound of 60 s (BWPROF_MAX_LAUNCH_S raises it)"),
+            std::string::npos)
+      << msg;
+  EXPECT_THROW(check_work(k, v, big, cpu), InvalidArgument);
+  {
+    ScopedEnv bound("BWPROF_MAX_LAUNCH_S", "100");
+    EXPECT_NO_THROW(check_work(k, v, big, cpu));
+  }
+  {
+    ScopedEnv bound("BWPROF_MAX_LAUNCH_S", "inf");
+    EXPECT_NO_THROW(check_work(k, v, make_problem(k, "cpu", "", "fp32", {{"n", "68719476736"}, {"fmas", "1048576"}}),
+                               cpu));
+  }
+  {
+    ScopedEnv bound("BWPROF_MAX_LAUNCH_S", "soon");
+    EXPECT_THROW(check_work(k, v, ok, cpu), InvalidArgument);
+  }
+  // A GPU at its datasheet figures, 10 s: the bytes at 1000 GB/s or the FLOPs at 50 TFLOP/s.
+  DeviceInfo gpu;
+  gpu.id = "gpu:0";
+  gpu.kind = "gpu";
+  gpu.bandwidth_theoretical_gbs = 1000;
+  gpu.fp32_gflops_theoretical = 50000;
+  const Problem wide = make_problem(k, "cpu", "", "fp32", {{"n", "68719476736"}, {"fmas", "1"}});
+  EXPECT_NEAR(min_launch_seconds(k, v, wide, gpu), 2.0 * 68719476736 * 4 / 1e12, 1e-6);
+  EXPECT_NEAR(min_launch_seconds(k, v, big, gpu), 16777216.0 * 131072 * 2 / 5e13, 1e-6);
+  EXPECT_EQ(max_launch_seconds(gpu), 10);
+  EXPECT_EQ(max_launch_seconds(cpu), 60);
+}
+
+TEST(Limits, TheMeasureRefusesAnOverlongLaunchBeforeAllocating) {
+  const std::size_t before = host_bytes_in_use();
+  reset_host_bytes_peak();
+  EXPECT_THROW(measure("intensity_sweep", "fp32", "cpu", "", {{"fmas", "1048576"}}, RunOptions{}), InvalidArgument);
+  EXPECT_EQ(host_bytes_peak(), before);
+}
+
+TEST(Interrupt, TheCheckStopsAMeasurementBetweenLaunches) {
+  int calls = 0;
+  struct Stop : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  set_interrupt_check([&] {
+    if (++calls == 3) throw Stop("stop");
+  });
+  RunOptions opt;
+  opt.min_repeats = 1000000;
+  opt.max_repeats = 1000000;
+  opt.min_time_s = 1e9;
+  opt.max_time_s = 1e9;  // without the check this would run for days
+  EXPECT_THROW(measure("stream_copy", "fp32", "cpu", "", {{"n", "65536"}}, opt), Stop);
+  EXPECT_EQ(calls, 3);
+  set_interrupt_check({});
+  opt.min_repeats = opt.max_repeats = 2;
+  EXPECT_NO_THROW(measure("stream_copy", "fp32", "cpu", "", {{"n", "4096"}}, opt));
+  EXPECT_EQ(calls, 3);  // removed: not called again
+}
+
+TEST(SuiteLabels, TemplatesTakeTheParametersOrTheirDefaults) {
+  const KernelFamily& a = find_kernel("attention");
+  const ParamList p = {{"heads", 14}, {"seq_q", 1}, {"seq_kv", 4096}};
+  EXPECT_EQ(expand_label(a, "decode kv={seq_kv} b={batch}", p), "decode kv=4096 b=1");
+  EXPECT_EQ(expand_label(a, "kv={seq_kv:bin}", p), "kv=4Ki");
+  EXPECT_EQ(expand_label(a, "{heads:bin} heads", p), "14 heads");
+  const KernelFamily& s = find_kernel("stream_copy");
+  EXPECT_EQ(expand_label(s, "stream n={n:bin}", {{"n", 1 << 24}}), "stream n=16Mi");
+  EXPECT_EQ(expand_label(s, "stream n={n:bin}", {{"n", 3 << 20}}), "stream n=3Mi");
+  EXPECT_EQ(expand_label(s, "stream n={n:bin}", {{"n", 1000}}), "stream n=1000");
+  EXPECT_EQ(expand_label(s, "stream n={n:bin}", {}), "stream n=16Mi");  // the default
+  EXPECT_THROW(expand_label(s, "{m}", {}), Error);
+  EXPECT_THROW(expand_label(s, "{n", {}), Error);
+  EXPECT_THROW(expand_label(s, "{n:hex}", {}), Error);
+  // The built-in suites' labels were written at registration, the quick ones from the quick shape.
+  for (const KernelFamily& k : kernel_registry())
+    for (const SuiteConfig& c : k.suite) {
+      EXPECT_EQ(c.label.find('{'), std::string::npos) << k.name << ": " << c.label;
+      EXPECT_EQ(c.quick_label.find('{'), std::string::npos) << k.name << ": " << c.quick_label;
+    }
+  const SuiteConfig& fill = find_kernel("fill").suite.front();
+  EXPECT_EQ(fill.label, "fill n=16Mi");
+  EXPECT_EQ(fill.quick_label, "fill n=1Mi");
+}
