@@ -118,17 +118,17 @@ TEST(Limits, FootprintCoversWhatEveryCpuInstanceAllocates) {
           const Problem p = make_problem(k, "cpu", v.name, dtype, shape);
           const Footprint f = footprint_of(k, p, "cpu");
           EXPECT_EQ(f.device_bytes, 0) << k.name;
-          const std::size_t before = host_bytes_in_use();
-          reset_host_bytes_peak();
+          const std::size_t before = host_memory_counter().in_use();
+          host_memory_counter().reset_peak();
           {
             auto inst = v.make(cpu, p);
             inst->launch();
             EXPECT_TRUE(inst->check().ok) << k.name << " " << p.shape();
           }
-          const double used = double(host_bytes_peak() - before);
+          const double used = double(host_memory_counter().peak() - before);
           EXPECT_LE(used, f.host_bytes) << k.name << "/" << v.name << " " << dtype << " " << p.shape();
           EXPECT_LE(f.host_bytes, 1.25 * used + (1 << 20)) << k.name << "/" << v.name << " " << p.shape();
-          EXPECT_EQ(host_bytes_in_use(), before) << k.name << ": an instance left memory behind";
+          EXPECT_EQ(host_memory_counter().in_use(), before) << k.name << ": an instance left memory behind";
           ++checked;
         }
       }
@@ -141,8 +141,8 @@ TEST(Limits, ArraysThatFitOneByOneButNotTogetherAreRefusedBeforeAnyAllocation) {
   // stream_add: three arrays of 32 MiB each fit under a 100 MB limit, all three do not.
   ScopedEnv limit("BWPROF_MEMORY_LIMIT", "100e6");
   const KernelFamily& k = find_kernel("stream_add");
-  const std::size_t before = host_bytes_in_use();
-  reset_host_bytes_peak();
+  const std::size_t before = host_memory_counter().in_use();
+  host_memory_counter().reset_peak();
   RunOptions opt;
   opt.min_repeats = 1;
   opt.min_time_s = 0;
@@ -152,7 +152,7 @@ TEST(Limits, ArraysThatFitOneByOneButNotTogetherAreRefusedBeforeAnyAllocation) {
             std::string::npos)
       << msg;
   EXPECT_THROW(measure_kernel(backend_for("cpu"), k, "fp32", "", {{"n", "8388608"}}, opt), OutOfMemory);
-  EXPECT_EQ(host_bytes_peak(), before) << "allocated before refusing";
+  EXPECT_EQ(host_memory_counter().peak(), before) << "allocated before refusing";
   // A third of it fits (measuring it would also take the peaks, whose own arrays need more).
   EXPECT_NO_THROW(check_memory(k, make_problem(k, "cpu", "", "fp32", {{"n", "2796202"}}), backend_for("cpu")));
 }
@@ -212,10 +212,10 @@ TEST(Limits, OneLaunchIsBoundedByItsWorkEstimate) {
 }
 
 TEST(Limits, TheMeasureRefusesAnOverlongLaunchBeforeAllocating) {
-  const std::size_t before = host_bytes_in_use();
-  reset_host_bytes_peak();
+  const std::size_t before = host_memory_counter().in_use();
+  host_memory_counter().reset_peak();
   EXPECT_THROW(measure("intensity_sweep", "fp32", "cpu", "", {{"fmas", "1048576"}}, RunOptions{}), InvalidArgument);
-  EXPECT_EQ(host_bytes_peak(), before);
+  EXPECT_EQ(host_memory_counter().peak(), before);
 }
 
 TEST(Interrupt, TheCheckStopsAMeasurementBetweenLaunches) {
@@ -262,4 +262,92 @@ TEST(SuiteLabels, TemplatesTakeTheParametersOrTheirDefaults) {
   const SuiteConfig& fill = find_kernel("fill").suite.front();
   EXPECT_EQ(fill.label, "fill n=16Mi");
   EXPECT_EQ(fill.quick_label, "fill n=1Mi");
+}
+
+// ---- the GPU (skipped without one) ------------------------------------------------------------
+
+namespace {
+
+bool have_gpu() {
+  for (auto& d : list_devices())
+    if (d.kind == "gpu") return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(GpuLimits, FootprintCoversWhatEveryGpuInstanceAllocates) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  Backend& gpu = backend_for("gpu");
+  int checked = 0;
+  for (const KernelFamily& k : kernel_registry()) {
+    std::vector<Params> shapes;
+    for (const SuiteConfig& c : k.suite) shapes.push_back(to_text(c.quick));
+    if (shapes.empty()) shapes.push_back({{"workers", "8"}, {"iters", "4096"}});
+    for (const Variant& v : k.variants) {
+      if (v.backend != "gpu") continue;
+      for (DType dt : v.dtypes.empty() ? k.dtypes : v.dtypes) {
+        for (const Params& shape : shapes) {
+          const Problem p = make_problem(k, "gpu", v.name, to_string(dt), shape);
+          const Footprint f = footprint_of(k, p, "gpu");
+          MemoryCounter& host = host_memory_counter();
+          MemoryCounter& dev = device_memory_counter();
+          const std::size_t host0 = host.in_use(), dev0 = dev.in_use();
+          host.reset_peak();
+          dev.reset_peak();
+          {
+            auto inst = v.make(gpu, p);
+            inst->launch();
+            gpu.synchronize();
+            EXPECT_TRUE(inst->check().ok) << k.name << "/" << v.name << " " << p.shape();
+          }
+          const double host_used = double(host.peak() - host0), dev_used = double(dev.peak() - dev0);
+          const std::string what = k.name + "/" + v.name + " " + to_string(dt) + " " + p.shape();
+          EXPECT_LE(host_used, f.host_bytes) << what;
+          EXPECT_LE(dev_used, f.device_bytes) << what;
+          // Not much more either (a vendor library's workspace may be smaller than declared).
+          const double slack = (1 << 20) + (v.name == "vendor" ? 32.0 * (1 << 20) : 0.0);
+          EXPECT_LE(f.device_bytes, 1.25 * dev_used + slack) << what;
+          EXPECT_EQ(dev.in_use(), dev0) << what << ": device memory left behind";
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(GpuLimits, BuffersThatFitOneByOneButNotTogetherAreRefusedBeforeAnyAllocation) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  Backend& gpu = backend_for("gpu");
+  const double free = available_device_bytes(gpu);
+  ASSERT_GT(free, 1e9);
+  RunOptions opt;
+  opt.min_repeats = 1;
+  opt.min_time_s = 0;
+  MemoryCounter& dev = device_memory_counter();
+  // GEMV with 1024 copies of an 8192 x 8192 FP32 W (268 MB each): any one fits, all of them do
+  // not; the host holds one.
+  {
+    const std::size_t before = dev.in_use();
+    dev.reset_peak();
+    const Params p = {{"N", "8192"}, {"K", "8192"}, {"rotate", "1024"}};
+    const std::string msg = message_of([&] { measure_kernel(gpu, find_kernel("gemv"), "fp32", "", p, opt); });
+    EXPECT_NE(msg.find("out of device memory: kernel 'gemv' fp32 N=8192,K=8192,rotate=1024 needs 274.9 GB on gpu:"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("GB free"), std::string::npos) << msg;
+    EXPECT_THROW(measure_kernel(gpu, find_kernel("gemv"), "fp32", "", p, opt), OutOfMemory);
+    EXPECT_EQ(dev.peak(), before) << "allocated before refusing";
+  }
+  // stream_add with three arrays of 40 % of the free memory each, where the host could hold them.
+  const std::int64_t n = static_cast<std::int64_t>(0.4 * free / 4);
+  if (3.0 * 4 * n > 0.9 * available_host_bytes()) GTEST_SKIP() << "the host cannot hold stream_add's arrays";
+  const std::string msg =
+      message_of([&] { measure_kernel(gpu, find_kernel("stream_add"), "fp32", "", {{"n", std::to_string(n)}}, opt); });
+  EXPECT_NE(msg.find("out of device memory: kernel 'stream_add'"), std::string::npos) << msg;
+  // One third of it is allowed.
+  EXPECT_NO_THROW(check_memory(find_kernel("stream_add"), make_problem(find_kernel("stream_add"), "gpu", "", "fp32",
+                                                                       {{"n", std::to_string(n / 3)}}),
+                               gpu));
 }

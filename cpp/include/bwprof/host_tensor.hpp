@@ -14,12 +14,6 @@ namespace bwprof {
 // every allocation's own check, behind the whole problem's (check_memory, bwprof/limits.hpp).
 void ensure_host_memory(double bytes, const char* what);
 
-// Bytes that every HostTensor and HostBytes hold now, and the most they held at once since
-// reset_host_bytes_peak(): the tests hold the families' footprints (bwprof/limits.hpp) to them.
-std::size_t host_bytes_in_use();
-std::size_t host_bytes_peak();
-void reset_host_bytes_peak();
-
 class HostTensor {
  public:
   HostTensor() = default;

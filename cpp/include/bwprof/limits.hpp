@@ -4,6 +4,8 @@
 // the peaks policy call it), so a shape that cannot run is an exception, never an OOM kill or a
 // launch that runs for hours.
 #pragma once
+#include <atomic>
+#include <cstddef>
 #include <string>
 
 #include "bwprof/backend.hpp"
@@ -40,5 +42,22 @@ void check_work(const KernelFamily& k, const Variant& v, const Problem& p, const
 
 // check_work, then check_memory: the runner calls it before making an instance.
 void admit(Backend& backend, const KernelFamily& k, const Variant& v, const Problem& p);
+
+// Bytes held now, and the most held at once since reset_peak(). HostTensor and HostBytes report
+// to host_memory_counter(), the GPU backend's device buffers to device_memory_counter(); the tests
+// hold the families' footprints to them.
+class MemoryCounter {
+ public:
+  void add(std::size_t bytes);
+  void remove(std::size_t bytes) { in_use_ -= bytes; }
+  std::size_t in_use() const { return in_use_.load(); }
+  std::size_t peak() const { return peak_.load(); }
+  void reset_peak() { peak_.store(in_use_.load()); }
+
+ private:
+  std::atomic<std::size_t> in_use_{0}, peak_{0};
+};
+MemoryCounter& host_memory_counter();
+MemoryCounter& device_memory_counter();
 
 }  // namespace bwprof

@@ -1,6 +1,5 @@
 #include "bwprof/host_tensor.hpp"
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,8 +13,6 @@ namespace bwprof {
 
 namespace {
 
-std::atomic<std::size_t> g_in_use{0}, g_peak{0};
-
 void* aligned_alloc_checked(std::size_t bytes, const char* what) {
   ensure_host_memory(static_cast<double>(bytes), what);
   void* p = nullptr;
@@ -23,10 +20,7 @@ void* aligned_alloc_checked(std::size_t bytes, const char* what) {
     throw OutOfMemory(std::string("out of host memory allocating ") + what + " (" +
                       std::to_string(bytes) + " bytes)");
   }
-  const std::size_t now = g_in_use += bytes;
-  std::size_t peak = g_peak.load();
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
-  }
+  host_memory_counter().add(bytes);
   return p;
 }
 
@@ -50,17 +44,13 @@ void ensure_host_memory(double bytes, const char* what) {
   }
 }
 
-std::size_t host_bytes_in_use() { return g_in_use.load(); }
-std::size_t host_bytes_peak() { return g_peak.load(); }
-void reset_host_bytes_peak() { g_peak.store(g_in_use.load()); }
-
 void HostTensor::Free::operator()(void* p) const {
   std::free(p);
-  g_in_use -= bytes;
+  host_memory_counter().remove(bytes);
 }
 void HostBytes::Free::operator()(std::uint8_t* p) const {
   std::free(p);
-  g_in_use -= bytes;
+  host_memory_counter().remove(bytes);
 }
 
 HostTensor::HostTensor(DType dtype, std::size_t count, const char* what)

@@ -123,6 +123,23 @@ void check_work(const KernelFamily& k, const Variant& v, const Problem& p, const
   BWPROF_INVALID("shape: " + what(k, p) + buf + " (BWPROF_MAX_LAUNCH_S raises it)");
 }
 
+void MemoryCounter::add(std::size_t bytes) {
+  const std::size_t now = in_use_ += bytes;
+  std::size_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+}
+
+MemoryCounter& host_memory_counter() {
+  static auto* c = new MemoryCounter();  // never destroyed: buffers may be freed during exit
+  return *c;
+}
+
+MemoryCounter& device_memory_counter() {
+  static auto* c = new MemoryCounter();
+  return *c;
+}
+
 void admit(Backend& backend, const KernelFamily& k, const Variant& v, const Problem& p) {
   check_work(k, v, p, backend.info());
   check_memory(k, p, backend);
