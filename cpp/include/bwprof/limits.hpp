@@ -1,8 +1,8 @@
 // What keeps one measurement from taking the machine: a problem's memory, from its family's
 // footprint, against what the host and the device have free; and the work of one launch, from its
-// traffic, against a time bound. admit() checks both before an instance is made (the runner and
-// the peaks policy call it), so a shape that cannot run is an exception, never an OOM kill or a
-// launch that runs for hours.
+// traffic, against a time bound. admit() checks both before the runner makes an instance (the
+// peaks policy, whose shapes are its own and quick, checks the memory), so a shape that cannot run
+// is an exception, never an OOM kill or a launch that runs for hours.
 #pragma once
 #include <atomic>
 #include <cstddef>

@@ -72,7 +72,7 @@ Peaks measure_memory(Backend& backend) {
     for (const Variant& v : k.variants) {
       if (v.ceiling != Ceiling::kMemory || v.backend != kind) continue;
       Problem p = make_problem(k, kind, v.name, "fp32", ceiling_params(k, info));
-      admit(backend, k, v, p);
+      check_memory(k, p, backend);  // its own shapes, sized to be quick: only the memory can fail
       auto inst = v.make(backend, p);
       const TimingStats s = summarize(run_repeats(backend, *inst, opt));
       const Traffic t = k.traffic(p);
@@ -97,7 +97,7 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
     for (;;) {
       check_interrupt();
       Problem p = make_problem(k, kind, v.name, to_string(dtype), params);
-      admit(backend, k, v, p);
+      check_memory(k, p, backend);  // its own shapes, sized to be quick: only the memory can fail
       auto inst = v.make(backend, p);
       const double seconds = backend.time_launch_us(*inst, 1) * 1e-6;
       const long long grow = k.ceiling_grow.empty() ? 0 : p.i(k.ceiling_grow);
@@ -112,7 +112,7 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
   opt.min_time_s = 0.01;
   opt.verify = false;
   Problem p = make_problem(k, kind, v.name, to_string(dtype), params);
-  admit(backend, k, v, p);
+  check_memory(k, p, backend);
   auto inst = v.make(backend, p);
   std::vector<double> t = run_repeats(backend, *inst, opt);
   std::sort(t.begin(), t.end());
