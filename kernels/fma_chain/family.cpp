@@ -27,9 +27,9 @@ void register_family_fma_chain(Registry& r) {
     const double per_fma = p.dtype == DType::kF32 ? 2.0 : 4.0;  // HFMA2 does two FMAs
     return Traffic{0, 0, workers * kFmaGpuThreads * iters * kFmaGpuChains * per_fma};
   };
-  // One sum per worker (CPU) or per thread (GPU): a few kB.
+  // One sum per worker (CPU); on the GPU a sink of one block's threads.
   k.footprint = [](const Problem& p, const std::string& kind) {
-    return host_and_device(4.0 * p.i("workers"), kind, 4.0 * kFmaGpuThreads * p.i("workers"));
+    return host_and_device(4.0 * p.i("workers"), kind, 4.0 * kFmaGpuThreads);
   };
   // The CPU computes FP16-stored data in FP32: its chains are FP32 only, its FP16 roof FP32's.
   k.variants.push_back(Variant{"cpu", "cpu", make_fma_chain_cpu}.only({DType::kF32}).measures(Ceiling::kVector));

@@ -15,6 +15,16 @@ namespace {
 
 using namespace suite;
 
+// The vendor library's workspace for each GEMM it runs (cuBLASLt's; rocBLAS keeps its own): the
+// `vendor` variant's, and in a build with the library every GEMM that takes the best engine too
+// (`unfused`, the QKV projection's one or three).
+constexpr double kVendorWorkspace = 32.0 * (1 << 20);
+#ifdef BWPROF_WITH_VENDOR_BLAS
+constexpr bool kVendorIsBest = true;
+#else
+constexpr bool kVendorIsBest = false;
+#endif
+
 KernelFamily gemm() {
   KernelFamily k;
   k.name = k.family = "gemm";
@@ -37,9 +47,10 @@ KernelFamily gemm() {
   };
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
-    // A, B, C and the bias; the vendor library's workspace on top (32 MiB for cuBLASLt).
+    // A, B, C and the bias, and the vendor library's workspace.
+    const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
     return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
-                           p.variant == "vendor" ? 32.0 * (1 << 20) : 0.0);
+                           vendor ? kVendorWorkspace : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -90,11 +101,13 @@ KernelFamily qkv_projection() {
   };
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double T = p.i("tokens"), H = p.i("hidden"), es = elem_bytes(p);
-    Footprint f = host_and_device((T * H + 3 * H * H + 3 * T * H) * es, kind);
-    if (kind == "gpu" && p.variant == "separate") {
+    const bool separate = p.variant == "separate";
+    Footprint f = host_and_device((T * H + 3 * H * H + 3 * T * H) * es, kind,
+                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace : 0.0);
+    if (kind == "gpu" && separate) {
       // Three weights [H, H] and outputs [T, H] of their own instead of W; one of each staged on
       // the host at a time.
-      f.device_bytes = (T * H + 3 * T * H + 3 * H * H + 3 * T * H) * es;
+      f.device_bytes += 3 * T * H * es;
       f.host_bytes += std::max(H * H, T * H) * es;
     }
     return f;

@@ -1,5 +1,6 @@
 // KV-cache append: a decode or prefill step writing its new K and V into the cache, contiguous or
 // paged (blocks named by a block table, as serving engines keep them).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -44,7 +45,7 @@ void register_family_kv_cache(Registry& r) {
     // A paged cache rounds every sequence up to whole blocks, named by a block table.
     const double blocks = p.variant == "paged" ? B * std::ceil(S / double(p.i("block_size"))) : 0.0;
     const double cache = p.variant == "paged" ? blocks * H * p.i("block_size") * D : B * H * S * D;
-    return host_and_device((2 * fresh + 2 * cache) * elem_bytes(p) + 4 * B + 4 * blocks, kind);
+    return host_and_device((2 * fresh + 2 * cache) * elem_bytes(p) + 4 * B + 4 * std::max(blocks, 1.0), kind);
   };
   k.variants.push_back(Variant{"contiguous", "cpu", make_kv_cache_append_cpu});
   k.variants.push_back(Variant{"paged", "cpu", make_kv_cache_append_cpu});

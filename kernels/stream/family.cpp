@@ -39,9 +39,10 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
     double n = static_cast<double>(checked_elements(p, {"n"}));
     return Traffic{reads * n * elem_bytes(p), writes * n * elem_bytes(p), flops_per_elem * n};
   };
-  // Arrays a, b and c whatever the operation (the dot's partial sums are a few kB).
+  // Arrays a, b and c whatever the operation; on the GPU the dot's partial sums, a float for each
+  // of up to 8 blocks an SM (64 KiB covers 2048 SMs).
   k.footprint = [](const Problem& p, const std::string& kind) {
-    return host_and_device(3.0 * p.i("n") * elem_bytes(p), kind);
+    return host_and_device(3.0 * p.i("n") * elem_bytes(p), kind, 65536.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_stream_cpu}.measures(Ceiling::kMemory));
 #ifdef BWPROF_WITH_GPU

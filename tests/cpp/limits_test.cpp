@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -279,6 +280,8 @@ bool have_gpu() {
 TEST(GpuLimits, FootprintCoversWhatEveryGpuInstanceAllocates) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   Backend& gpu = backend_for("gpu");
+  const auto features = build_features();
+  const bool amd = std::find(features.begin(), features.end(), "hip") != features.end();
   int checked = 0;
   for (const KernelFamily& k : kernel_registry()) {
     std::vector<Params> shapes;
@@ -305,8 +308,8 @@ TEST(GpuLimits, FootprintCoversWhatEveryGpuInstanceAllocates) {
           const std::string what = k.name + "/" + v.name + " " + to_string(dt) + " " + p.shape();
           EXPECT_LE(host_used, f.host_bytes) << what;
           EXPECT_LE(dev_used, f.device_bytes) << what;
-          // Not much more either (a vendor library's workspace may be smaller than declared).
-          const double slack = (1 << 20) + (v.name == "vendor" ? 32.0 * (1 << 20) : 0.0);
+          // Not much more either (rocBLAS keeps its workspace out of bwprof's buffers).
+          const double slack = (1 << 20) + (k.family == "gemm" && amd ? 96.0 * (1 << 20) : 0.0);
           EXPECT_LE(f.device_bytes, 1.25 * dev_used + slack) << what;
           EXPECT_EQ(dev.in_use(), dev0) << what << ": device memory left behind";
           ++checked;
