@@ -40,7 +40,7 @@ double max_launch_seconds(const DeviceInfo& info);
 // take longer than the bound.
 void check_work(const KernelFamily& k, const Variant& v, const Problem& p, const DeviceInfo& info);
 
-// check_work, then check_memory: the runner calls it before making an instance.
+// check_memory, then check_work: the runner calls it before making an instance.
 void admit(Backend& backend, const KernelFamily& k, const Variant& v, const Problem& p);
 
 // Bytes held now, and the most held at once since reset_peak(). HostTensor and HostBytes report

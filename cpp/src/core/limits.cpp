@@ -141,8 +141,8 @@ MemoryCounter& device_memory_counter() {
 }
 
 void admit(Backend& backend, const KernelFamily& k, const Variant& v, const Problem& p) {
+  check_memory(k, p, backend);  // first: a shape that cannot be held is told so, whatever its time
   check_work(k, v, p, backend.info());
-  check_memory(k, p, backend);
 }
 
 }  // namespace bwprof

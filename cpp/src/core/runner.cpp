@@ -113,7 +113,7 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);
   const Variant& v = find_variant(k, kind, p.variant);
-  admit(backend, k, v, p);  // the work of a launch and the memory, before anything is allocated
+  admit(backend, k, v, p);  // the memory and the work of a launch, before anything is allocated
   auto inst = v.make(backend, p);
 
   Measurement m = describe(k, p, info);
