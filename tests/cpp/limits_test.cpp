@@ -12,6 +12,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
@@ -57,6 +59,24 @@ Params to_text(const ParamList& l) {
   return out;
 }
 
+// Shapes of a kernel that run quickly on `info`: its --quick suite shapes, else its peaks runs
+// there (a dtype of their own, or every dtype of the variant when empty).
+std::vector<std::pair<std::string, Params>> quick_shapes(const KernelFamily& k, const DeviceInfo& info) {
+  std::vector<std::pair<std::string, Params>> out;
+  for (const SuiteConfig& c : k.suite) out.emplace_back("", to_text(c.quick));
+  if (out.empty() && k.ceiling_runs)
+    for (const CeilingRun& r : k.ceiling_runs(info)) out.emplace_back(r.dtype, r.params);
+  if (out.empty() && k.ceiling_params) out.emplace_back("", k.ceiling_params(info));
+  return out;
+}
+
+std::vector<std::string> dtypes_of(const KernelFamily& k, const Variant& v, const std::string& only) {
+  std::vector<std::string> out;
+  for (DType t : v.dtypes.empty() ? k.dtypes : v.dtypes)
+    if (only.empty() || only == to_string(t)) out.push_back(to_string(t));
+  return out;
+}
+
 }  // namespace
 
 TEST(Limits, EveryIntegerParameterHasARangeHoldingItsDefault) {
@@ -75,22 +95,23 @@ TEST(Limits, EveryIntegerParameterHasARangeHoldingItsDefault) {
 TEST(Limits, AValueOutsideTheRangeNamesKernelParameterValueAndRange) {
   for (const KernelFamily& k : kernel_registry()) {
     // Every parameter at its maximum + 1 and its minimum - 1, the others valid (a suite shape, or
-    // the ceiling's), refused by make_problem with the whole story in the message.
-    Params base;
-    if (!k.suite.empty()) base = to_text(k.suite.front().quick);
-    else base = {{"workers", "1"}, {"iters", "4096"}};
+    // the defaults), refused by make_problem with the whole story in the message.
+    if (k.variants.empty()) continue;  // nothing to make a problem for in this build
+    const std::string kind = k.variants.front().backend;
+    const Params base = k.suite.empty() ? Params{} : to_text(k.suite.front().quick);
+    const std::string dtype = to_string((k.variants.front().dtypes.empty() ? k.dtypes : k.variants.front().dtypes)[0]);
     for (const ParamSpec& s : k.params) {
       if (s.kind != ParamSpec::Kind::kInt) continue;
       for (long long bad : {static_cast<long long>(s.max) + 1, static_cast<long long>(s.min) - 1}) {
         Params p = base;
         p[s.name] = std::to_string(bad);
-        const std::string msg = message_of([&] { make_problem(k, "cpu", "", "fp32", p); });
+        const std::string msg = message_of([&] { make_problem(k, kind, "", dtype, p); });
         EXPECT_NE(msg.find(s.name + ": " + std::to_string(bad) + " is out of range for kernel '" + k.name + "'"),
                   std::string::npos)
             << msg;
         EXPECT_NE(msg.find("between " + std::to_string(s.min) + " and " + std::to_string(s.max)), std::string::npos)
             << msg;
-        EXPECT_THROW(make_problem(k, "cpu", "", "fp32", p), InvalidArgument);
+        EXPECT_THROW(make_problem(k, kind, "", dtype, p), InvalidArgument);
       }
     }
   }
@@ -108,14 +129,10 @@ TEST(Limits, FootprintCoversWhatEveryCpuInstanceAllocates) {
   Backend& cpu = backend_for("cpu");
   int checked = 0;
   for (const KernelFamily& k : kernel_registry()) {
-    std::vector<Params> shapes;
-    for (const SuiteConfig& c : k.suite) shapes.push_back(to_text(c.quick));
-    if (shapes.empty()) shapes.push_back({{"workers", "4"}, {"iters", "64"}});
     for (const Variant& v : k.variants) {
       if (v.backend != "cpu") continue;
-      for (DType dt : v.dtypes.empty() ? k.dtypes : v.dtypes) {
-        const std::string dtype = to_string(dt);
-        for (const Params& shape : shapes) {
+      for (const auto& [only, shape] : quick_shapes(k, cpu.info())) {
+        for (const std::string& dtype : dtypes_of(k, v, only)) {
           const Problem p = make_problem(k, "cpu", v.name, dtype, shape);
           const Footprint f = footprint_of(k, p, "cpu");
           EXPECT_EQ(f.device_bytes, 0) << k.name;
@@ -128,7 +145,9 @@ TEST(Limits, FootprintCoversWhatEveryCpuInstanceAllocates) {
           }
           const double used = double(host_memory_counter().peak() - before);
           EXPECT_LE(used, f.host_bytes) << k.name << "/" << v.name << " " << dtype << " " << p.shape();
-          EXPECT_LE(f.host_bytes, 1.25 * used + (1 << 20)) << k.name << "/" << v.name << " " << p.shape();
+          // Not much more either, where the instance holds its data in host tensors (the ceilings'
+          // few buffers are plain vectors, which the counter does not see).
+          if (used > 0) EXPECT_LE(f.host_bytes, 1.25 * used + (1 << 20)) << k.name << "/" << v.name << " " << p.shape();
           EXPECT_EQ(host_memory_counter().in_use(), before) << k.name << ": an instance left memory behind";
           ++checked;
         }
@@ -284,14 +303,11 @@ TEST(GpuLimits, FootprintCoversWhatEveryGpuInstanceAllocates) {
   const bool amd = std::find(features.begin(), features.end(), "hip") != features.end();
   int checked = 0;
   for (const KernelFamily& k : kernel_registry()) {
-    std::vector<Params> shapes;
-    for (const SuiteConfig& c : k.suite) shapes.push_back(to_text(c.quick));
-    if (shapes.empty()) shapes.push_back({{"workers", "8"}, {"iters", "4096"}});
     for (const Variant& v : k.variants) {
       if (v.backend != "gpu") continue;
-      for (DType dt : v.dtypes.empty() ? k.dtypes : v.dtypes) {
-        for (const Params& shape : shapes) {
-          const Problem p = make_problem(k, "gpu", v.name, to_string(dt), shape);
+      for (const auto& [only, shape] : quick_shapes(k, gpu.info())) {
+        for (const std::string& dtype : dtypes_of(k, v, only)) {
+          const Problem p = make_problem(k, "gpu", v.name, dtype, shape);
           const Footprint f = footprint_of(k, p, "gpu");
           MemoryCounter& host = host_memory_counter();
           MemoryCounter& dev = device_memory_counter();
@@ -305,7 +321,7 @@ TEST(GpuLimits, FootprintCoversWhatEveryGpuInstanceAllocates) {
             EXPECT_TRUE(inst->check().ok) << k.name << "/" << v.name << " " << p.shape();
           }
           const double host_used = double(host.peak() - host0), dev_used = double(dev.peak() - dev0);
-          const std::string what = k.name + "/" + v.name + " " + to_string(dt) + " " + p.shape();
+          const std::string what = k.name + "/" + v.name + " " + dtype + " " + p.shape();
           EXPECT_LE(host_used, f.host_bytes) << what;
           EXPECT_LE(dev_used, f.device_bytes) << what;
           // Not much more either (rocBLAS keeps its workspace out of bwprof's buffers).

@@ -71,8 +71,18 @@ def test_duplicates_overlaps_and_in_place():
         x += 1.0
         return x
 
+    # An argument handed back is taken as the destination: written only, never read-and-written
+    # by guess (b.copy_(a) counted b as read too and showed a copy above the memory's peak).
     inp = bwprof.profile(in_place, a, **FAST).to_dict()
-    assert inp["bytes_read"] == a.nbytes and inp["bytes_written"] == a.nbytes
+    assert inp["bytes_read"] == 0 and inp["bytes_written"] == a.nbytes
+    declared = bwprof.profile(in_place, a, inputs=[a], **FAST).to_dict()
+    assert declared["bytes_read"] == a.nbytes and declared["bytes_written"] == a.nbytes
+    src, dst = np.ones(700), np.zeros(700)
+    copy = bwprof.profile(lambda x, y: np.add(x, 0.0, out=y), src, dst, **FAST).to_dict()
+    assert (copy["bytes_read"], copy["bytes_written"]) == (src.nbytes, dst.nbytes)
+    sets = [(np.ones(700), np.zeros(700)) for _ in range(3)]
+    rot = bwprof.profile(lambda x, y: np.add(x, 0.0, out=y), rotate=sets, **FAST).to_dict()
+    assert (rot["bytes_read"], rot["bytes_written"]) == (src.nbytes, dst.nbytes)
 
 
 def test_inputs_and_outputs_given():
