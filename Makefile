@@ -253,6 +253,22 @@ gpu-relcpp: gpu-build
 	-timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_limits.py \
 	  tests/python/test_suite.py > $(OUT)/relcpp_pytest.log 2>&1; echo "pytest exit $$?"; tail -n 12 $(OUT)/relcpp_pytest.log
 
+# Issue #17's .ncu-rep crash on the GPU machine: the .ncu-rep tests (the real sample through
+# ncu_report in a child and through ncu --import), the step-by-step probe of ncu_report under
+# faulthandler (which call crashes), and a fresh report read both ways against its CSV export.
+# Logs in $(OUT)/gpu_ncu_rep.tar.gz; the summary lines are printed.
+.PHONY: gpu-ncu-rep
+gpu-ncu-rep: gpu-build
+	rm -rf $(OUT)/ncu_rep && mkdir -p $(OUT)/ncu_rep
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_traces_ncu_rep.py \
+	  tests/python/test_traces_databases.py -k "ncu" > $(OUT)/ncu_rep/pytest.log 2>&1; \
+	  echo "pytest exit $$?"; grep -E "passed|failed|SKIPPED|Error" $(OUT)/ncu_rep/pytest.log | tail -n 8
+	-timeout 150 $(PYTHON) benchmarks/ncu_report_probe.py > $(OUT)/ncu_rep/probe.log 2>&1; \
+	  echo "probe exit $$?"; grep -E "^probe child|^bwprof read_ncu_rep|still running" $(OUT)/ncu_rep/probe.log
+	-timeout 240 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu_rep/sample > $(OUT)/ncu_rep/sample.log 2>&1; \
+	  echo "sample exit $$?"; grep -E "via=|ncu_report module|report size|failed" $(OUT)/ncu_rep/sample.log
+	tar -czf $(OUT)/gpu_ncu_rep.tar.gz -C $(OUT) ncu_rep && rm -rf $(OUT)/ncu_rep
+
 # Issue #13 on the GPU machine: bwprof.profile's tests (CPU and GPU), the Profiler's C++ tests,
 # benchmarks/profile_check.py (PyTorch copy / matmul / layer norm against bwprof's own kernels, a
 # Triton and a CuPy kernel, ncu's durations of the same launches), the C++ GPU example built
