@@ -241,6 +241,18 @@ gpu-verify-tools: gpu-build
 	-timeout 90 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu > $(OUT)/ncu_sample.log 2>&1; \
 	  echo "ncu sample exit $$?"; tail -n 6 $(OUT)/ncu_sample.log
 
+# Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,
+# device buffers that fit one by one but not together refused before allocating, Ctrl-C during a GPU
+# measurement (a child process), and the label and limit tests with the GPU build.
+.PHONY: gpu-relcpp
+gpu-relcpp: gpu-build
+	mkdir -p $(OUT)
+	-timeout 240 $(GPU_BUILD)/bwprof_tests --gtest_filter='*Limits*:Interrupt*:SuiteLabels*' \
+	  > $(OUT)/relcpp_gtest.log 2>&1; echo "gtest exit $$?"; \
+	  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|out of device memory" $(OUT)/relcpp_gtest.log | tail -n 15
+	-timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_limits.py \
+	  tests/python/test_suite.py > $(OUT)/relcpp_pytest.log 2>&1; echo "pytest exit $$?"; tail -n 12 $(OUT)/relcpp_pytest.log
+
 # Issue #17's .ncu-rep crash on the GPU machine: the .ncu-rep tests (the real sample through
 # ncu_report in a child and through ncu --import), the step-by-step probe of ncu_report under
 # faulthandler (which call crashes), and a fresh report read both ways against its CSV export.

@@ -33,18 +33,23 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
   k.family = "stream";
   k.doc = doc;
   k.order = 10;
-  k.params = {int_param("n", "16777216", "elements per array")};
+  k.params = {int_param("n", "16777216", 1, kMaxElements, "elements per array")};
   k.dtypes = {DType::kF32, DType::kF16};
   k.traffic = [=](const Problem& p) {
     double n = static_cast<double>(checked_elements(p, {"n"}));
     return Traffic{reads * n * elem_bytes(p), writes * n * elem_bytes(p), flops_per_elem * n};
+  };
+  // Arrays a, b and c whatever the operation; on the GPU the dot's partial sums, a float for each
+  // of up to 8 blocks an SM (64 KiB covers 2048 SMs).
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    return host_and_device(3.0 * p.i("n") * elem_bytes(p), kind, 65536.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_stream_cpu}.measures(Ceiling::kMemory));
 #ifdef BWPROF_WITH_GPU
   k.variants.push_back(Variant{"gpu", "gpu", make_stream_gpu}.measures(Ceiling::kMemory));
 #endif
   k.ceiling_params = peak_params;
-  k.suite = {{"stream 64 MiB", {{"n", 1 << 24}}, {{"n", 1 << 20}}}};
+  k.suite = {{"stream n={n:bin}", {{"n", 1 << 24}}, {{"n", 1 << 20}}}};
   return k;
 }
 

@@ -15,7 +15,8 @@ from .api import measure
 
 @dataclass(frozen=True)
 class Config:
-    """One suite entry: a kernel, a label, its full parameters and the --quick ones."""
+    """One suite entry: a kernel, a label, its full parameters and the --quick ones, and the
+    label of the --quick shape (empty: the same label)."""
 
     kernel: str
     label: str
@@ -23,6 +24,11 @@ class Config:
     quick: dict
     variants: tuple = ()  # implementations to compare where the backend has them; () = its default
     dtypes: tuple = ("fp32", "fp16")
+    quick_label: str = ""
+
+    def label_for(self, quick: bool) -> str:
+        """The label of the shape that runs: the --quick one's when ``quick``."""
+        return (self.quick_label or self.label) if quick else self.label
 
 
 def default_suite() -> list[Config]:
@@ -32,7 +38,7 @@ def default_suite() -> list[Config]:
     takes them in the order the kernels declare (``suite_order``)."""
     kernels = sorted(_core.kernels(), key=lambda k: k["suite_order"])  # stable: a folder keeps its order
     return [Config(k["name"], c["label"], dict(c["params"]), dict(c["quick"]), tuple(c["variants"]),
-                   tuple(c["dtypes"]))
+                   tuple(c["dtypes"]), c["quick_label"])
             for k in kernels for c in k["suite"]]
 
 
@@ -129,7 +135,7 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
     for c in chosen:
         have = _variants_on(c.kernel, backend)
         if not have:
-            skipped.append(f"{c.kernel} ({c.label}): no {backend} implementation in this build")
+            skipped.append(f"{c.kernel} ({c.label_for(quick)}): no {backend} implementation in this build")
             continue
         wanted = [v for v in c.variants if v in have] or [have[0]]
         # A variant that does not take a dtype (the FP16-only tensor GEMM in FP32) is left out.
@@ -141,20 +147,21 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
     rows, errors = [], []
     for c, variant, dt in jobs:
         params = c.quick if quick else c.params
+        label = c.label_for(quick)  # it names the shape that runs
         try:
             m = measure(c.kernel, dtype=dt, device=device, variant=variant, cache=cache, **timing, **params)
         except (ValueError, MemoryError, RuntimeError) as e:
-            errors.append({"kernel": c.kernel, "dtype": dt, "label": c.label, "error": f"{type(e).__name__}: {e}"})
+            errors.append({"kernel": c.kernel, "dtype": dt, "label": label, "error": f"{type(e).__name__}: {e}"})
             if progress:
-                sys.stderr.write(f"\nbwprof: {c.kernel} {dt} ({c.label}) failed: {e}\n")
+                sys.stderr.write(f"\nbwprof: {c.kernel} {dt} ({label}) failed: {e}\n")
             bar.step(f"{c.kernel} {dt} FAILED")
             continue
         row = m.to_dict()
-        row["label"] = c.label
+        row["label"] = label
         rows.append(row)
         if on_row is not None:
             on_row(row)
-        bar.step(f"{c.kernel} {dt} {c.label}: {row['bandwidth_gbs']:.1f} GB/s")
+        bar.step(f"{c.kernel} {dt} {label}: {row['bandwidth_gbs']:.1f} GB/s")
     df = pd.DataFrame(rows, columns=list(_core.columns()) + ["label"])
     df.attrs["errors"] = errors
     df.attrs["skipped"] = skipped

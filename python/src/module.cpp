@@ -8,6 +8,7 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/profiler.hpp"
@@ -136,6 +137,10 @@ py::list kernel_list() {
       pd["help"] = p.help;
       pd["choices"] = p.choices;
       pd["kind"] = p.kind == ParamSpec::Kind::kInt ? "int" : p.kind == ParamSpec::Kind::kBool ? "bool" : "choice";
+      if (p.kind == ParamSpec::Kind::kInt) {  // the range make_problem() accepts
+        pd["min"] = p.min;
+        pd["max"] = p.max;
+      }
       params.append(pd);
     }
     d["params"] = params;
@@ -162,6 +167,7 @@ py::list kernel_list() {
     for (auto& c : k.suite) {
       py::dict cd;
       cd["label"] = c.label;
+      cd["quick_label"] = c.quick_label;
       cd["params"] = param_dict(c.params);
       cd["quick"] = param_dict(c.quick);
       cd["variants"] = c.variants;
@@ -387,6 +393,15 @@ PYBIND11_MODULE(_core, m) {
     } catch (const Error& e) {
       PyErr_SetString(bwprof_error, e.what());
     }
+  });
+
+  // Ctrl-C during a long call (measure, peaks): the core asks between launches, with the GIL
+  // released; a pending signal runs Python's handler here, and the exception it raises
+  // (KeyboardInterrupt, or the CLI's own for SIGTERM) travels back through the core to the caller.
+  set_interrupt_check([] {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   });
 
   py::class_<Measurement>(m, "Measurement", "One measured kernel invocation (a flat record).")

@@ -17,6 +17,9 @@ class Backend {
   // Evict what the kernel will read from the caches (not timed).
   virtual void flush_cache(KernelInstance& k) = 0;
   virtual void synchronize() = 0;
+  // Free memory of a device that has its own (the runtime's answer, now); negative for a
+  // backend that runs in host memory (the CPU).
+  virtual double free_device_bytes() { return -1; }
 
   // ---- timed regions on a given stream (the user's code: bwprof/profiler.hpp) ------------------
   // The stream that timing, cache flushes and the stream hold go on, as an opaque handle (a

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
+#include "bwprof/limits.hpp"
 #include "bwprof/registry.hpp"
 #include "bwprof/runner.hpp"
 
@@ -73,6 +75,7 @@ Peaks measure_memory(Backend& backend) {
     for (const Variant& v : k.variants) {
       if (v.ceiling != Ceiling::kMemory || v.backend != kind) continue;
       Problem p = make_problem(k, kind, v.name, "fp32", ceiling_params(k, info));
+      check_memory(k, p, backend);  // its own shapes, sized to be quick: only the memory can fail
       auto inst = v.make(backend, p);
       const TimingStats s = summarize(run_repeats(backend, *inst, opt));
       const Traffic t = k.traffic(p);
@@ -95,7 +98,9 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
   if (kind == "cpu") {
     // A host clock times one launch: grow the work until that launch takes 50 ms.
     for (;;) {
+      check_interrupt();
       Problem p = make_problem(k, kind, v.name, to_string(dtype), params);
+      check_memory(k, p, backend);  // its own shapes, sized to be quick: only the memory can fail
       auto inst = v.make(backend, p);
       const double seconds = backend.time_launch_us(*inst, 1) * 1e-6;
       const long long grow = k.ceiling_grow.empty() ? 0 : p.i(k.ceiling_grow);
@@ -110,6 +115,7 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
   opt.min_time_s = 0.01;
   opt.verify = false;
   Problem p = make_problem(k, kind, v.name, to_string(dtype), params);
+  check_memory(k, p, backend);
   auto inst = v.make(backend, p);
   std::vector<double> t = run_repeats(backend, *inst, opt);
   std::sort(t.begin(), t.end());
@@ -124,7 +130,9 @@ std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, con
   const std::string kind = kind_of(backend.info());
   if (kind == "cpu") {
     for (;;) {
+      check_interrupt();
       Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+      check_memory(k, p, backend);
       auto inst = v.make(backend, p);
       const double seconds = backend.time_launch_us(*inst, 1) * 1e-6;
       const long long grow = k.ceiling_grow.empty() ? 0 : p.i(k.ceiling_grow);
@@ -133,7 +141,9 @@ std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, con
     }
   }
   Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+  check_memory(k, p, backend);
   auto inst = v.make(backend, p);
+  check_interrupt();
   inst->launch();
   backend.synchronize();
   const Check c = inst->check();

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
+#include "bwprof/limits.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/peaks.hpp"
 #include "bwprof/roofline.hpp"
@@ -17,7 +19,9 @@ namespace bwprof {
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt) {
   if (opt.min_repeats < 1 || opt.max_repeats < opt.min_repeats)
     BWPROF_INVALID("repeats: need 1 <= min_repeats <= max_repeats");
+  // Between launches, never inside the timed region: a stop asked for (Ctrl-C) ends the call here.
   for (int i = 0; i < opt.warmup; ++i) {
+    check_interrupt();
     k.launch();
   }
   backend.synchronize();
@@ -25,6 +29,7 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   double kernel_s = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   for (;;) {
+    check_interrupt();
     if (opt.cold) backend.flush_cache(k);
     const double us = backend.time_launch_us(k, std::max(1, opt.launches_per_timing));
     times.push_back(us);
@@ -122,13 +127,16 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   const DeviceInfo& info = backend.info();
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);
-  auto inst = find_variant(k, kind, p.variant).make(backend, p);
+  const Variant& v = find_variant(k, kind, p.variant);
+  admit(backend, k, v, p);  // the memory and the work of a launch, before anything is allocated
+  auto inst = v.make(backend, p);
 
   Measurement m = describe(k, p, info);
   m.cache = opt.cold ? "cold" : "hot";
   m.warmup = opt.warmup;
 
   if (opt.verify) {
+    check_interrupt();
     inst->launch();
     backend.synchronize();
     Check c = inst->check();
@@ -154,7 +162,7 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
       m.occupancy_limiter = "unknown architecture";  // not in the occupancy tables: leave it open
     }
   }
-  judge_on_device(m, backend, k.pattern, runs_on_matrix_units(find_variant(k, kind, p.variant), p.dtype));
+  judge_on_device(m, backend, k.pattern, runs_on_matrix_units(v, p.dtype));
   return m;
 }
 

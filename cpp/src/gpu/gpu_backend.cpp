@@ -9,6 +9,7 @@
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/limits.hpp"
 #include "gpu/gpu_entry.hpp"
 
 namespace bwprof {
@@ -33,11 +34,15 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : bytes_(bytes) 
     if (e == hipErrorOutOfMemory) throw OutOfMemory(buf);
     throw Error(buf);
   }
+  device_memory_counter().add(bytes_);
 }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) (void)hipFree(ptr_);
+    if (ptr_) {
+      (void)hipFree(ptr_);
+      device_memory_counter().remove(bytes_);
+    }
     ptr_ = o.ptr_;
     bytes_ = o.bytes_;
     o.ptr_ = nullptr;
@@ -47,7 +52,10 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) (void)hipFree(ptr_);
+  if (ptr_) {
+    (void)hipFree(ptr_);
+    device_memory_counter().remove(bytes_);
+  }
 }
 
 void DeviceBuffer::upload(const void* src, std::size_t n) {
@@ -244,5 +252,12 @@ void GpuBackend::flush_l2() {
 }
 
 void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
+
+double GpuBackend::free_device_bytes() {
+  BWPROF_GPU_CHECK(hipSetDevice(ordinal_));
+  std::size_t free = 0, total = 0;
+  BWPROF_GPU_CHECK(hipMemGetInfo(&free, &total));
+  return static_cast<double>(free);
+}
 
 }  // namespace bwprof

@@ -77,6 +77,7 @@ class GpuBackend final : public Backend {
   const char* stream_hold() const override { return block_ ? "block" : "spin"; }
   void set_stream_hold(const std::string& how) override;
   void synchronize() override;
+  double free_device_bytes() override;
 
   // Timing on another stream (the user's code): the flush, the spin or hold and the events follow it.
   void* timing_stream() const override { return stream_; }
