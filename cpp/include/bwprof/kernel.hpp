@@ -165,6 +165,9 @@ struct KernelFamily {
   // that a run timed by a host clock (the CPU) multiplies until one launch is long enough to time.
   std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;
   std::string ceiling_grow;
+  // Memory ceilings only: the integer parameter the bytes moved are proportional to, for the
+  // size-aware ceiling (bwprof/size_curve.hpp); empty: the kernel is not on that curve.
+  std::string ceiling_size;
 };
 
 // Validates dtype, variant (empty: the backend's first) and parameters (unknown, missing,

@@ -2,6 +2,7 @@
 // Compiled by nvcc or hipcc only (it includes the runtime through kernels/common/gpu_runtime.hpp).
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "bwprof/backend.hpp"
 #include "bwprof/host_tensor.hpp"
 #include "common/gpu_runtime.hpp"
+#include "gpu/clocks.hpp"
 
 namespace bwprof {
 
@@ -76,6 +78,10 @@ class GpuBackend final : public Backend {
   // BWPROF_STREAM_HOLD chooses; see docs/design-notes.md for the measured comparison.
   const char* stream_hold() const { return block_ ? "block" : "spin"; }
   void synchronize() override;
+  // The launches of `body`, captured from the stream into a graph and replayed by launch().
+  std::unique_ptr<KernelInstance> capture(std::function<void()> body) override;
+  // NVML (NVIDIA) or the driver's sysfs (AMD), where present (gpu/clocks.hpp).
+  ClockSample sample_clock() override;
 
   hipStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
@@ -95,6 +101,7 @@ class GpuBackend final : public Backend {
   DeviceBuffer scrub_, clean_;
   std::unique_ptr<StreamHold> hold_;
   bool block_ = false;  // hold the stream with hold_ rather than spin ahead of it
+  std::unique_ptr<ClockReader> clocks_;
   double time_events_us();
 };
 
