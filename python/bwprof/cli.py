@@ -104,7 +104,7 @@ def _cmd_bench(args) -> int:
         df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
                        cache=args.cache, progress=not args.no_progress, on_row=writer.add,
                        timing=args.timing)
-    curve = _save_size_curve(args.device, writer.path)
+    _save_size_curve(args.device, writer.path)
     print(format_table(df))
     errors = df.attrs.get("errors", [])
     bad = df[~df["verified"].astype(bool)] if len(df) else df
@@ -119,14 +119,14 @@ def _cmd_bench(args) -> int:
     print(f"results: {writer.path}/results.csv")
     print(f"report:  {writer.path}/{REPORT}")
     if not args.no_plots:
-        _plot_run(df, writer.path, curve)
+        _plot_run(df, writer.path)
     print(f"run folder: {writer.path}")
     return 1 if errors or len(bad) else 0
 
 
-def _save_size_curve(device: str, folder) -> dict | None:
+def _save_size_curve(device: str, folder) -> None:
     """The device's size curve (measured with its peaks during the run, so cached) into the run
-    folder, for the size chart now and for `plot` later; None when it cannot be had."""
+    folder as size_curve.json, where the size chart finds it (now and in a later `plot`)."""
     from .files import atomic_write_text
     from .plots import SIZE_CURVE_FILE
     try:
@@ -135,15 +135,13 @@ def _save_size_curve(device: str, folder) -> dict | None:
         atomic_write_text(folder / SIZE_CURVE_FILE, json.dumps(plain, indent=1))
     except Exception as e:  # noqa: BLE001 - the results are already on disk
         print(f"size curve: not saved ({type(e).__name__}: {e})")
-        return None
-    return curve
 
 
-def _plot_run(df, folder, size_curve=None) -> None:
+def _plot_run(df, folder) -> None:
     """Charts into the run folder; a plotting failure never costs the measured results."""
     try:
         from .plots import plot_all
-        paths = plot_all(df, folder, size_curve=size_curve)
+        paths = plot_all(df, folder)
     except Exception as e:  # noqa: BLE001 - the results are already on disk
         print(f"plots: not drawn ({type(e).__name__}: {e})")
         return

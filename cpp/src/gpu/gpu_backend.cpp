@@ -145,12 +145,12 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   spin_cycles_ = static_cast<long long>(20e-6 * std::max(info_.clock_mhz, 100.0) * 1e6);
   spin_blocks_ = info_.compute_units;  // every SM busy, as during a flush
   if (block_) hold_ = std::make_unique<StreamHold>(info_.clock_mhz, 1.0);
-  char bus[64] = {0};
-  if (hipDeviceGetPCIBusId(bus, sizeof bus, ordinal) != hipSuccess) {
+  char pci[64] = {0};
+  if (hipDeviceGetPCIBusId(pci, sizeof pci, ordinal) != hipSuccess) {
     (void)hipGetLastError();
-    bus[0] = 0;
+    pci[0] = 0;
   }
-  clocks_ = std::make_unique<ClockReader>(bus, info_.vendor);
+  clocks_ = std::make_unique<ClockReader>(pci, info_.vendor);
 }
 
 GpuBackend::~GpuBackend() {

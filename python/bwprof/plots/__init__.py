@@ -38,7 +38,8 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
              device_name=None, size_curve: dict | None = None) -> list[Path]:
     """Every chart ``df`` supports, as PNG and SVG in ``out_dir``; returns the files written.
     A chart without data (e.g. FP32 vs FP16 from a one-dtype run) is skipped. ``size_curve``
-    (``bwprof.peaks()["size_curve"]``) adds the measured points to the size chart."""
+    (``bwprof.peaks()["size_curve"]``; by default the one a bench saved in ``out_dir``) adds the
+    measured points to the size chart."""
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"plot_all: expected a pandas DataFrame, got {type(df).__name__}")
     has_cat = "category" in df
@@ -46,6 +47,8 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
         from ..results import results_table
         df = results_table(df, "plot_all")
     out = ensure_folder("out_dir", _args.path("out_dir", out_dir))
+    if size_curve is None:
+        size_curve = _saved_size_curve(out)
     # The intensity sweep is a measuring instrument, not a workload: keep it out of the time shares.
     kernels_only = rl.split_sweep(df)[0]
     jobs = [
@@ -84,7 +87,8 @@ def _cmd_plot(args) -> int:
     if not len(df):
         print(f"bwprof: nothing to plot: {src} holds no result rows", file=sys.stderr)
         return 1
-    paths = plot_all(df, out, size_curve=_saved_size_curve(src))
+    curve = _saved_size_curve(src)
+    paths = plot_all(df, out, **({"size_curve": curve} if curve else {}))
     if not paths:
         print(f"bwprof: nothing to plot in {src}", file=sys.stderr)
         return 1
@@ -97,7 +101,8 @@ SIZE_CURVE_FILE = "size_curve.json"  # the device's size curve, saved in a run f
 
 
 def _saved_size_curve(src: Path) -> dict | None:
-    """The size curve a run folder holds (bench saves it), else None (the chart draws the fit only)."""
+    """The size curve a run folder holds (bench saves it), else None (the size chart then draws the
+    fit the rows carry, without the measured points)."""
     import json
 
     f = (src if src.is_dir() else src.parent) / SIZE_CURVE_FILE
