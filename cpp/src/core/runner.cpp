@@ -206,6 +206,15 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
       throw InvalidArgument("timing: " + k.name + "/" + p.variant + " cannot be timed as a graph (" + e.what() +
                             "); use timing='single'");
     }
+    if (opt.verify) {
+      // The sets' outputs after the replays: a graph whose launches went wrong fails its check too.
+      backend.synchronize();
+      for (KernelInstance* set : {sets.front(), sets.back()}) {
+        const Check c = set->check();
+        m.verified = m.verified && c.ok;
+        m.max_rel_error = std::max(m.max_rel_error, c.max_rel_error);
+      }
+    }
   } else {
     m.time_us = summarize(run_repeats(backend, *inst, opt, &log));
   }
