@@ -14,7 +14,7 @@
 
 namespace bwprof {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: timing, clocks and the size-aware ceiling (issue #14)
 
 // How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
 enum class AccessPattern { kCoalesced, kStrided, kGather, kBroadcast };
