@@ -233,6 +233,12 @@ def _frame(meta: dict, rows: list) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+# Figures must read back exactly as written: pandas before 3.0 parses floats with a fast parser that
+# can miss the last digit (180.71008493742556 came back as 180.7100849374256 on the GPU machine's
+# pandas); 3.0 round-trips by default and deprecates the option.
+_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def read_results_csv(p: Path, **read_csv_kw) -> pd.DataFrame:
     """results.csv; a last record cut short is left out (with a warning), any other malformed
     record is a ValueError naming the line. ``read_csv_kw`` go to pandas.read_csv."""
@@ -259,7 +265,8 @@ def read_results_csv(p: Path, **read_csv_kw) -> pd.DataFrame:
                              f"not a bwprof results.csv")
     text = "".join(lines[:ends[-1]])
     try:
-        return pd.read_csv(io.StringIO(text), **{"keep_default_na": False, "na_values": [""], **read_csv_kw})
+        return pd.read_csv(io.StringIO(text), **{"keep_default_na": False, "na_values": [""],
+                                                    **_ROUND_TRIP, **read_csv_kw})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as e:
         raise ValueError(f"{p}: not a bwprof results.csv ({e})") from None
 
