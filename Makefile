@@ -10,7 +10,7 @@ PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothes
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build pip-check
+.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build pip-check hip-peak-check
 
 run: build
 	$(PYTHON) -m bwprof bench $(BENCH_ARGS)
@@ -51,7 +51,24 @@ py-test: build
 
 # CI: the README's test command (with nvcc present this is the CUDA build, whose CPU tests must pass
 # on a machine without a GPU), then a CPU-only build with its tests, then the AMD compile.
-ci: test test-cpu-only hip-build pip-check
+ci: test test-cpu-only hip-build pip-check cpp-example
+
+# The installed C++ package as a project outside the tree uses it: install $(BUILD) into a scratch
+# prefix, build examples/cpp against it (the GPU example too where the build has a GPU backend),
+# run the CPU example.
+EXAMPLE_PREFIX ?= $(CURDIR)/build-install
+EXAMPLE_BUILD ?= $(CURDIR)/build-example
+.PHONY: cpp-example example-against
+cpp-example: build
+	$(MAKE) example-against
+# (no dependencies: the GPU machine uses it over its own build)
+example-against:
+	rm -rf $(EXAMPLE_PREFIX) $(EXAMPLE_BUILD)
+	cmake --install $(BUILD) --prefix $(EXAMPLE_PREFIX) > /dev/null
+	cmake -S examples/cpp -B $(EXAMPLE_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_PREFIX_PATH=$(EXAMPLE_PREFIX) $(EXAMPLE_ARGS)
+	cmake --build $(EXAMPLE_BUILD) -j $(JOBS)
+	$(EXAMPLE_BUILD)/profile_cpu
 
 # The package as pip builds it (scikit-build-core over the same CMakeLists), into a scratch folder.
 pip-check: setup
@@ -86,6 +103,25 @@ hip-wmma-check:
 	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); \
 	  if [ "$$n" -gt 0 ]; then echo "hip-wmma-check: $$n WMMA instructions in the gfx1100 GEMM"; \
 	  else echo "hip-wmma-check: no WMMA instruction in the gfx1100 GEMM"; exit 1; fi
+	$(MAKE) hip-peak-check
+
+# The matrix peak's instructions, per AMD target: each step of a wave issues 128 of each type's
+# MMA (256 for INT8 where its K is 8 or the WMMA's 16): FP16/BF16/INT8 on gfx90a, every type
+# (TF32 as xf32, FP8) on gfx940, FP16/BF16/IU8 WMMA on gfx1100.
+hip-peak-check:
+	@for t in gfx90a gfx940 gfx1100; do \
+	  HIP_PLATFORM=amd hipcc -x hip --offload-arch=$$t -nogpulib --offload-device-only -O3 -std=c++17 \
+	    -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/mma_peak_$$t.s \
+	    kernels/mma_peak/amd.hip 2>&1 | grep -v -e "linker' input unused" -e "argument unused during compilation"; \
+	done; true
+	@fail=0; for spec in gfx90a:v_mfma_f32_32x32x8f16:128 gfx90a:v_mfma_f32_32x32x8bf16_1k:128 \
+	  gfx90a:v_mfma_i32_32x32x8i8:256 gfx940:v_mfma_f32_32x32x8_f16:128 gfx940:v_mfma_f32_32x32x8_bf16:128 \
+	  gfx940:v_mfma_f32_32x32x4_xf32:128 gfx940:v_mfma_f32_32x32x16_fp8_fp8:128 gfx940:v_mfma_i32_32x32x16_i8:128 \
+	  gfx1100:v_wmma_f32_16x16x16_f16:128 gfx1100:v_wmma_f32_16x16x16_bf16:128 gfx1100:v_wmma_i32_16x16x16_iu8:256; do \
+	  t=$${spec%%:*}; rest=$${spec#*:}; ins=$${rest%%:*}; want=$${rest#*:}; \
+	  n=$$(grep -c "$$ins\b" build-hip/mma_peak_$$t.s); \
+	  if [ "$$n" = "$$want" ]; then echo "hip-peak-check: $$t $$ins x$$n"; \
+	  else echo "hip-peak-check: $$t $$ins: $$n, expected $$want"; fail=1; fi; done; exit $$fail
 
 # Debian 12 packages no rocBLAS; Debian 13's librocblas-dev (headers only, 66 kB) lets CI compile
 # the `vendor` rocBLAS path. Unpacked into build-hip-deps, never installed; nothing links it.
@@ -104,7 +140,8 @@ install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target $(GPU_BUILD) python/bwprof/_core*.so
+	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target build-install build-example $(GPU_BUILD) \
+	  python/bwprof/_core*.so
 
 # ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
@@ -234,4 +271,42 @@ gpu-size-graph: gpu-build
 	      'sm_clock_mhz','throttled_samples','bound']].to_string(index=False))" > $(OUT)/bench_size_graph.txt 2>&1; \
 	  tail -n 5 $(OUT)/bench_size_graph.txt
 	-tar -czf $(OUT)/runs.tgz -C $(SIZE_RUNS) .
+# Issue #13 on the GPU machine: bwprof.profile's tests (CPU and GPU), the Profiler's C++ tests,
+# benchmarks/profile_check.py (PyTorch copy / matmul / layer norm against bwprof's own kernels, a
+# Triton and a CuPy kernel, ncu's durations of the same launches), the C++ GPU example built
+# against the installed package, and notebook 05 executed (its GPU section's outputs).
+.PHONY: gpu-profile
+gpu-profile: gpu-build
+	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
+	-timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_profile.py \
+	  tests/python/test_profile.py > $(OUT)/logs/pytest_profile.log 2>&1; echo "pytest exit $$?"; tail -n 4 $(OUT)/logs/pytest_profile.log
+	-timeout 60 $(GPU_BUILD)/bwprof_tests --gtest_filter='Profiler*' > $(OUT)/logs/gtest_profiler.log 2>&1; \
+	  echo "gtest Profiler exit $$?"; tail -n 2 $(OUT)/logs/gtest_profiler.log
+	-PYTHONUNBUFFERED=1 timeout 300 $(PYTHON) benchmarks/profile_check.py --out $(OUT)/logs 2>&1 | tee $(OUT)/profile_check.log
+	-timeout 150 $(MAKE) --no-print-directory example-against BUILD=$(GPU_BUILD) EXAMPLE_PREFIX=/tmp/bwprof-install \
+	  EXAMPLE_BUILD=/tmp/bwprof-example EXAMPLE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=90 JOBS=8 > $(OUT)/logs/cpp_example.log 2>&1; \
+	  echo "C++ example build + CPU run exit $$?"; tail -n 3 $(OUT)/logs/cpp_example.log; \
+	  timeout 60 /tmp/bwprof-example/profile_gpu 2>&1 | tee $(OUT)/cpp_example_gpu.log
+	-if ls .whl/*.whl >/dev/null 2>&1; then $(PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+	  --upgrade --target /tmp/site .whl/*.whl; fi; PYTHONPATH=/tmp/site:$(CURDIR)/python timeout 200 $(PYTHON) \
+	  notebooks/execute.py $(OUT) 05_profile_your_code.ipynb > $(OUT)/logs/notebook.log 2>&1; echo "notebook exit $$?"
+	tar -C $(OUT) -czf $(OUT)/profile_logs.tgz logs && rm -rf $(OUT)/logs
+
+# Issue #14 part A on the GPU machine: the roof kernels' checks (gtest and pytest), the peak table
+# (every matrix type and cache level, measured beside theoretical) beside PyTorch's 8192^3 matmul
+# per type and its L2-resident sum, then a `bench --quick` roofline chart with the cache levels.
+# $(OUT): peaks.log, peaks.csv, roofline.png, roofline.svg, logs.tar.gz.
+.PHONY: gpu-peaks
+gpu-peaks: gpu-build
+	mkdir -p $(OUT)/logs
+	-timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='PeakKernels.*:Judge.*:Registry.*:Peaks.*' \
+	  > $(OUT)/logs/gtest.log 2>&1; echo "gtest exit $$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]" $(OUT)/logs/gtest.log | tail -n 12
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider tests/python/test_peaks.py \
+	  tests/python/test_roofline_agreement.py tests/python/test_roofline.py > $(OUT)/logs/pytest.log 2>&1; \
+	  echo "pytest exit $$?"; tail -n 5 $(OUT)/logs/pytest.log
+	-PYTHONUNBUFFERED=1 timeout 200 $(PYTHON) benchmarks/peaks.py --csv $(OUT)/peaks.csv 2>&1 | tee $(OUT)/peaks.log
+	-PYTHONUNBUFFERED=1 timeout 200 $(PYTHON) -m bwprof bench --quick --out $(OUT)/logs/bench > $(OUT)/logs/bench.log 2>&1; \
+	  echo "bench exit $$?"; tail -n 4 $(OUT)/logs/bench.log; \
+	  cp $$(ls -d $(OUT)/logs/bench/*/ | head -n 1)roofline.png $$(ls -d $(OUT)/logs/bench/*/ | head -n 1)roofline.svg $(OUT)/ 2>/dev/null; true
+	cd $(OUT) && tar czf logs.tar.gz logs && rm -rf logs
 	ls $(OUT)

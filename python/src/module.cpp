@@ -10,6 +10,7 @@
 #include "bwprof/error.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
+#include "bwprof/profiler.hpp"
 #include "bwprof/roofline.hpp"
 #include "bwprof/size_curve.hpp"
 #include "bwprof/stats.hpp"
@@ -50,6 +51,10 @@ py::dict device_dict(const DeviceInfo& i) {
   d["fp32_gflops_theoretical"] = i.fp32_gflops_theoretical;
   d["fp16_gflops_theoretical"] = i.fp16_gflops_theoretical;
   d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  d["matrix_gflops_theoretical"] = i.matrix_gflops_theoretical;
+  d["vector_gflops_theoretical"] = i.vector_gflops_theoretical;
+  d["l1_cache_bytes"] = i.l1_cache_bytes;
+  d["l2_cache_bytes"] = i.l2_cache_bytes;
   return d;
 }
 
@@ -84,6 +89,36 @@ py::dict peaks_dict(const Peaks& p) {
   d["gflops_theoretical"] = p.gflops_theoretical;
   d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
   d["size_curve"] = size_curve_dict(p.size_curve);
+  d["matrix_gflops"] = p.matrix_gflops;
+  d["matrix_gflops_theoretical"] = p.matrix_gflops_theoretical;
+  d["matrix_source"] = p.matrix_source;
+  d["l2_gbs"] = p.l2_gbs;
+  d["l1_gbs"] = p.l1_gbs;
+  d["cache_source"] = p.cache_source;
+  // Every roof the device has, whatever the dtype: {"matrix": {type: {...}}, "vector": ...}.
+  auto compute = [](const std::map<std::string, ComputePeak>& m) {
+    py::dict out;
+    for (auto& kv : m) {
+      py::dict c;
+      c["gflops"] = kv.second.gflops;
+      c["gflops_theoretical"] = kv.second.gflops_theoretical;
+      c["source"] = kv.second.source;
+      out[py::str(kv.first)] = c;
+    }
+    return out;
+  };
+  d["matrix"] = compute(p.matrix);
+  d["vector"] = compute(p.vector);
+  py::dict levels;
+  for (auto& kv : p.levels) {
+    py::dict l;
+    l["read_gbs"] = kv.second.read_gbs;
+    l["rw_gbs"] = kv.second.rw_gbs;
+    l["working_set_bytes"] = kv.second.working_set_bytes;
+    l["source"] = kv.second.source;
+    levels[py::str(kv.first)] = l;
+  }
+  d["levels"] = levels;
   return d;
 }
 
@@ -269,7 +304,8 @@ py::dict judge_columns(const py::dict& c) {
              fl = nums("gflops", n, nan), bw_roof = nums("bandwidth_roof_gbs", n, 0),
              bw_theo = nums("bandwidth_theoretical_gbs", n, 0), fl_roof = nums("gflops_roof", n, 0),
              fl_theo = nums("gflops_theoretical", n, 0), size_t0 = nums("size_fixed_cost_us", n, 0),
-             size_bw = nums("size_bandwidth_gbs", n, 0);
+             size_bw = nums("size_bandwidth_gbs", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
+             l1_roof = nums("l1_roof_gbs", n, 0);
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
              name = strs("compute_name", n);
   std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
@@ -293,6 +329,8 @@ py::dict judge_columns(const py::dict& c) {
     r.compute_name = name[i];
     r.size_t0_us = size_t0[i];
     r.size_bandwidth_gbs = size_bw[i];
+    r.l2_gbs = l2_roof[i];
+    r.l1_gbs = l1_roof[i];
     const Judgement j = judge(w, r);
     o_bw_pct[i] = j.bandwidth_pct_peak;
     o_fl_pct[i] = j.compute_pct_peak;
@@ -358,6 +396,12 @@ Peaks peaks_from(const py::dict& d) {
     p.size_curve.t0_us = t0;
     p.size_curve.bandwidth_gbs = bw;
   }
+  p.matrix_gflops = num_or(d, "matrix_gflops");
+  p.matrix_gflops_theoretical = num_or(d, "matrix_gflops_theoretical");
+  p.matrix_source = str_or(d, "matrix_source", "none");
+  p.l2_gbs = num_or(d, "l2_gbs");
+  p.l1_gbs = num_or(d, "l1_gbs");
+  p.cache_source = str_or(d, "cache_source", "none");
   return p;
 }
 
@@ -457,6 +501,38 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single");
+
+  m.def("profile", [](const py::function& fn, const std::string& name, const std::string& device,
+                      double bytes_read, double bytes_written, const std::string& bytes_source, double flops,
+                      const std::string& dtype, bool matrix_units, const std::string& shape, const std::string& cache,
+                      int warmup, int min_repeats, double min_time_s, int max_repeats, double max_time_s,
+                      const py::object& stream, const std::string& hold,
+                      const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers) {
+    Profiler prof(name, device);
+    prof.set_bytes(bytes_read, bytes_written, bytes_source).set_flops(flops).set_dtype(dtype, matrix_units);
+    prof.set_shape(shape).set_cache(cache).set_warmup(warmup);
+    prof.set_repeats(min_repeats, min_time_s, max_repeats, max_time_s);
+    if (!stream.is_none()) prof.set_stream(Stream{reinterpret_cast<void*>(stream.cast<std::uintptr_t>())});
+    if (!hold.empty()) prof.set_stream_hold(hold);
+    if (!buffers.empty()) {
+      std::vector<std::pair<const void*, std::size_t>> b;
+      for (auto& x : buffers) b.emplace_back(reinterpret_cast<const void*>(x.first), x.second);
+      prof.set_host_buffers(std::move(b));
+    }
+    // Each call takes the GIL back; the waits on the device run without it.
+    const std::function<void()> call = [&fn] {
+      py::gil_scoped_acquire gil;
+      fn();
+    };
+    py::gil_scoped_release nogil;
+    return prof.measure(call);
+  }, py::arg("fn"), py::arg("name"), py::arg("device"), py::arg("bytes_read"), py::arg("bytes_written"),
+     py::arg("bytes_source"), py::arg("flops"), py::arg("dtype"), py::arg("matrix_units"), py::arg("shape"),
+     py::arg("cache"), py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
+     py::arg("max_time_s"), py::arg("stream"), py::arg("hold"), py::arg("buffers"),
+     "Times a Python callable with bwprof's method on a device (bwprof/profiler.hpp) and returns its row. "
+     "stream: a raw stream handle (int) or None for bwprof's own; buffers: (address, bytes) of host memory "
+     "a cold CPU run evicts.");
 
   m.def("summarize", [](const std::vector<double>& samples) {
     TimingStats s = summarize(samples);

@@ -102,15 +102,30 @@ class KernelInstance {
   virtual Check check() = 0;  // compares the last run's output with the float64 reference
   // Host memory the kernel touches, so the CPU backend can evict it for a cold run.
   virtual std::vector<std::pair<const void*, std::size_t>> host_buffers() const { return {}; }
+  // False for work that cannot name what it touches (user code declaring no buffers): the CPU
+  // backend then evicts by streaming a buffer larger than its caches.
+  virtual bool names_its_buffers() const { return true; }
   virtual Resources resources() const { return {}; }
 };
 
 using Factory = std::function<std::unique_ptr<KernelInstance>(Backend&, const Problem&)>;
 
 // Which roof a variant measures for the peaks policy (bwprof/peaks.hpp): the best of the memory
-// variants of a backend is its achievable bandwidth, the vector variants its compute per dtype.
-enum class Ceiling { kNone, kMemory, kVector };
-const char* to_string(Ceiling c);  // "none", "memory", "vector"
+// variants of a backend is its achievable bandwidth, the vector variants its compute per dtype,
+// the matrix variants the matrix units' per arithmetic type (fp16, bf16, tf32, fp8, int8), and
+// the cache variants the bandwidth of one level of the hierarchy (L2, L1, shared memory / LDS).
+enum class Ceiling { kNone, kMemory, kVector, kMatrix, kL2, kL1, kShared };
+// "none", "memory", "vector", "matrix", "l2", "l1", "shared"
+const char* to_string(Ceiling c);
+
+// One run of a ceiling variant that the peaks policy makes on a device: what it measures (an
+// arithmetic type such as "bf16", or an access such as "read" / "rw"), the storage dtype and the
+// parameters. A family that lists none for a device has no such roof there (absent, not zero).
+struct CeilingRun {
+  std::string what;
+  std::string dtype = "fp32";
+  std::map<std::string, std::string> params;
+};
 
 struct Variant {
   Variant(std::string name_, std::string backend_, Factory make_)
@@ -168,6 +183,11 @@ struct KernelFamily {
   // Memory ceilings only: the integer parameter the bytes moved are proportional to, for the
   // size-aware ceiling (bwprof/size_curve.hpp); empty: the kernel is not on that curve.
   std::string ceiling_size;
+  // Ceiling variants that measure several figures (matrix types, cache accesses, FP64 chains):
+  // the runs to make on a device, beyond a vector ceiling's one run per dtype (ceiling_params).
+  std::function<std::vector<CeilingRun>(const DeviceInfo&)> ceiling_runs;
+  // Cache-level ceilings: the bytes a run's working set spans (the figure the peaks report).
+  std::function<double(const Problem&)> ceiling_working_set;
 };
 
 // Validates dtype, variant (empty: the backend's first) and parameters (unknown, missing,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -64,6 +65,33 @@ class Sequence final : public KernelInstance {
  private:
   std::function<void()> body_;
 };
+// The size of cpu0's data or unified cache of `level` (1 or 2) in bytes: sysconf where glibc
+// knows it, else /sys/devices/system/cpu/cpu0/cache/index*/ ("48K"); 0 when neither says.
+double cpu_cache_bytes(int level) {
+  long v = sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
+  if (v > 0) return double(v);
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    auto read = [&](const char* name) {
+      std::string out;
+      if (std::FILE* f = std::fopen((dir + name).c_str(), "r")) {
+        char buf[64] = {0};
+        if (std::fgets(buf, sizeof buf, f)) out = buf;
+        std::fclose(f);
+      }
+      while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+      return out;
+    };
+    const std::string lvl = read("level"), type = read("type"), size = read("size");
+    if (lvl.empty()) break;
+    if (std::atoi(lvl.c_str()) != level || type == "Instruction" || size.empty()) continue;
+    double bytes = std::atof(size.c_str());
+    if (size.back() == 'K') bytes *= 1024;
+    if (size.back() == 'M') bytes *= 1024 * 1024;
+    return bytes;
+  }
+  return 0;
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -83,6 +111,8 @@ class CpuBackend final : public Backend {
     info_.compute_units = cpu_threads();
     long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     info_.cache_bytes = l3 > 0 ? double(l3) : (l2 > 0 ? double(l2) : 0);
+    info_.l1_cache_bytes = cpu_cache_bytes(1);
+    info_.l2_cache_bytes = cpu_cache_bytes(2);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     info_.memory_bytes = pages > 0 && page > 0 ? double(pages) * page : 0;
   }
@@ -96,11 +126,23 @@ class CpuBackend final : public Backend {
     return std::chrono::duration<double, std::micro>(t1 - t0).count();
   }
 
+  void begin_region() override { region_start_ = std::chrono::steady_clock::now(); }
+  double end_region_us() override {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - region_start_).count();
+  }
+
   void flush_cache(KernelInstance& k) override {
+    if (!k.names_its_buffers()) {
+      // Work that cannot name its buffers (user code that declared none): stream a buffer twice
+      // the last-level cache through every level instead.
+      scrub();
+      return;
+    }
+    const auto buffers = k.host_buffers();
 #ifdef BWPROF_HAVE_CLFLUSH
     // Evict exactly the kernel's own data from every cache level: cheaper and more certain than
     // streaming a buffer through a last-level cache that may be hundreds of MB.
-    for (auto& buf : k.host_buffers()) {
+    for (auto& buf : buffers) {
       const char* p = static_cast<const char*>(buf.first);
       const std::size_t n = buf.second;
       parallel_for(n / 64 + 1, 1 << 14, [&](std::size_t lo, std::size_t hi) {
@@ -109,10 +151,7 @@ class CpuBackend final : public Backend {
     }
     _mm_mfence();
 #else
-    (void)k;
-    const std::size_t n = static_cast<std::size_t>(std::max(2.0 * info_.cache_bytes, 64e6));
-    if (scrub_.size() < n) scrub_.assign(n, 0);
-    for (std::size_t i = 0; i < n; i += 64) scrub_[i]++;
+    scrub();
 #endif
   }
 
@@ -124,8 +163,15 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  void scrub() {
+    const std::size_t n = static_cast<std::size_t>(std::max(2.0 * info_.cache_bytes, 64e6));
+    if (scrub_.size() < n) scrub_.assign(n, 0);
+    for (std::size_t i = 0; i < n; i += 64) scrub_[i]++;
+  }
+
   DeviceInfo info_;
   std::vector<char> scrub_;
+  std::chrono::steady_clock::time_point region_start_;
 };
 
 }  // namespace
