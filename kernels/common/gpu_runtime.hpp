@@ -20,6 +20,8 @@ using hipStream_t = cudaStream_t;
 using hipDeviceProp_t = cudaDeviceProp;
 using hipFuncAttributes = cudaFuncAttributes;
 using hipDeviceAttribute_t = cudaDeviceAttr;
+using hipGraph_t = cudaGraph_t;
+using hipGraphExec_t = cudaGraphExec_t;
 #define hipSuccess cudaSuccess
 #define hipErrorOutOfMemory cudaErrorMemoryAllocation
 #define hipErrorNoDevice cudaErrorNoDevice
@@ -49,6 +51,7 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemsetAsync cudaMemsetAsync
+#define hipMemset cudaMemset
 #define hipMemGetInfo cudaMemGetInfo
 #define hipHostMalloc cudaHostAlloc
 #define hipHostMallocMapped cudaHostAllocMapped
@@ -67,6 +70,14 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
 #endif
 
 #include <string>

@@ -56,7 +56,11 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
 }  // namespace
 
 void register_family_stream(Registry& r) {
-  r.add_family(stream_kernel("stream_copy", 1, 1, 0, "c[i] = a[i]"));
+  // Copy and the dot product (a plain read) measure the size-aware ceiling: what a kernel moving
+  // B bytes reaches, from 4 KB up (bwprof/size_curve.hpp).
+  KernelFamily copy = stream_kernel("stream_copy", 1, 1, 0, "c[i] = a[i]");
+  copy.ceiling_size = "n";
+  r.add_family(std::move(copy));
   r.add_family(stream_kernel("stream_scale", 1, 1, 1, "b[i] = s * c[i]"));
   r.add_family(stream_kernel("stream_add", 2, 1, 1, "c[i] = a[i] + b[i]"));
   r.add_family(stream_kernel("stream_triad", 2, 1, 2, "a[i] = b[i] + s * c[i]"));
@@ -64,6 +68,7 @@ void register_family_stream(Registry& r) {
   KernelFamily k = stream_kernel("stream_dot", 2, 0, 2, "sum(a[i] * b[i]) with FP32 accumulation");
   auto t = k.traffic;
   k.traffic = [t](const Problem& p) { Traffic x = t(p); x.bytes_written = 4; return x; };
+  k.ceiling_size = "n";
   r.add_family(std::move(k));
 }
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import _core
 from . import arguments as _args
-from .api import measure
+from .api import TIMINGS, measure
 
 
 @dataclass(frozen=True)
@@ -100,14 +100,15 @@ class _Progress:
 
 
 def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick: bool = False,
-              cache: str = "cold", progress: bool = True,
+              cache: str = "cold", progress: bool = True, timing: str = "single",
               on_row: Callable[[dict], None] | None = None, configs: Iterable[Config] | None = None
               ) -> pd.DataFrame:
     """Measure every selected suite configuration in every dtype; one row per measurement.
 
     ``kernels`` filters by kernel or family name; ``quick`` shrinks every shape and the repeat
-    counts so a CPU run takes seconds. ``on_row(row)`` is called as each row is measured (the CLI
-    writes the run folder row by row with it). A configuration that fails (e.g. out of memory) is
+    counts so a CPU run takes seconds; ``timing`` is "single" or "graph" (see
+    :func:`bwprof.measure`). ``on_row(row)`` is called as each row is measured (the CLI writes the
+    run folder row by row with it). A configuration that fails (e.g. out of memory) is
     reported on stderr and listed in ``df.attrs["errors"]``; the rest still run.
     """
     # A suite measures for minutes: a bad argument must fail before the first measurement.
@@ -116,6 +117,7 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
     dtypes = _args.texts("dtypes", dtypes)
     quick, progress = _args.flag("quick", quick), _args.flag("progress", progress)
     cache = _args.text("cache", cache, ("cold", "hot"))
+    timing = _args.text("timing", timing, TIMINGS)
     if on_row is not None and not callable(on_row):
         raise ValueError(f"on_row: expected a function of one row (a dict) or None, got {_args.show(on_row)}")
     if configs is not None:
@@ -141,7 +143,7 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
         # A variant that does not take a dtype (the FP16-only tensor GEMM in FP32) is left out.
         jobs += [(c, v, dt) for v in wanted for dt in dtypes
                  if dt in c.dtypes and v in _variants_on(c.kernel, backend, dt)]
-    timing = dict(warmup=1, repeats=3, min_time_s=0.005, max_time_s=0.5) if quick else \
+    counts = dict(warmup=1, repeats=3, min_time_s=0.005, max_time_s=0.5) if quick else \
         dict(warmup=2, repeats=10, min_time_s=0.05, max_time_s=2.0)
     bar = _Progress(len(jobs), progress)
     rows, errors = [], []
@@ -149,7 +151,8 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
         params = c.quick if quick else c.params
         label = c.label_for(quick)  # it names the shape that runs
         try:
-            m = measure(c.kernel, dtype=dt, device=device, variant=variant, cache=cache, **timing, **params)
+            m = measure(c.kernel, dtype=dt, device=device, variant=variant, cache=cache, timing=timing,
+                        **counts, **params)
         except (ValueError, MemoryError, RuntimeError) as e:
             errors.append({"kernel": c.kernel, "dtype": dt, "label": label, "error": f"{type(e).__name__}: {e}"})
             if progress:

@@ -200,6 +200,9 @@ struct KernelFamily {
   // that a run timed by a host clock (the CPU) multiplies until one launch is long enough to time.
   std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;
   std::string ceiling_grow;
+  // Memory ceilings only: the integer parameter the bytes moved are proportional to, for the
+  // size-aware ceiling (bwprof/size_curve.hpp); empty: the kernel is not on that curve.
+  std::string ceiling_size;
   // Ceiling variants that measure several figures (matrix types, cache accesses, FP64 chains):
   // the runs to make on a device, beyond a vector ceiling's one run per dtype (ceiling_params).
   std::function<std::vector<CeilingRun>(const DeviceInfo&)> ceiling_runs;

@@ -1,4 +1,4 @@
-// The peaks policy (see peaks.hpp). The run options are those each backend kind used when it
+// The peaks policy (see peaks.hpp), and the size-aware memory ceiling measured with them. The run options are those each backend kind used when it
 // measured its own peaks: the GPU's stream kernels over 1 GiB arrays flushed before each run and
 // its FMA chains hot with the upper median of their runs; the CPU's stream kernels over 32 MB
 // arrays evicted every run and its FMA chains timed once by the steady clock, grown until one run
@@ -6,6 +6,7 @@
 #include "bwprof/peaks.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <string>
@@ -82,12 +83,54 @@ Peaks measure_memory(Backend& backend) {
       const double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
       out.bandwidth_by_kernel[k.name] = gbs;
       if (gbs > best) best = gbs, best_name = k.name;
+      // The size curve's top point (measure_size_curve adds the smaller sizes).
+      if (!k.ceiling_size.empty()) out.size_curve.points.push_back({k.name, t.bytes_read + t.bytes_written, s.median});
     }
   }
   out.bandwidth_gbs = best;
   if (!best_name.empty()) out.bandwidth_source = "measured:" + best_name;
   out.bandwidth_theoretical_gbs = info.bandwidth_theoretical_gbs;
   return out;
+}
+
+// The size-aware ceiling (bwprof/size_curve.hpp): each memory ceiling with a size parameter, cold,
+// from 4 KB (doubling on a GPU, x4 on the CPU) up to the peak run's size (whose points `top` holds),
+// on the CPU on to 256 MB. Few repeats and little time per size: a 4 KB kernel must not spend the
+// peak run's 20 ms of kernel time in microsecond steps.
+constexpr double kCurveFromBytes = 4096;
+constexpr double kCpuCurveToBytes = 268435456;  // 256 MiB
+
+SizeCurve measure_size_curve(Backend& backend, std::vector<SizePoint> points) {
+  const DeviceInfo& info = backend.info();
+  const std::string kind = kind_of(info);
+  RunOptions opt = memory_options(kind);
+  opt.min_time_s = 0.002;
+  opt.max_time_s = kind == "cpu" ? 0.1 : 0.25;
+  if (kind == "cpu") opt.min_repeats = 3;  // each run evicts its arrays line by line: 256 MB is slow to flush
+  const double step = kind == "cpu" ? 4.0 : 2.0;
+  for (const KernelFamily& k : registry().families()) {
+    if (k.ceiling_size.empty()) continue;
+    for (const Variant& v : k.variants) {
+      if (v.ceiling != Ceiling::kMemory || v.backend != kind) continue;
+      const Problem top = make_problem(k, kind, v.name, "fp32", ceiling_params(k, info));
+      const Traffic tt = k.traffic(top);
+      const double top_bytes = tt.bytes_read + tt.bytes_written;
+      const double per_unit = top_bytes / static_cast<double>(top.i(k.ceiling_size));
+      const double to = kind == "cpu" ? std::max(top_bytes, kCpuCurveToBytes) : top_bytes;
+      for (double target = kCurveFromBytes; target <= to * 1.01; target *= step) {
+        if (std::fabs(target - top_bytes) < 0.25 * top_bytes) continue;  // the peak run measured it
+        const long long n = std::max(16LL, std::llround(target / per_unit / 16) * 16);
+        auto params = ceiling_params(k, info);
+        params[k.ceiling_size] = std::to_string(n);
+        Problem p = make_problem(k, kind, v.name, "fp32", params);
+        auto inst = v.make(backend, p);
+        const TimingStats st = summarize(run_repeats(backend, *inst, opt));
+        const Traffic t = k.traffic(p);
+        points.push_back({k.name, t.bytes_read + t.bytes_written, st.median});
+      }
+    }
+  }
+  return fit_size_curve(std::move(points));
 }
 
 // GFLOP/s of one vector ceiling in `dtype`.
@@ -210,6 +253,7 @@ void measure_runs(Backend& backend, DevicePeaks& d) {
 DevicePeaks measure_all(Backend& backend) {
   DevicePeaks d;
   d.memory = measure_memory(backend);
+  d.memory.size_curve = measure_size_curve(backend, d.memory.size_curve.points);
   const std::string kind = kind_of(backend.info());
   for (DType t : {DType::kF32, DType::kF16}) {
     for (const KernelFamily& k : registry().families()) {

@@ -163,6 +163,12 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   spin_cycles_ = static_cast<long long>(20e-6 * std::max(info_.clock_mhz, 100.0) * 1e6);
   spin_blocks_ = info_.compute_units;  // every SM busy, as during a flush
   if (block) set_stream_hold("block");
+  char pci[64] = {0};
+  if (hipDeviceGetPCIBusId(pci, sizeof pci, ordinal) != hipSuccess) {
+    (void)hipGetLastError();
+    pci[0] = 0;
+  }
+  clocks_ = std::make_unique<ClockReader>(pci, info_.vendor);
 }
 
 void GpuBackend::set_stream_hold(const std::string& how) {
@@ -258,6 +264,68 @@ double GpuBackend::free_device_bytes() {
   std::size_t free = 0, total = 0;
   BWPROF_GPU_CHECK(hipMemGetInfo(&free, &total));
   return static_cast<double>(free);
+}
+
+ClockSample GpuBackend::sample_clock() { return clocks_->sample(); }
+
+namespace {
+
+// A captured graph of launches on the backend's stream, replayed by launch().
+class GraphSequence final : public KernelInstance {
+ public:
+  GraphSequence(hipStream_t stream, hipGraph_t graph, hipGraphExec_t exec) : stream_(stream), graph_(graph), exec_(exec) {}
+  ~GraphSequence() override {
+    if (exec_) (void)hipGraphExecDestroy(exec_);
+    if (graph_) (void)hipGraphDestroy(graph_);
+  }
+  void launch() override { BWPROF_GPU_CHECK(hipGraphLaunch(exec_, stream_)); }
+  Check check() override { return {}; }
+
+ private:
+  hipStream_t stream_;
+  hipGraph_t graph_;
+  hipGraphExec_t exec_;
+};
+
+std::string gpu_error_text(hipError_t e) { return std::string(hipGetErrorName(e)) + ": " + hipGetErrorString(e); }
+
+}  // namespace
+
+std::unique_ptr<KernelInstance> GpuBackend::capture(std::function<void()> body) {
+  synchronize();
+  // Thread-local capture: only a call from this thread that would synchronize breaks it (a launch
+  // that copies to the host, a vendor library that allocates), which is exactly what cannot be a graph.
+  BWPROF_GPU_CHECK(hipStreamBeginCapture(stream_, hipStreamCaptureModeThreadLocal));
+  hipGraph_t graph = nullptr;
+  auto abandon = [&] {
+    (void)hipStreamEndCapture(stream_, &graph);
+    if (graph) (void)hipGraphDestroy(graph);
+    (void)hipGetLastError();
+  };
+  try {
+    body();
+  } catch (const OutOfMemory&) {
+    abandon();
+    throw;
+  } catch (const std::exception& e) {
+    abandon();
+    throw InvalidArgument(std::string("a launch failed during the stream capture: ") + e.what());
+  }
+  hipError_t err = hipStreamEndCapture(stream_, &graph);
+  if (err != hipSuccess || !graph) {
+    if (graph) (void)hipGraphDestroy(graph);
+    (void)hipGetLastError();
+    throw InvalidArgument("the launches could not be captured into a graph: " + gpu_error_text(err));
+  }
+  hipGraphExec_t exec = nullptr;
+  err = hipGraphInstantiateWithFlags(&exec, graph, 0);
+  if (err != hipSuccess) {
+    (void)hipGraphDestroy(graph);
+    (void)hipGetLastError();
+    if (err == hipErrorOutOfMemory) gpu_fail(err, "hipGraphInstantiateWithFlags", __FILE__, __LINE__);
+    throw InvalidArgument("the captured graph could not be instantiated: " + gpu_error_text(err));
+  }
+  return std::make_unique<GraphSequence>(stream_, graph, exec);
 }
 
 }  // namespace bwprof
