@@ -60,6 +60,11 @@ DeviceBuffer::~DeviceBuffer() {
 
 void DeviceBuffer::upload(const void* src, std::size_t n) {
   BWPROF_GPU_CHECK(hipMemcpy(ptr_, src, n, hipMemcpyHostToDevice));
+  // From pageable memory the copy returns once the data is staged; its last DMA can still be in
+  // flight on the default stream, which the backend's non-blocking stream does not wait for. A
+  // kernel launched right after construction read stale inputs (the GPU limits test caught it
+  // with single launches of the intensity sweep), so the upload ends when the data is there.
+  BWPROF_GPU_CHECK(hipStreamSynchronize(nullptr));
 }
 void DeviceBuffer::download(void* dst, std::size_t n) const {
   BWPROF_GPU_CHECK(hipMemcpy(dst, ptr_, n, hipMemcpyDeviceToHost));
