@@ -58,8 +58,14 @@ void register_family_collective(Registry& r) {
     k.family = "collective";
     k.doc = std::string(s.doc) + "; over the GPUs of this process, or every rank of a torchrun/mpirun/srun job";
     k.order = order;
-    k.params = {int_param("bytes", "67108864", "nccl-tests' size in bytes"),
-                int_param("ranks", "0", "GPUs to span (0: every GPU of this process, or the job's ranks)", 0)};
+    k.params = {int_param("bytes", "67108864", 1, kMaxElements, "nccl-tests' size in bytes"),
+                int_param("ranks", "0", 0, 1 << 20, "GPUs to span (0: every GPU of this process, or the job's ranks)")};
+    // Per GPU: its input and output; on the host: one rank's input as it is made, and an output to check.
+    k.footprint = [](const Problem& p, const std::string& kind) {
+      const CollectiveCounts n = collective_counts(parse_collective(p.kernel), p.i("bytes"), p.i("ranks"), p.dtype);
+      const double e = elem_bytes(p), bytes = (n.in + n.out) * e;
+      return Footprint{bytes, kind == "cpu" ? 0.0 : bytes};
+    };
     k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
     k.resolve = resolve_ranks;
     // nccl-tests' bus bytes, so that bandwidth_gbs is its bus bandwidth (judged against the link).
@@ -74,12 +80,9 @@ void register_family_collective(Registry& r) {
     k.variants.push_back(Variant{"nccl", "gpu", make_collective_gpu});
 #endif
 #endif
-    for (std::int64_t b : {1ll << 10, 32ll << 10, 1ll << 20, 32ll << 20, 256ll << 20, 1ll << 30}) {
-      const std::string label = b >= (1ll << 30) ? "1 GB" : b >= (1 << 20) ? std::to_string(b >> 20) + " MB"
-                                                                             : std::to_string(b >> 10) + " KB";
-      k.suite.push_back(SuiteConfig{label, {{"bytes", b}}, {{"bytes", b > (32ll << 20) ? (32ll << 20) : b}}, {},
-                                    {DType::kF32, DType::kF16, DType::kBF16}});
-    }
+    for (std::int64_t b : {1ll << 10, 32ll << 10, 1ll << 20, 32ll << 20, 256ll << 20, 1ll << 30})
+      k.suite.push_back(SuiteConfig{"bytes={bytes:bin}", {{"bytes", b}}, {{"bytes", b > (32ll << 20) ? (32ll << 20) : b}},
+                                    {}, {DType::kF32, DType::kF16, DType::kBF16}});
     k.default_suite = false;
     r.add_family(std::move(k));
   }

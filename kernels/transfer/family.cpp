@@ -13,10 +13,7 @@ std::vector<SuiteConfig> sizes(std::vector<std::string> variants, std::vector<st
   std::vector<SuiteConfig> out;
   for (std::int64_t b : full) {
     const std::int64_t quick = b > (64ll << 20) ? (64ll << 20) : b;
-    std::string label = b >= (1ll << 30) ? std::to_string(b >> 30) + " GB"
-                        : b >= (1 << 20) ? std::to_string(b >> 20) + " MB"
-                                         : std::to_string(b >> 10) + " KB";
-    out.push_back(SuiteConfig{label, {{"bytes", b}}, {{"bytes", quick}}, variants, {DType::kF32}});
+    out.push_back(SuiteConfig{"bytes={bytes:bin}", {{"bytes", b}}, {{"bytes", quick}}, variants, {DType::kF32}});
   }
   return out;
 }
@@ -28,7 +25,14 @@ KernelFamily transfer(const char* name, const char* doc, int order) {
   k.family = "transfer";
   k.doc = doc;
   k.order = order;
-  k.params = {int_param("bytes", "268435456", "bytes moved")};
+  k.params = {int_param("bytes", "268435456", 1, kMaxElements, "bytes moved")};
+  // Host: the copy's host buffer, the expected bytes and the check's copy; device: the buffer
+  // (and the source of a device-to-device copy).
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double b = static_cast<double>(p.i("bytes"));
+    const bool host = p.kernel == "h2d" || p.kernel == "d2h";
+    return Footprint{(host ? 3 : 2) * b, kind == "cpu" ? 0.0 : (p.kernel == "d2d" ? 2 : 1) * b};
+  };
   // A copy moves bytes, whatever they hold: one dtype, so that a run does not repeat every size.
   k.dtypes = {DType::kF32};
   return k;

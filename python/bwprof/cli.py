@@ -21,6 +21,7 @@ TABLE_COLUMNS = [
     ("kernel", "kernel", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}"),
     ("label", "config", "{}"), ("shape", "shape", "{}"), ("time_median_us", "time_us", "{:.1f}"),
     ("bandwidth_gbs", "GB/s", "{:.1f}"), ("bandwidth_pct_peak", "%peak_bw", "{:.0f}"),
+    ("bandwidth_pct_attainable", "%size_bw", "{:.0f}"),
     ("gflops", "GFLOP/s", "{:.1f}"), ("compute_pct_peak", "%peak_fl", "{:.0f}"),
     ("bound", "bound", "{}"), ("grade", "grade", "{}"), ("verified", "ok", "{}"),
 ]
@@ -75,6 +76,13 @@ def _cmd_peaks(args) -> int:
     print("  every roof (measured by bwprof's kernels; theoretical from the architecture table):")
     for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():
         print("    " + line)
+    c = p.get("size_curve") or {}
+    if c.get("bandwidth_gbs") and c["bandwidth_gbs"] == c["bandwidth_gbs"]:
+        print(f"  size ceiling   : t(B) = {c['t0_us']:.2f} us + B / {c['bandwidth_gbs']:.1f} GB/s "
+              f"(fit of {c['fitted_points']} sizes, residual {c['residual_pct']:.1f} %)")
+        for b in (4096, 1 << 20, 33.5e6, 1 << 30):
+            t = c["t0_us"] + b / (c["bandwidth_gbs"] * 1e3)
+            print(f"    {b / 1e6:10.4g} MB: {b / t / 1e3:8.1f} GB/s attainable, fixed cost {100 * c['t0_us'] / t:4.0f} %")
     return 0
 
 
@@ -111,11 +119,13 @@ def _cmd_bench(args) -> int:
     with _sigterm_as_exception(), RunWriter(args.out, dev) as writer:
         sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
         df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
-                       cache=args.cache, progress=not args.no_progress, on_row=writer.add)
+                       cache=args.cache, progress=not args.no_progress, on_row=writer.add,
+                       timing=args.timing)
+    _save_size_curve(args.device, writer.path)
     print(format_table(df))
     errors = df.attrs.get("errors", [])
     bad = df[~df["verified"].astype(bool)] if len(df) else df
-    print(f"\n{len(df)} measurements on {dev['name']} ({dev['id']}), cache {args.cache}")
+    print(f"\n{len(df)} measurements on {dev['name']} ({dev['id']}), cache {args.cache}, timing {args.timing}")
     if len(bad):
         print(f"WARNING: {len(bad)} result(s) did not match the reference: "
               + ", ".join(f"{r.kernel}/{r.dtype}" for r in bad.itertuples()))
@@ -129,6 +139,19 @@ def _cmd_bench(args) -> int:
         _plot_run(df, writer.path)
     print(f"run folder: {writer.path}")
     return 1 if errors or len(bad) else 0
+
+
+def _save_size_curve(device: str, folder) -> None:
+    """The device's size curve (measured with its peaks during the run, so cached) into the run
+    folder as size_curve.json, where the size chart finds it (now and in a later `plot`)."""
+    from .files import atomic_write_text
+    from .plots import SIZE_CURVE_FILE
+    try:
+        curve = _peaks(device)["size_curve"]
+        plain = {k: (None if isinstance(v, float) and v != v else v) for k, v in curve.items()}  # NaN: null
+        atomic_write_text(folder / SIZE_CURVE_FILE, json.dumps(plain, indent=1))
+    except Exception as e:  # noqa: BLE001 - the results are already on disk
+        print(f"size curve: not saved ({type(e).__name__}: {e})")
 
 
 def _plot_run(df, folder) -> None:
@@ -168,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16", "bf16"])
     s.add_argument("--quick", action="store_true", help="small shapes, few repeats")
     s.add_argument("--cache", default="cold", choices=["cold", "hot"])
+    s.add_argument("--timing", default="single", choices=["single", "graph"],
+                   help="single: one launch per timed run (after a flush when cold); graph: the steady "
+                   "state, launches back to back in a CUDA/HIP graph over rotated inputs (default: single)")
     s.add_argument("--out", default="results", help="folder for run folders (default: results)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.add_argument("--no-plots", action="store_true", help="do not draw the charts (they can be drawn "

@@ -8,10 +8,12 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/profiler.hpp"
 #include "bwprof/roofline.hpp"
+#include "bwprof/size_curve.hpp"
 #include "bwprof/stats.hpp"
 
 namespace py = pybind11;
@@ -61,6 +63,27 @@ py::dict device_dict(const DeviceInfo& i) {
   return d;
 }
 
+// The size-aware memory ceiling: its fit and every measured point (NaN fit when unknown).
+py::dict size_curve_dict(const SizeCurve& c) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  py::dict d;
+  d["t0_us"] = c.known() ? c.t0_us : nan;
+  d["bandwidth_gbs"] = c.known() ? c.bandwidth_gbs : nan;
+  d["residual_pct"] = c.known() ? c.residual_pct : nan;
+  d["fitted_points"] = c.fitted_points;
+  py::list pts;
+  for (const SizePoint& p : c.points) {
+    py::dict x;
+    x["kernel"] = p.kernel;
+    x["bytes"] = p.bytes;
+    x["time_us"] = p.time_us;
+    x["bandwidth_gbs"] = p.bytes / p.time_us / 1e3;
+    pts.append(x);
+  }
+  d["points"] = pts;
+  return d;
+}
+
 py::dict peaks_dict(const Peaks& p) {
   py::dict d;
   d["bandwidth_gbs"] = p.bandwidth_gbs;
@@ -70,6 +93,7 @@ py::dict peaks_dict(const Peaks& p) {
   d["compute_source"] = p.compute_source;
   d["gflops_theoretical"] = p.gflops_theoretical;
   d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
+  d["size_curve"] = size_curve_dict(p.size_curve);
   d["matrix_gflops"] = p.matrix_gflops;
   d["matrix_gflops_theoretical"] = p.matrix_gflops_theoretical;
   d["matrix_source"] = p.matrix_source;
@@ -140,6 +164,10 @@ py::list kernel_list() {
       pd["help"] = p.help;
       pd["choices"] = p.choices;
       pd["kind"] = p.kind == ParamSpec::Kind::kInt ? "int" : p.kind == ParamSpec::Kind::kBool ? "bool" : "choice";
+      if (p.kind == ParamSpec::Kind::kInt) {  // the range make_problem() accepts
+        pd["min"] = p.min;
+        pd["max"] = p.max;
+      }
       params.append(pd);
     }
     d["params"] = params;
@@ -167,6 +195,7 @@ py::list kernel_list() {
     for (auto& c : k.suite) {
       py::dict cd;
       cd["label"] = c.label;
+      cd["quick_label"] = c.quick_label;
       cd["params"] = param_dict(c.params);
       cd["quick"] = param_dict(c.quick);
       cd["variants"] = c.variants;
@@ -285,11 +314,12 @@ py::dict judge_columns(const py::dict& c) {
   const auto flops = nums("flops", n, 0), time_us = nums("time_us", n, nan), bw = nums("bandwidth_gbs", n, nan),
              fl = nums("gflops", n, nan), bw_roof = nums("bandwidth_roof_gbs", n, 0),
              bw_theo = nums("bandwidth_theoretical_gbs", n, 0), fl_roof = nums("gflops_roof", n, 0),
-             fl_theo = nums("gflops_theoretical", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
+             fl_theo = nums("gflops_theoretical", n, 0), size_t0 = nums("size_fixed_cost_us", n, 0),
+             size_bw = nums("size_bandwidth_gbs", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
              l1_roof = nums("l1_roof_gbs", n, 0);
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
              name = strs("compute_name", n), link = strs("link", n);
-  std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n);
+  std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
   std::vector<std::string> o_bound(n), o_grade(n), o_text(n);
   std::vector<bool> o_above(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -309,6 +339,8 @@ py::dict judge_columns(const py::dict& c) {
     r.gflops_theoretical = fl_theo[i];
     r.compute_name = name[i];
     r.link = link[i];
+    r.size_t0_us = size_t0[i];
+    r.size_bandwidth_gbs = size_bw[i];
     r.l2_gbs = l2_roof[i];
     r.l1_gbs = l1_roof[i];
     const Judgement j = judge(w, r);
@@ -317,6 +349,9 @@ py::dict judge_columns(const py::dict& c) {
     o_att[i] = j.attainable_gflops;
     o_eff[i] = j.roofline_efficiency_pct;
     o_int[i] = j.intensity_flop_per_byte;
+    o_att_bw[i] = j.attainable_bandwidth_gbs;
+    o_pct_att[i] = j.bandwidth_pct_attainable;
+    o_fixed[i] = j.fixed_cost_pct;
     o_bound[i] = j.bound;
     o_grade[i] = j.grade;
     o_text[i] = j.bottleneck;
@@ -328,6 +363,9 @@ py::dict judge_columns(const py::dict& c) {
   out["attainable_gflops"] = o_att;
   out["roofline_efficiency_pct"] = o_eff;
   out["intensity_flop_per_byte"] = o_int;
+  out["attainable_bandwidth_gbs"] = o_att_bw;
+  out["bandwidth_pct_attainable"] = o_pct_att;
+  out["fixed_cost_pct"] = o_fixed;
   out["bound"] = o_bound;
   out["grade"] = o_grade;
   out["bottleneck"] = o_text;
@@ -358,6 +396,18 @@ Peaks peaks_from(const py::dict& d) {
   p.gflops_theoretical = num_or(d, "gflops_theoretical");
   p.bandwidth_source = str_or(d, "bandwidth_source");
   p.compute_source = str_or(d, "compute_source");
+  // The size curve's fit, as a peaks dict (size_curve) or a record (size_fixed_cost_us, ...) gives it.
+  double t0 = num_or(d, "size_fixed_cost_us", std::numeric_limits<double>::quiet_NaN());
+  double bw = num_or(d, "size_bandwidth_gbs", std::numeric_limits<double>::quiet_NaN());
+  if (d.contains("size_curve") && py::isinstance<py::dict>(d["size_curve"])) {
+    const py::dict c = d["size_curve"];
+    t0 = num_or(c, "t0_us", t0);
+    bw = num_or(c, "bandwidth_gbs", bw);
+  }
+  if (std::isfinite(t0) && std::isfinite(bw) && bw > 0 && t0 >= 0) {
+    p.size_curve.t0_us = t0;
+    p.size_curve.bandwidth_gbs = bw;
+  }
   p.matrix_gflops = num_or(d, "matrix_gflops");
   p.matrix_gflops_theoretical = num_or(d, "matrix_gflops_theoretical");
   p.matrix_source = str_or(d, "matrix_source", "none");
@@ -393,6 +443,15 @@ PYBIND11_MODULE(_core, m) {
     } catch (const Error& e) {
       PyErr_SetString(bwprof_error, e.what());
     }
+  });
+
+  // Ctrl-C during a long call (measure, peaks): the core asks between launches, with the GIL
+  // released; a pending signal runs Python's handler here, and the exception it raises
+  // (KeyboardInterrupt, or the CLI's own for SIGTERM) travels back through the core to the caller.
+  set_interrupt_check([] {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   });
 
   py::class_<Measurement>(m, "Measurement", "One measured kernel invocation (a flat record).")
@@ -468,7 +527,8 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("device"), py::arg("dtype") = "fp32", py::arg("refresh") = false);
   m.def("measure", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const std::string& cache, int warmup, int min_repeats,
-                      double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params) {
+                      double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params,
+                      const std::string& timing) {
     if (cache != "cold" && cache != "hot") throw InvalidArgument("cache: expected 'cold' or 'hot', got '" + cache + "'");
     if (warmup < 0) throw InvalidArgument("warmup: must be >= 0");
     if (min_repeats < 1) throw InvalidArgument("min_repeats: must be >= 1");
@@ -482,12 +542,13 @@ PYBIND11_MODULE(_core, m) {
     opt.max_repeats = max_repeats;
     opt.max_time_s = max_time_s;
     opt.verify = verify;
+    opt.timing = parse_timing(timing);
     auto p = params_from(params);
     py::gil_scoped_release nogil;
     return measure(kernel, dtype, device, variant, p, opt);
   }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
-     py::arg("max_time_s"), py::arg("verify"), py::arg("params"));
+     py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single");
 
   m.def("profile", [](const py::function& fn, const std::string& name, const std::string& device,
                       double bytes_read, double bytes_written, const std::string& bytes_source, double flops,
@@ -529,6 +590,14 @@ PYBIND11_MODULE(_core, m) {
     return d;
   }, py::arg("samples"), "Median, min, max, mean, standard deviation and CV of timing samples.");
   m.def("grade", &grade, py::arg("pct_of_peak"));
+  m.def("fit_size_curve", [](const std::vector<py::dict>& points) {
+    std::vector<SizePoint> pts;
+    for (const py::dict& d : points)
+      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us")});
+    return size_curve_dict(fit_size_curve(pts));
+  }, py::arg("points"),
+     "The size-aware ceiling's fit t(B) = t0 + B / BW of points (dicts of kernel, bytes, time_us), as "
+     "bwprof.peaks()['size_curve'] gives it.");
 
   m.def("occupancy", [](const std::string& arch, std::int64_t threads_per_block, std::int64_t registers_per_thread,
                         std::int64_t shared_mem_per_block, bool wave64, bool cu_mode) {
@@ -544,21 +613,22 @@ PYBIND11_MODULE(_core, m) {
   m.def("judge", &judge_columns, py::arg("columns"),
         "The one roofline judgement over columns (bytes, flops, time_us, bandwidth_gbs, gflops, dtype, "
         "access_pattern, cache, and the roofs bandwidth_roof_gbs, bandwidth_theoretical_gbs, gflops_roof, "
-        "gflops_theoretical, compute_name): percentages, attainable, bound, grade, above_peak, bottleneck.");
+        "gflops_theoretical, compute_name, and the size curve's size_fixed_cost_us, size_bandwidth_gbs): percentages, attainable, bound, grade, above_peak, bottleneck.");
   m.def("judge_row", [](const std::string& kernel, const std::string& variant, const py::dict& device,
                         const std::string& dtype, const py::dict& params, double time_us, const py::dict& peaks,
-                        const std::string& cache) {
+                        const std::string& cache, const std::string& timing) {
     const KernelFamily& k = find_kernel(kernel);
     const DeviceInfo info = device_from(device);
     const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
     const Problem p = make_problem(k, kind, variant, dtype, params_from(params));
     Measurement m = describe(k, p, info);
     m.cache = cache;
+    m.timing = to_string(parse_timing(timing));
     m.time_us = summarize({time_us});
     judge_row(m, k, find_variant(k, kind, p.variant), info, peaks_from(peaks));
     return record_dict(m);
   }, py::arg("kernel"), py::arg("variant"), py::arg("device"), py::arg("dtype"), py::arg("params"),
-     py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold",
+     py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold", py::arg("timing") = "single",
      "The record a measurement of this invocation taking time_us would give on `device` (a device-info "
      "dict) with `peaks`: the row path of measure() without running anything (for tests and what-ifs).");
 }
