@@ -419,6 +419,8 @@ Peaks peaks_from(const py::dict& d) {
 
 }  // namespace
 
+void bind_model(py::module_& m);  // bind_model.cpp: workload steps
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "bwprof C++ core";
   load_builtins();
@@ -631,4 +633,5 @@ PYBIND11_MODULE(_core, m) {
      py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold", py::arg("timing") = "single",
      "The record a measurement of this invocation taking time_us would give on `device` (a device-info "
      "dict) with `peaks`: the row path of measure() without running anything (for tests and what-ifs).");
+  bind_model(m);
 }
