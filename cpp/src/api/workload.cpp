@@ -248,7 +248,7 @@ StepResult time_step(const std::string& device, const std::vector<StepOp>& ops, 
       try {
         seq = backend.capture(body);
         r.mode = "graph";
-      } catch (const InvalidArgument& e) {
+      } catch (const Error& e) {  // not capturable (a user op's launches, the legacy default stream)
         r.graph_error = e.what();
       }
     } else {
