@@ -62,12 +62,13 @@ def step_breakdown(categories: pd.DataFrame, steps: pd.DataFrame, path=None, *, 
         ax.text(max(w, p) * 1.01, yi, f"{w:.4g} {unit} (gap {d:+.1f} %)", va="center", fontsize=8.5)
     ax.set_xlim(0, max(whole.max(), left.max()) * 1.3)
     ax.set_xlabel(f"time per step ({unit}): the ops timed on their own, stacked; the mark is the whole step")
-    ax.legend(loc="lower right", fontsize=8, frameon=False, ncol=2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.2 / len(order)), fontsize=8, frameon=False,
+              ncol=min(4, len(cats) + 2))
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     heading = title or "Where the step's time goes" + (f" on {device_name}" if device_name else "")
-    ax.set_title(heading, fontsize=12, fontweight="bold", loc="left")
+    ax.set_title(heading, fontsize=11, fontweight="bold", loc="left")
     _save(fig, path)
     return fig
 
@@ -105,11 +106,15 @@ def whatif_chart(whatif: pd.DataFrame, path=None, *, title: str | None = None,
     labels = [f"{f}\n{w}" if w else str(f) for f, w in zip(whatif["fusion"], whatif.get("what", [""] * n))]
     ax.set_yticklabels(labels, fontsize=8.5)
     ax.axvline(0, color="black", linewidth=0.8)
+    allv = pd.concat([pd.to_numeric(whatif[c], errors="coerce") for c, _, _, _ in series]).dropna()
+    lo, hi = (min(0.0, float(allv.min())), max(0.0, float(allv.max()))) if len(allv) else (0.0, 1.0)
+    span = (hi - lo) or 1.0
+    ax.set_xlim(lo - 0.2 * span * (lo < 0), hi + 0.2 * span)
     ax.set_xlabel("speed-up (%): time before / time after - 1")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22 - 0.1 / n), fontsize=8, frameon=False, ncol=3)
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(axis="x", alpha=0.3)
     heading = title or "What each fusion buys" + (f" on {device_name}" if device_name else "")
-    ax.set_title(heading, fontsize=12, fontweight="bold", loc="left")
+    ax.set_title(heading, fontsize=11, fontweight="bold", loc="left")
     _save(fig, path)
     return fig

@@ -73,11 +73,11 @@ def plot_report(report, out_dir) -> list[Path]:
     title = report.summary.get("title", report.workload.name)
     out = []
     fig = step_breakdown(report.categories, report.steps, folder / CHARTS[0],
-                         title=f"{title}: where the time goes" + (f" ({name})" if name else ""))
+                         title=f"{title}\nwhere the time goes" + (f" on {name}" if name else ""))
     out += fig._bwprof_paths
     try:
         fig = whatif_chart(report.whatif, folder / CHARTS[1],
-                           title=f"{title}: what each fusion buys" + (f" ({name})" if name else ""))
+                           title=f"{title}\nwhat each fusion buys" + (f" on {name}" if name else ""))
         out += fig._bwprof_paths
     except NoData:
         pass
