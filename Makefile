@@ -392,7 +392,7 @@ gpu-model: gpu-build
 	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_model.py \
 	  tests/python/test_gpu_model.py > $(OUT)/pytest_model.log 2>&1; echo "pytest exit $$?"; tail -n 6 $(OUT)/pytest_model.log
 	-PYTHONUNBUFFERED=1 timeout 300 $(PYTHON) benchmarks/model_peer.py --out $(MODEL_RUNS) > $(OUT)/model_peer.log 2>&1; \
-	  echo "model_peer exit $$?"; grep -A12 "^bwprof beside PyTorch" $(OUT)/model_peer.log
+	  echo "model_peer exit $$?"; grep -A16 "^bwprof beside PyTorch" $(OUT)/model_peer.log
 	-enc=$$(ls -d $(MODEL_RUNS)/*-encoder | head -n 1); q8=$$(ls -d $(MODEL_RUNS)/*-decode-8b-q4_0 | head -n 1); \
 	  cp $$enc/model_breakdown.png $(OUT)/encoder_breakdown.png; cp $$enc/model_whatif.png $(OUT)/encoder_whatif.png; \
 	  cp $$q8/model_breakdown.png $(OUT)/decode_8b_q4_0_breakdown.png; true

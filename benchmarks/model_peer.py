@@ -139,7 +139,7 @@ def main(argv=None) -> int:
         have_torch = not args.no_torch and torch.cuda.is_available()
     except ImportError:
         have_torch = False
-    table = []
+    table, floors = [], []
 
     def peer(fn, *a):
         if not have_torch:
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
             tus = peer(torch_encoder, args.batch, form == "fused")
             table.append((f"encoder {form}, {args.batch} positions", st.loc[form, "time_us"], tus,
                           st.loc[form, "items_per_s"], args.batch / (tus * 1e-6), st.loc[form, "bound_us"],
-                          st.loc[form, "gap_pct"]))
+                          st.loc[form, "parts_us"], st.loc[form, "gap_pct"]))
     for llm in args.llm:
         for weights in args.weights:
             t0 = time.time()
@@ -174,13 +174,29 @@ def main(argv=None) -> int:
             st = r.steps.set_index("step").loc["fused"]
             tus = peer(torch_decode, llm, args.decode_batch, args.kv) if weights == "fp16" else float("nan")
             table.append((f"decode {llm} {weights}, batch {args.decode_batch}, kv {args.kv}", st["time_us"], tus,
-                          st["items_per_s"], args.decode_batch / (tus * 1e-6), st["bound_us"], st["gap_pct"]))
+                          st["items_per_s"], args.decode_batch / (tus * 1e-6), st["bound_us"], st["parts_us"],
+                          st["gap_pct"]))
+            if llm == args.llm[0] and weights == args.weights[0]:
+                # The same step with its parts timed as single cold launches: what the timing floor
+                # of one launch adds to each op, beside the parts timed as graphs.
+                one = bwprof.model("decode", device=args.device, llm=llm, weights=weights, batch=args.decode_batch,
+                                   kv=args.kv, op_timing="single").steps.set_index("step").loc["fused"]
+                floors.append((f"decode {llm} {weights}", st["time_us"], st["parts_us"], st["gap_pct"],
+                               one["time_us"], one["parts_us"], one["gap_pct"]))
     print("bwprof beside PyTorch (whole step, one CUDA graph each; PyTorch: the same ops from torch, fp16; "
           "decode: torch has no Q4_0 path, nan)")
+    print("(parts: bwprof's ops each timed on its own as a graph, launches back to back over rotated inputs; "
+          "gap % = (step - parts) / step)")
     print(f"{'workload':48s} {'bwprof us':>10s} {'torch us':>10s} {'bwprof /s':>11s} {'torch /s':>11s} "
-          f"{'bound us':>9s} {'gap %':>6s}")
-    for name, b, t, bi, ti, bound, gap in table:
-        print(f"{name:48s} {b:10.1f} {t:10.1f} {bi:11.5g} {ti:11.5g} {bound:9.1f} {gap:+6.1f}")
+          f"{'bound us':>9s} {'parts us':>9s} {'gap %':>6s}")
+    for name, b, t, bi, ti, bound, parts, gap in table:
+        print(f"{name:48s} {b:10.1f} {t:10.1f} {bi:11.5g} {ti:11.5g} {bound:9.1f} {parts:9.1f} {gap:+6.1f}")
+    if floors:
+        print("\nthe parts timed two ways (step 'fused'): as graphs (the default) and as single cold launches")
+        print(f"{'workload':24s} {'step us':>9s} {'graph parts':>12s} {'gap %':>7s} {'step us':>9s} "
+              f"{'single parts':>13s} {'gap %':>7s}")
+        for name, s1, p1, g1, s2, p2, g2 in floors:
+            print(f"{name:24s} {s1:9.1f} {p1:12.1f} {g1:+7.1f} {s2:9.1f} {p2:13.1f} {g2:+7.1f}")
     return 0
 
 

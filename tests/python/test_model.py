@@ -296,6 +296,37 @@ def test_custom_ops_with_a_callable_and_a_fusion():
     assert r.steps.set_index("step").loc["fused", "item"] == ""
 
 
+def test_parts_are_timed_the_way_the_step_runs():
+    """A step timed as one sequence (a graph; the calls back to back on a CPU) has its ops timed in
+    their steady state; without a graph, or on request, each op is one launch after the flush."""
+    x = np.random.default_rng(1).standard_normal(1 << 12).astype(np.float32)
+    y = np.empty_like(x)
+    ops = [bwprof.Op("norm", "layernorm", {"rows": 8, "cols": 64}, count=2),
+           bwprof.Op("scale", fn=lambda: np.multiply(x, 2.0, out=y), bytes_read=x.nbytes, bytes_written=y.nbytes,
+                     count=2)]
+    graph = bwprof.model(ops=ops, device="cpu", quick=True)
+    assert graph.summary["options"]["op_timing"] == "graph" and graph.summary["options"]["op_timings"] == ["graph"]
+    assert "steady state" in graph.summary["parts_timing"] and "steady state" in graph.text()
+    norm = graph.ops.set_index("op").loc["norm"]
+    assert norm["timing"] == "graph" and norm["cache"] == "cold" and norm["timed_launches"] >= 20
+    assert norm["timed_launches"] % norm["timed_sets"] == 0
+    # The callable's steady state: USER_GRAPH_CALLS calls back to back, one set of data (hot).
+    user = graph.ops.set_index("op").loc["scale"]
+    assert user["timing"] == "graph" and user["cache"] == "hot" and user["timed_launches"] == 20
+    assert user["bandwidth_gbs"] == pytest.approx(2 * x.nbytes / (user["time_us"] * 1e3))
+    assert user["bound"] in ("memory", "compute", "latency")
+    row = graph.rows.set_index("op").loc["scale"]
+    assert row["time_median_us"] == user["time_us"] and row["timing"] == "graph"
+
+    single = bwprof.model(ops=ops, device="cpu", quick=True, graph=False)
+    assert single.summary["options"]["op_timing"] == "single" and set(single.ops["timing"]) == {"single"}
+    assert set(single.ops["cache"]) == {"cold"} and set(single.ops["timed_launches"]) == {1}
+    assert "one launch after the cache flush" in single.summary["parts_timing"]
+    assert set(single.steps["mode"]) == {"cpu"}  # the CPU runs its step's calls itself either way
+    asked = bwprof.model(ops=ops[:1], device="cpu", quick=True, op_timing="single")
+    assert set(asked.ops["timing"]) == {"single"}
+
+
 def test_a_callable_that_raises_is_reported():
     def boom():
         raise RuntimeError("kaput")

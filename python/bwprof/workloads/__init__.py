@@ -46,7 +46,7 @@ def build(name: str = "encoder", *, device: str = "auto", dtype: str | None = No
 
 def model(name: Any = None, *, ops: Any = None, fusions: Any = None, device: str = "auto", dtype: str | None = None,
           batch: int | None = None, kv: int | None = None, weights: str = "fp16", llm: str = "ft054",
-          quick: bool = False, op_timing: str = "single", cache: str = "cold", repeats: int | None = None,
+          quick: bool = False, op_timing: str = "auto", cache: str = "cold", repeats: int | None = None,
           warmup: int = 2, min_time_s: float | None = None, sets: Any = "auto", verify: bool = True,
           graph: bool = True, progress: bool = False) -> Report:
     """Run a workload and return its :class:`Report`.
@@ -56,10 +56,13 @@ def model(name: Any = None, *, ops: Any = None, fusions: Any = None, device: str
     or "q4_0", ``batch`` sequences at KV length ``kv``; separate and fused Q/K/V and gate/up), or a
     :class:`Workload`; or ``ops=[...]`` (:class:`Op` or dicts) with optional ``fusions``.
     ``quick``: reduced sizes and repeats (a CPU runs them in seconds). Per op: ``op_timing``
-    ("single": one launch after the L2 flush, bwprof's standard row; "graph": launches back to
-    back over rotated inputs), ``cache``, ``repeats``, ``warmup``; the whole step: one graph on a
-    GPU (``graph=False``: launches on the stream), its instances rotated (``sets``: "auto" keeps
-    each launch's data out of the last-level cache, "every": one per layer, or a count).
+    ("auto", the default: "graph" when the step is one graph, "single" with ``graph=False``;
+    "graph": the steady state, launches back to back in one graph over rotated input sets, the
+    time per launch, the way the step runs them; "single": one launch after the cache flush,
+    bwprof's standard row, which pays the launch and timing floor a graph does not), ``cache``,
+    ``repeats``, ``warmup``; the whole step: one graph on a GPU (``graph=False``: launches on the
+    stream), its instances rotated (``sets``: "auto" keeps each launch's data out of the
+    last-level cache, "every": one per layer, or a count).
     Bad input is a ValueError naming the argument; a step that does not fit the host's or the
     device's memory a MemoryError saying what it needs, before anything is allocated."""
     quick = _args.flag("quick", quick)

@@ -76,9 +76,10 @@ def register_cli(sub) -> None:
     s.add_argument("--llm", nargs="+", choices=list(DECODERS), help="decode model(s): ft054 (FT-054), 8b "
                    "(8B-class); one run each (default ft054)")
     s.add_argument("--quick", action="store_true", help="reduced sizes and repeats (runs on a CPU in seconds)")
-    s.add_argument("--op-timing", default="single", choices=["single", "graph"],
-                   help="each op on its own: one launch after the L2 flush (single, default) or back to back "
-                   "over rotated inputs (graph)")
+    s.add_argument("--op-timing", default="auto", choices=["auto", "graph", "single"],
+                   help="each op on its own: its steady state, launches back to back in one graph over rotated "
+                   "inputs (graph; auto picks it when the step is a graph) or one launch after the cache flush "
+                   "(single; auto picks it with --no-graph)")
     s.add_argument("--sets", type=_sets, default="auto", help="instances per op of a repeated block: auto (enough "
                    "to keep each launch's data out of the last-level cache), every (one per layer), or a count")
     s.add_argument("--no-graph", action="store_true", help="time the whole step as launches on the stream, not a graph")

@@ -88,7 +88,7 @@ OPS_TABLE = [("op", "op", "{}"), ("category", "category", "{}"), ("kernel", "ker
              ("variant", "variant", "{}"), ("shape", "shape", "{}"), ("count", "count", "{:d}"),
              ("time_us", "us/launch", "{:.2f}"), ("total_us", "us/step", "{:.1f}"), ("share_pct", "%parts", "{:.1f}"),
              ("bandwidth_gbs", "GB/s", "{:.0f}"), ("gflops", "GFLOP/s", "{:.0f}"), ("bound", "bound", "{}"),
-             ("verified", "ok", "{}")]
+             ("timing", "timed", "{}"), ("verified", "ok", "{}")]
 STEPS_TABLE = [("step", "step", "{}"), ("launches", "launches", "{:d}"), ("time_us", "step us", "{:.1f}"),
                ("parts_us", "parts us", "{:.1f}"), ("gap_us", "gap us", "{:+.1f}"), ("gap_pct", "gap %", "{:+.1f}"),
                ("items_per_s", "per s", "{:.4g}"), ("bound_us", "bound us", "{:.1f}"),
@@ -108,15 +108,16 @@ def report_text(report) -> str:
     lines = [f"{s['title']} on {s.get('device_name')} ({s.get('device')})"]
     item = s.get("item") or "item"
     lines.append(f"step '{main}': {s['step_us']:.1f} us whole ({s['mode']}, {s['launches']} launches); "
-                 f"parts {s['parts_us']:.1f} us; gap {s['gap_us']:+.1f} us ({s['gap_pct']:+.1f} %)")
+                 f"parts {s['parts_us']:.1f} us (ops timed: {'+'.join(s['options'].get('op_timings', []))}); "
+                 f"gap {s['gap_us']:+.1f} us ({s['gap_pct']:+.1f} %)")
     if s.get("items_per_s") == s.get("items_per_s"):
         lines.append(f"{s['items_per_s']:.5g} {item}s/s; bound {s['bound_us']:.1f} us "
                      f"({s['bound_items_per_s']:.5g} {item}s/s at {s['peak_bandwidth_gbs']:.0f} GB/s measured): "
                      f"the step runs at {s['pct_of_bound']:.0f} % of its bound")
     ops = report.ops[report.ops["step"] == main]
-    lines += ["", f"ops of step '{main}' (each timed on its own; {s['options']['op_timing']}, {s['options']['cache']}):",
-              _tables.format_table(ops, OPS_TABLE)]
-    lines += ["", "steps (whole, one graph per step, against the sum of their ops):",
+    lines += ["", f"ops of step '{main}' ({s.get('parts_timing', '')}):", _tables.format_table(ops, OPS_TABLE)]
+    lines += ["", "steps (whole as timed, against the sum of their ops timed as above; "
+              "gap = whole - parts: time between and across launches that the parts do not hold):",
               _tables.format_table(report.steps, STEPS_TABLE)]
     cats = report.categories[report.categories["step"] == main]
     lines += ["", f"categories of step '{main}':", _tables.format_table(cats, CATS_TABLE)]

@@ -15,7 +15,8 @@ from .ops import Workload
 NAN = math.nan
 OP_COLUMNS = ["step", "op", "category", "kernel", "variant", "dtype", "shape", "count", "time_us", "total_us",
               "share_pct", "step_share_pct", "bytes_per_launch", "bandwidth_gbs", "bandwidth_pct_peak", "gflops",
-              "compute_pct_peak", "bound", "grade", "verified", "sets", "fusion", "form"]
+              "compute_pct_peak", "bound", "grade", "verified", "timing", "cache", "timed_launches", "timed_sets",
+              "sets", "fusion", "form"]
 STEP_COLUMNS = ["step", "fusions", "ops", "launches", "time_us", "time_min_us", "time_cv", "parts_us", "gap_us",
                 "gap_pct", "gap_per_launch_us", "mode", "verified", "items_per_s", "item", "bytes_per_step",
                 "model_bytes", "achieved_gbs", "flops_per_step", "bytes_bound_us", "compute_bound_us", "bound_us",
@@ -97,6 +98,28 @@ def _bounds(w: Workload, plan: dict, ops: pd.DataFrame, peaks: dict) -> dict:
             "compute_bound_us": compute_us, "bound_us": bound, "size_bound_us": size_us}
 
 
+def parts_timing(ops: pd.DataFrame) -> str:
+    """How the parts (the ops on their own) were timed, in words, for the tables and the JSON."""
+    if not len(ops):
+        return ""
+    distinct = ops.drop_duplicates("op")
+    timing = distinct["timing"].astype(str)
+    said = []
+    if (timing == "graph").any():
+        cold = (distinct["cache"].astype(str) == "cold") & (timing == "graph")
+        said.append("each op timed on its own in its steady state: launches back to back in one graph"
+                    + (" over rotated input sets (together more than twice the last-level cache)" if cold.any() else "")
+                    + ", the time per launch, as the step runs them")
+    if (timing == "single").any():
+        who = ", ".join(distinct.loc[timing == "single", "op"]) if (timing != "single").any() else "each op"
+        said.append(f"{who}: one launch after the cache flush, which pays the launch and timing floor a graph "
+                    "does not (the gap then holds that floor too)")
+    if (timing == "stream").any():
+        who = ", ".join(distinct.loc[timing == "stream", "op"])
+        said.append(f"{who}: calls back to back on the stream (their work cannot be captured in a graph)")
+    return "; ".join(said)
+
+
 def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, peaks: dict, options: dict) -> Report:
     op_rows, step_rows, cat_frames = [], [], []
     items = w.info.get("items_per_step")
@@ -117,7 +140,10 @@ def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, 
                          "bandwidth_pct_peak": _num(m, "bandwidth_pct_peak"), "gflops": _num(m, "gflops"),
                          "compute_pct_peak": _num(m, "compute_pct_peak"), "bound": m.get("bound"),
                          "grade": m.get("grade"), "verified": bool(m.get("verified")) or op.is_user,
-                         "sets": sets.get(op.name, 1), "fusion": op.fusion or "", "form": op.form or ""})
+                         "timing": m.get("timing"), "cache": m.get("cache"),
+                         "timed_launches": int(m.get("graph_launches") or 1),
+                         "timed_sets": int(m.get("rotation_sets") or 1), "sets": sets.get(op.name, 1),
+                         "fusion": op.fusion or "", "form": op.form or ""})
         df = pd.DataFrame(rows)
         parts = float(df["total_us"].sum())
         df["share_pct"] = 100.0 * df["total_us"] / parts if parts > 0 else NAN
@@ -168,7 +194,8 @@ def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, 
                "bound_items_per_s": float(srow["bound_items_per_s"]),
                "peak_bandwidth_gbs": float(peaks.get("bandwidth_gbs") or 0),
                "peak_bandwidth_source": peaks.get("bandwidth_source", ""),
-               "verified": bool(steps_df["verified"].all()), "options": options, "info": dict(w.info)}
+               "verified": bool(steps_df["verified"].all()), "parts_timing": parts_timing(main_ops),
+               "options": options, "info": dict(w.info)}
     return Report(w, dev, ops_df[OP_COLUMNS], steps_df[STEP_COLUMNS + ["graph_error"]], pd.concat(cat_frames, ignore_index=True),
                   amdahl, whatif, rows, summary, main)
 
