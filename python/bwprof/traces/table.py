@@ -1,7 +1,8 @@
 """The layer every trace reader stands on: a profiler file's bytes and text (gzip, encodings,
 binary junk caught with its line), JSON, and the ONE builder of frames in the kernel-trace
 schema (``schema_frame``), which is also where every row's duration and timestamps are checked.
-CSV tables are read by csv_table.py over this layer; databases by sqlitedb.py.
+CSV tables are read by csv_table.py (its bytes and lines in csv_source.py, its typed columns in
+csv_columns.py) over this layer; databases by sqlitedb.py.
 
 Malformed input becomes a TraceFormatError naming the file and the line. Rows whose duration
 cannot be right (negative, empty, infinite) or whose timestamps do not fit 64-bit nanoseconds

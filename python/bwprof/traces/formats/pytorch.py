@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..errors import TraceFormatError
-from ..csv_table import _text
+from ..csv_columns import _text
 from ..table import Note, Origin, _as_float, _read_json, reader, schema_frame
 
 # Event categories that are GPU work; copies and fills count as GPU time too.
