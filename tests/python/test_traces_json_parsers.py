@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bwprof.traces import table
+from bwprof.traces import source
 from bwprof.traces.errors import TraceFormatError
 
 orjson = pytest.importorskip("orjson")
@@ -36,9 +36,9 @@ def _read_both(tmp_path, data, monkeypatch):
     p.write_bytes(data)
     out = []
     for fast in (orjson.loads, None):
-        monkeypatch.setattr(table, "_fast_json", lambda fast=fast: fast)
+        monkeypatch.setattr(source, "_fast_json", lambda fast=fast: fast)
         try:
-            out.append(("doc", table._read_json(p)))
+            out.append(("doc", source._read_json(p)))
         except TraceFormatError as e:
             out.append(("error", str(e)))
     return out
@@ -76,8 +76,9 @@ def test_a_timestamp_beyond_64_bits_is_invalid_with_either_parser(tmp_path, monk
     p.write_text(doc)
     messages = []
     for fast in (orjson.loads, None):
-        monkeypatch.setattr(table, "_fast_json", lambda fast=fast: fast)
+        monkeypatch.setattr(source, "_fast_json", lambda fast=fast: fast)
         with pytest.raises(TraceFormatError) as e:
             traces.read(p)
         messages.append(str(e.value))
     assert all("traceEvents[1]" in m for m in messages), messages
+

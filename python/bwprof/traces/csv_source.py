@@ -13,7 +13,7 @@ import zlib
 from pathlib import Path
 
 from .errors import TraceFormatError
-from .table import _check_block, _check_file
+from .source import _check_block, _check_file
 
 # How far into a file to look for the header line: the ncu and nsys preambles are short.
 _HEADER_SCAN_LINES = 200

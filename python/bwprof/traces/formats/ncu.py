@@ -9,7 +9,8 @@ from ..detect import _detect_from_text
 from ..errors import TraceFormatError
 from ..csv_columns import _numbers_or_text, _text
 from ..csv_table import _read_csv
-from ..table import _read_text, reader, schema_frame
+from ..source import _read_text
+from ..table import reader, schema_frame
 from ..units import parse_number, to_base, unit_scale
 
 # Columns that describe the whole device rather than the launch; left out to keep frames small
