@@ -14,6 +14,8 @@ from .errors import TraceFormatError
 
 # Bytes of a file's head that format detection reads.
 _HEAD_BYTES = 1 << 17
+# The leading digits of every integer from -2**63 - 1024 to -2**63 (see _read_json).
+_INT64_MIN_DIGITS = b"-922337203685477"
 
 
 def _check_file(path):
@@ -119,7 +121,9 @@ def _read_json(path, text=None):
     so the document and the errors are the same with or without it."""
     data = _read_bytes(path) if text is None else text
     fast = _fast_json()
-    if fast is not None:
+    # orjson turns an integer beyond 64 bits into the nearest float, and those just below -2**63
+    # round to -2**63, which fits: the readers would take it as a value. Such text goes to json.
+    if fast is not None and (_INT64_MIN_DIGITS if isinstance(data, bytes) else _INT64_MIN_DIGITS.decode()) not in data:
         try:
             return fast(data)
         except (ValueError, TypeError):         # orjson.JSONDecodeError is a ValueError
