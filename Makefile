@@ -5,8 +5,8 @@ BUILD ?= build
 GPU ?= AUTO
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
-PY_PACKAGES := numpy pandas matplotlib pybind11 scikit-build-core pytest hypothesis nbclient ipykernel nbformat
-PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothesis,nbclient,ipykernel,nbformat
+PY_PACKAGES := numpy pandas matplotlib pybind11 scikit-build-core pytest hypothesis nbclient ipykernel nbformat orjson
+PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothesis,nbclient,ipykernel,nbformat,orjson
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 
@@ -261,7 +261,7 @@ gpu-relcpp: gpu-build
 gpu-ncu-rep: gpu-build
 	rm -rf $(OUT)/ncu_rep && mkdir -p $(OUT)/ncu_rep
 	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_traces_ncu_rep.py \
-	  tests/python/test_traces_databases.py -k "ncu" > $(OUT)/ncu_rep/pytest.log 2>&1; \
+	  tests/python/test_traces_ncu_rep_api.py > $(OUT)/ncu_rep/pytest.log 2>&1; \
 	  echo "pytest exit $$?"; grep -E "passed|failed|SKIPPED|Error" $(OUT)/ncu_rep/pytest.log | tail -n 8
 	-timeout 150 $(PYTHON) benchmarks/ncu_report_probe.py > $(OUT)/ncu_rep/probe.log 2>&1; \
 	  echo "probe exit $$?"; grep -E "^probe child|^bwprof read_ncu_rep|still running" $(OUT)/ncu_rep/probe.log

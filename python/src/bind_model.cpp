@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "bindings.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/workload.hpp"
 
@@ -75,6 +76,8 @@ py::dict plan_dict(const StepPlan& p) {
 
 }  // namespace
 
+namespace bwprof_python {
+
 void bind_model(py::module_& m) {
   m.def("plan_step", [](const std::string& device, const py::list& ops, int sets) {
     std::vector<StepOp> v = ops_from(ops);
@@ -126,3 +129,5 @@ void bind_model(py::module_& m) {
      py::arg("stream"),
      "Times a workload's whole step (one graph on a GPU) and checks its ops; see bwprof/workload.hpp.");
 }
+
+}  // namespace bwprof_python
