@@ -39,8 +39,9 @@ def test_the_full_size_step_fits_and_reports_its_bound():
     assert 0 < s["pct_of_bound"] <= 100  # no step beats reading its weights and KV cache at the measured peak
     assert s["model_bytes"] == pytest.approx(r.workload.info["model_bytes"])
     # 264 launches of a few us each: with the parts timed as graphs the gap is what lies between
-    # the launches, a fraction of the step (single cold launches made it -91 % on the H100).
-    assert 0.67 * s["parts_us"] <= s["time_us"] <= 1.5 * s["parts_us"]
+    # the launches (and the step's colder data), a fraction of the step; single cold launches made
+    # the step 0.52x its parts on the H100 (a gap of -91 %).
+    assert 0.67 * s["parts_us"] <= s["time_us"] <= 2.0 * s["parts_us"]
 
 
 def test_a_torch_op_in_the_step():
