@@ -179,11 +179,12 @@ gpu-tools-check: gpu-build
 	-bash benchmarks/regression_check.sh $(OUT)/regress 2>&1 | tee $(OUT)/regress.log
 
 # Refresh the notebooks' outputs on the GPU machine: nbclient and ipykernel travel as wheels in .whl
-# (see the device notes), installed into /tmp/site for this call only.
+# (see the device notes), installed into /tmp/site for this call only. NOTEBOOKS="06_model.ipynb ..."
+# executes only those (default: every notebook).
 gpu-notebooks: gpu-build
 	mkdir -p $(OUT)/notebooks
 	$(PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-	PYTHONPATH=/tmp/site:$(CURDIR)/python $(PYTHON) notebooks/execute.py $(OUT)/notebooks
+	PYTHONPATH=/tmp/site:$(CURDIR)/python $(PYTHON) notebooks/execute.py $(OUT)/notebooks $(NOTEBOOKS)
 
 # The compute kernels (GEMM, QKV, flash attention): GPU tests, one pass of the small cases under
 # compute-sanitizer memcheck, then the benchmark beside PyTorch.
