@@ -1,5 +1,7 @@
 // GEMV y = W.x on the GPU: a few threads per row (a whole block for long rows), each with two
 // 16-byte loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
+#include <cstdlib>
+#include <string>
 #include <vector>
 #include "bwprof/error.hpp"
 #include "gpu/gpu_backend.hpp"
@@ -21,15 +23,17 @@ constexpr int kLoads = 2;  // 16-byte loads of W per thread per round
 // loads issued in its first instructions, no barrier before them) 2.26 TB/s, and 2.47 with the
 // weights streamed past L1 (ld.global.nc.L1::no_allocate).
 // TPR is a template argument: with it a run-time value (divisions, 38 registers) the same kernel
-// took 14.6 us instead of 11.7. At most 32 registers, so that 8 blocks fit on an SM.
-template <class T, int TPR>
-__global__ void __launch_bounds__(kBlock, 8) bwprof_gemv(const T* __restrict__ W, const T* __restrict__ x,
-                                                         T* __restrict__ y, int N, int K) {
+// took 14.6 us instead of 11.7. At most 32 registers, so that 2048 threads fit on an SM.
+// BLOCK: threads a block (256; 512 or 1024 put 2 or 4 rows of 256 threads in one block, fewer
+// blocks to launch: a tuning knob, BWPROF_GEMV_BLOCK).
+template <class T, int TPR, int BLOCK = kBlock>
+__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK) bwprof_gemv(const T* __restrict__ W, const T* __restrict__ x,
+                                                                 T* __restrict__ y, int N, int K) {
   constexpr int V = Elems<T>::kVec;
   constexpr int tpr = TPR;
-  __shared__ float red[kBlock / 32];  // one partial sum per warp of the block
+  __shared__ float red[BLOCK / 32];  // one partial sum per warp of the block
   const int r = threadIdx.x / tpr, j = threadIdx.x % tpr;
-  const int row = blockIdx.x * (kBlock / tpr) + r;
+  const int row = blockIdx.x * (BLOCK / tpr) + r;
   const T* wrow = W + static_cast<std::size_t>(row < N ? row : N - 1) * K;
   float acc = 0.f;
   if (K % V == 0) {  // rows start 16-byte aligned
@@ -96,6 +100,14 @@ class GemvGpu final : public KernelInstance {
     const std::int64_t units = K % V == 0 ? (K / V + kLoads - 1) / kLoads : K;
     tpr_ = warp;
     while (tpr_ < kBlock && tpr_ < units) tpr_ *= 2;
+    // A tuning knob for benchmarks: BWPROF_GEMV_BLOCK=512|1024 puts 2 or 4 rows of 256 threads in
+    // one block (rows of 256 threads only; others keep 256-thread blocks).
+    if (const char* e = std::getenv("BWPROF_GEMV_BLOCK")) {
+      const std::string b = e;
+      if (b != "" && b != "256" && b != "512" && b != "1024")
+        throw InvalidArgument("BWPROF_GEMV_BLOCK: 256, 512 or 1024 threads, not '" + b + "'");
+      if (tpr_ == kBlock && !b.empty()) block_ = std::stoi(b);
+    }
   }
   void launch() override {
     if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
@@ -106,6 +118,12 @@ class GemvGpu final : public KernelInstance {
     return gemv_check(host_, p_);
   }
   Resources resources() const override {
+    if (block_ == 512)
+      return p_.dtype == DType::kF32 ? kernel_resources(bwprof_gemv<float, kBlock, 512>, 512)
+                                     : kernel_resources(bwprof_gemv<__half, kBlock, 512>, 512);
+    if (block_ == 1024)
+      return p_.dtype == DType::kF32 ? kernel_resources(bwprof_gemv<float, kBlock, 1024>, 1024)
+                                     : kernel_resources(bwprof_gemv<__half, kBlock, 1024>, 1024);
     return p_.dtype == DType::kF32 ? kernel_resources(bwprof_gemv<float, kBlock>, kBlock)
                                    : kernel_resources(bwprof_gemv<__half, kBlock>, kBlock);
   }
@@ -116,6 +134,14 @@ class GemvGpu final : public KernelInstance {
     const int N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
     const T* W = W_[next_].get<T>();
     next_ = (next_ + 1) % W_.size();
+    if (block_ == 512 || block_ == 1024) {  // rows of 256 threads, 2 or 4 a block
+      const int rows = block_ / kBlock;
+      const unsigned g = static_cast<unsigned>((N + rows - 1) / rows);
+      if (block_ == 512) bwprof_gemv<T, kBlock, 512><<<g, 512, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+      else bwprof_gemv<T, kBlock, 1024><<<g, 1024, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+      BWPROF_CHECK_LAUNCH("bwprof_gemv");
+      return;
+    }
     const unsigned grid = static_cast<unsigned>((N + kBlock / tpr_ - 1) / (kBlock / tpr_));
     switch (tpr_) {
       case 32: bwprof_gemv<T, 32><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
@@ -132,7 +158,7 @@ class GemvGpu final : public KernelInstance {
   std::vector<DeviceBuffer> W_;
   DeviceBuffer x_, y_;
   std::size_t next_ = 0;
-  int tpr_ = 32;
+  int tpr_ = 32, block_ = kBlock;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "bwprof/error.hpp"
 #include "bwprof/parallel.hpp"
@@ -54,9 +55,18 @@ class MmaMatmul final : public Q4MmaMatmul {
       const std::int64_t resident = std::int64_t{dispatch(nullptr, 0, 0, nullptr).runtime_blocks_per_sm} * sms;
       path_ = tiles <= resident && 4 * tiles >= 16 * sms ? MmaPath::kRingS4 : MmaPath::kRingS8;
     }
-    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel.
-    if (const char* e = std::getenv("BWPROF_Q4_KERNEL"))
-      if (!std::strcmp(e, "tile")) path_ = MmaPath::kTile;
+    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel, and
+    // ring<W>x<U> (ring4x4, ring8x4, ring4x8, ring8x8, ring16x4) a ring kernel with X in shared
+    // memory, W warps a tile, U chunks in flight a warp, where X fits there (else the choice above).
+    if (const char* e = std::getenv("BWPROF_Q4_KERNEL")) {
+      const std::string k = e;
+      const MmaPath forced = k == "tile" ? MmaPath::kTile : k == "ring4x4" ? MmaPath::kRingS4 : k == "ring8x4" ? MmaPath::kRingS8
+                             : k == "ring4x8" ? MmaPath::kRingS4U8 : k == "ring8x8" ? MmaPath::kRingS8U8
+                             : k == "ring16x4" ? MmaPath::kRingS16 : k.empty() ? path_ : MmaPath::kNone;
+      if (forced == MmaPath::kNone)
+        BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (tile, ring4x4, ring8x4, ring4x8, ring8x8, ring16x4)");
+      if (forced == MmaPath::kTile || ring_smem_ > 0) path_ = forced;
+    }
     res_ = dispatch(nullptr, 0, 0, nullptr);
   }
   void run(const __half* x, __half* y, int M, hipStream_t stream) override {
@@ -69,8 +79,9 @@ class MmaMatmul final : public Q4MmaMatmul {
   Resources resources() const override { return res_; }
 
  private:
-  // kRingS4 / kRingS8: X in shared memory, 4 or 8 warps a tile; kRingX: X in registers.
-  enum class MmaPath { kTile, kRingS4, kRingS8, kRingX };
+  // kRingS4 / kRingS8 / kRingS16: X in shared memory, 4, 8 or 16 warps a tile (U8: 8 chunks in
+  // flight a warp, else 4); kRingX: X in registers.
+  enum class MmaPath { kNone, kTile, kRingS4, kRingS8, kRingS4U8, kRingS8U8, kRingS16, kRingX };
   // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
   Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {
     const int N = static_cast<int>(N_), K = static_cast<int>(K_);
@@ -87,6 +98,9 @@ class MmaMatmul final : public Q4MmaMatmul {
     switch (path_) {
       case MmaPath::kRingS4: return go(&bwprof_q4_0_matmul_ring<4, 4, true>, 4 * 32, ring_smem_);
       case MmaPath::kRingS8: return go(&bwprof_q4_0_matmul_ring<8, 4, true>, 8 * 32, ring_smem_);
+      case MmaPath::kRingS4U8: return go(&bwprof_q4_0_matmul_ring<4, 8, true>, 4 * 32, ring_smem_);
+      case MmaPath::kRingS8U8: return go(&bwprof_q4_0_matmul_ring<8, 8, true>, 8 * 32, ring_smem_);
+      case MmaPath::kRingS16: return go(&bwprof_q4_0_matmul_ring<16, 4, true>, 16 * 32, ring_smem_);
       case MmaPath::kRingX: return go(&bwprof_q4_0_matmul_ring<8, 2, false>, 8 * 32, 0);
       default: return go(&bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32, 0);
     }
