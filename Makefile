@@ -339,6 +339,44 @@ gpu-peaks: gpu-build
 	cd $(OUT) && tar czf logs.tar.gz logs && rm -rf logs
 	ls $(OUT)
 
+# Issue #14's checks on the GPU machine in one call (under 9 minutes with a warm build): the peak
+# table (every matrix type, cache level and vector unit, then the size curve's fit and residual)
+# beside PyTorch; a FULL bench (every family of the default suite, single timing) whose roofline and
+# size charts are drawn from its run folder; benchmarks/gemv_graph.py (the GEMVs single and in a
+# CUDA graph beside torch.mv in a graph, with the size-ceiling targets). 6 files in $(OUT):
+# peaks.csv, bench_run.tgz (the run folder), roofline.png, size_ceiling.png, gemv_graph.csv and
+# logs.tgz (each step's log); the tables are printed too.
+PEAKS_ALL_RUNS ?= /tmp/bwprof-peaks-all
+.PHONY: gpu-peaks-all gpu-peaks2-quick
+gpu-peaks-all: gpu-build
+	rm -rf $(PEAKS_ALL_RUNS) $(OUT)/logs && mkdir -p $(OUT)/logs $(PEAKS_ALL_RUNS)
+	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/peaks.py --csv $(OUT)/peaks.csv 2>&1 | tee $(OUT)/logs/peaks.log
+	-PYTHONUNBUFFERED=1 timeout 270 $(PYTHON) -m bwprof bench --device gpu --no-plots --no-progress \
+	  --out $(PEAKS_ALL_RUNS) > $(OUT)/logs/bench.log 2>&1; echo "bench exit $$?"; grep -E "measurements on|WARNING|FAILED" $(OUT)/logs/bench.log
+	-run=$$(ls -d $(PEAKS_ALL_RUNS)/*/ | head -n 1); timeout 60 $(PYTHON) -m bwprof plot $$run --out $(PEAKS_ALL_RUNS)/plots \
+	  > $(OUT)/logs/plot.log 2>&1; echo "plot exit $$?"; cp $(PEAKS_ALL_RUNS)/plots/roofline.png $(PEAKS_ALL_RUNS)/plots/size_ceiling.png $(OUT)/; \
+	  tar -czf $(OUT)/bench_run.tgz -C $(PEAKS_ALL_RUNS) .
+	-PYTHONUNBUFFERED=1 timeout 100 $(PYTHON) benchmarks/gemv_graph.py --csv $(OUT)/gemv_graph.csv 2>&1 | tee $(OUT)/logs/gemv_graph.log
+	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
+	ls $(OUT)
+
+# Issue #14's rest, first look (about 4 minutes with a warm build): the matrix peak's chains with
+# restarts (gtest: the CPU model of the narrow accumulator, every type on the GPU, and on Hopper an
+# FP8 chain too long for its accumulator failing its check), the GEMV tuning knobs against the
+# reference (pytest), the peak table beside PyTorch (FP8 at 512 steps again), and
+# benchmarks/gemv_ceiling.py (each GEMV beside the fit and a plain read of its bytes; the candidate
+# configurations). $(OUT): peaks.csv, gemv_ceiling.csv, logs.tgz.
+gpu-peaks2-quick: gpu-build
+	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
+	-timeout 120 $(GPU_BUILD)/bwprof_tests --gtest_filter='MmaPeak*:PeakKernels.GpuMatrix*:PeakKernels.GpuRestarted*:PeakKernels.GpuCheck*' \
+	  > $(OUT)/logs/gtest.log 2>&1; echo "gtest exit $$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]|Failure|rror" $(OUT)/logs/gtest.log | tail -n 14
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_tuning_knobs.py \
+	  > $(OUT)/logs/pytest.log 2>&1; echo "pytest exit $$?"; tail -n 6 $(OUT)/logs/pytest.log
+	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/peaks.py --csv $(OUT)/peaks.csv > $(OUT)/logs/peaks.log 2>&1; \
+	  echo "peaks exit $$?"; grep -E "matrix|size curve|target" $(OUT)/logs/peaks.log | cut -c1-170
+	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/gemv_ceiling.py --csv $(OUT)/gemv_ceiling.csv 2>&1 | tee $(OUT)/logs/gemv_ceiling.log
+	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
+
 # Issue #16: links around the GPU. Every test and benchmark here runs with NCCL_NVLS_ENABLE=0
 # (bwprof never turns NVLink multicast on or off itself). Logs go into one tarball under $(OUT).
 # gpu-links (one H100): the link tests, host transfers pinned vs pageable, d2d and memset beside
