@@ -123,6 +123,17 @@ TEST(PeakKernels, GpuRestartedMatrixChainsKeepEveryProduct) {
     Measurement m = run("mma_peak", g->id, {{"type", kv.first}, {"workers", "2"}, {"iters", "512"}}, "fp16");
     EXPECT_TRUE(m.verified) << kv.first << " 512 steps: " << m.max_rel_error;
   }
+  // mma.sync's chains (registers zeroed) where the auto engine is another.
+  const int sm = g->arch.rfind("sm_", 0) == 0 ? std::atoi(g->arch.c_str() + 3) : 0;
+  if (sm < 80) return;
+  for (const char* t : {"fp16", "tf32", "int8", "fp8"}) {
+    if (std::string(t) == "fp8" && sm < 89) continue;
+    for (const char* restart : {"1", "3", "0"}) {
+      Measurement m = run("mma_peak", g->id, {{"type", t}, {"engine", "mma_sync"}, {"workers", "3"}, {"iters", "64"},
+                                              {"restart", restart}}, "fp16");
+      EXPECT_TRUE(m.verified) << "mma.sync " << t << " restart " << restart << ": " << m.max_rel_error;
+    }
+  }
 }
 
 // What the restarts are for: on Hopper one FP8 chain of 64 wgmma steps outgrows the MMAs' narrow
