@@ -5,8 +5,8 @@ BUILD ?= build
 GPU ?= AUTO
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
-PY_PACKAGES := numpy pandas matplotlib pybind11 scikit-build-core pytest hypothesis nbclient ipykernel nbformat
-PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothesis,nbclient,ipykernel,nbformat
+PY_PACKAGES := numpy pandas matplotlib pybind11 scikit-build-core pytest hypothesis nbclient ipykernel nbformat orjson
+PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothesis,nbclient,ipykernel,nbformat,orjson
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 

@@ -176,10 +176,30 @@ def _read_head(path, limit=_HEAD_BYTES):
     return data.decode("utf-8", errors="ignore" if not complete else "strict")
 
 
+def _fast_json():
+    """orjson's loads where it is installed (about twice as fast on large traces), else None."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    return orjson.loads
+
+
 def _read_json(path, text=None):
     """The file's JSON document; malformed JSON is a TraceFormatError at its line, JSON nested
-    too deeply for the parser one that says so."""
+    too deeply for the parser one that says so.
+
+    orjson parses first where it is installed; anything it refuses (malformed text, but also what
+    the standard library accepts and orjson does not: NaN and Infinity literals, integers beyond
+    64 bits, lone surrogates, nesting deeper than 1024) is parsed again by the standard library,
+    so the document and the errors are the same with or without it."""
     data = _read_bytes(path) if text is None else text
+    fast = _fast_json()
+    if fast is not None:
+        try:
+            return fast(data)
+        except (ValueError, TypeError):         # orjson.JSONDecodeError is a ValueError
+            pass
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:
