@@ -4,7 +4,8 @@ Matrix units: bwprof's matrix peak per type (wgmma on Hopper; mma.sync too for c
 torch.matmul of 8192^3 (fp16, bf16, tf32 via allow_tf32, fp8 e4m3 via torch._scaled_mm, int8 via
 torch._int_mm), hot, the median of CUDA-event timings. Cache levels: bwprof's L2 read beside
 torch's sum of a tensor of the same working set (hot, so the L2 serves it). The size-aware memory
-ceiling's fit (fixed cost, asymptotic bandwidth, residual) closes the table. The target: the FP16
+ceiling's lines, one per access pattern (clean read, copy: fixed cost, asymptotic bandwidth, RMS
+residual and worst point), close the table. The target: the FP16
 matrix peak within 10 % of PyTorch's (cuBLAS's) best large GEMM.
 
     PYTHONPATH=python python3 benchmarks/peaks.py [--csv FILE] [--no-torch]
@@ -87,20 +88,23 @@ def torch_l2_read_gbs(nbytes: int) -> float:
 
 
 def size_curve_rows(p: dict) -> list[dict]:
-    """The size-aware memory ceiling's fit t(B) = t0 + B / BW as rows of the table: the fixed cost,
-    the asymptotic bandwidth (beside the theoretical) and the fit's residual (none without a curve)."""
+    """The size-aware memory ceiling as rows of the table, one group per access pattern (the clean
+    read, the copy): its line's fixed cost, asymptotic bandwidth (beside the theoretical), RMS
+    residual and worst point's error (none without a curve)."""
     c = p.get("size_curve") or {}
-    if not (c.get("bandwidth_gbs") == c.get("bandwidth_gbs") and c.get("bandwidth_gbs")):
-        return []
-    kernels = sorted({pt["kernel"] for pt in c["points"]})
-    src = f"fit of {c['fitted_points']} sizes ({', '.join(kernels)}, cold)"
     theo = p.get("bandwidth_theoretical_gbs") or math.nan
-    base = {"kind": "size curve", "theoretical": math.nan, "pct_of_theoretical": math.nan, "source": src,
-            "torch": math.nan, "torch_what": "", "bwprof_pct_of_torch": math.nan}
-    return [dict(base, type="fixed cost t0", measured=c["t0_us"], unit="us"),
-            dict(base, type="asymptotic bandwidth", measured=c["bandwidth_gbs"], theoretical=theo,
-                 pct_of_theoretical=100.0 * c["bandwidth_gbs"] / theo if theo == theo else math.nan, unit="GB/s"),
-            dict(base, type="fit residual (RMS)", measured=c["residual_pct"], unit="%")]
+    rows = []
+    for ln in c.get("lines") or []:
+        src = f"{ln['kernels']}: fit of {ln['fitted_points']} sizes, cold"
+        base = {"kind": f"size curve ({ln['pattern']})", "theoretical": math.nan, "pct_of_theoretical": math.nan,
+                "source": src, "torch": math.nan, "torch_what": "", "bwprof_pct_of_torch": math.nan}
+        rows += [dict(base, type="fixed cost t0", measured=ln["t0_us"], unit="us"),
+                 dict(base, type="asymptotic bandwidth", measured=ln["bandwidth_gbs"], theoretical=theo,
+                      pct_of_theoretical=100.0 * ln["bandwidth_gbs"] / theo if theo == theo else math.nan,
+                      unit="GB/s"),
+                 dict(base, type="fit residual (RMS)", measured=ln["residual_pct"], unit="%"),
+                 dict(base, type="fit worst point", measured=ln["max_error_pct"], unit="%")]
+    return rows
 
 
 def main() -> int:

@@ -55,17 +55,28 @@ class MmaMatmul final : public Q4MmaMatmul {
       const std::int64_t resident = std::int64_t{dispatch(nullptr, 0, 0, nullptr).runtime_blocks_per_sm} * sms;
       path_ = tiles <= resident && 4 * tiles >= 16 * sms ? MmaPath::kRingS4 : MmaPath::kRingS8;
     }
-    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel, and
+    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel;
     // ring<W>x<U> (ring4x4, ring8x4, ring4x8, ring8x8, ring16x4) a ring kernel with X in shared
-    // memory, W warps a tile, U chunks in flight a warp, where X fits there (else the choice above).
+    // memory, W warps a tile, U chunks in flight a warp, where X fits there (else the choice above),
+    // and with a "t2" suffix (ring4x4t2, ring8x4t2) two tiles a block; ringx<W>x<U> (ringx8x2,
+    // ringx4x4, ringx8x4) a ring kernel with X loaded into registers with its chunk.
     if (const char* e = std::getenv("BWPROF_Q4_KERNEL")) {
       const std::string k = e;
-      const MmaPath forced = k == "tile" ? MmaPath::kTile : k == "ring4x4" ? MmaPath::kRingS4 : k == "ring8x4" ? MmaPath::kRingS8
-                             : k == "ring4x8" ? MmaPath::kRingS4U8 : k == "ring8x8" ? MmaPath::kRingS8U8
-                             : k == "ring16x4" ? MmaPath::kRingS16 : k.empty() ? path_ : MmaPath::kNone;
-      if (forced == MmaPath::kNone)
-        BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (tile, ring4x4, ring8x4, ring4x8, ring8x8, ring16x4)");
-      if (forced == MmaPath::kTile || ring_smem_ > 0) path_ = forced;
+      static const struct { const char* name; MmaPath path; } kKnob[] = {
+          {"tile", MmaPath::kTile},        {"ring4x4", MmaPath::kRingS4},     {"ring8x4", MmaPath::kRingS8},
+          {"ring4x8", MmaPath::kRingS4U8}, {"ring8x8", MmaPath::kRingS8U8},   {"ring16x4", MmaPath::kRingS16},
+          {"ring4x4t2", MmaPath::kRingS4T2}, {"ring8x4t2", MmaPath::kRingS8T2}, {"ringx8x2", MmaPath::kRingX},
+          {"ringx4x4", MmaPath::kRingX4U4}, {"ringx8x4", MmaPath::kRingX8U4}};
+      MmaPath forced = k.empty() ? path_ : MmaPath::kNone;
+      std::string names;
+      for (const auto& n : kKnob) {
+        if (k == n.name) forced = n.path;
+        names += (names.empty() ? "" : ", ") + std::string(n.name);
+      }
+      if (forced == MmaPath::kNone) BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (" + names + ")");
+      const bool x_in_smem = forced != MmaPath::kTile && forced != MmaPath::kRingX && forced != MmaPath::kRingX4U4 &&
+                             forced != MmaPath::kRingX8U4;
+      if (!x_in_smem || ring_smem_ > 0) path_ = forced;
     }
     res_ = dispatch(nullptr, 0, 0, nullptr);
   }
@@ -80,19 +91,22 @@ class MmaMatmul final : public Q4MmaMatmul {
 
  private:
   // kRingS4 / kRingS8 / kRingS16: X in shared memory, 4, 8 or 16 warps a tile (U8: 8 chunks in
-  // flight a warp, else 4); kRingX: X in registers.
-  enum class MmaPath { kNone, kTile, kRingS4, kRingS8, kRingS4U8, kRingS8U8, kRingS16, kRingX };
+  // flight a warp, else 4; T2: two tiles a block); kRingX: X in registers (8 warps, 2 chunks; X4U4,
+  // X8U4: 4 or 8 warps, 4 chunks).
+  enum class MmaPath { kNone, kTile, kRingS4, kRingS8, kRingS4U8, kRingS8U8, kRingS16, kRingS4T2, kRingS8T2, kRingX,
+                       kRingX4U4, kRingX8U4 };
   // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
   Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {
     const int N = static_cast<int>(N_), K = static_cast<int>(K_);
     const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
-    auto go = [&](auto* fn, int threads, int smem) {
+    auto go = [&](auto* fn, int threads, int smem, unsigned tiles_a_block = 1) {
       if (!x) {
         if (smem > 48 * 1024)
           BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
         return kernel_resources(fn, threads, smem);
       }
-      fn<<<tiles, threads, smem, stream>>>(w_.get<uint4>(), scales_.get<uint2>(), x, y, m, N, K);
+      const unsigned grid = (tiles + tiles_a_block - 1) / tiles_a_block;
+      fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), scales_.get<uint2>(), x, y, m, N, K);
       return Resources{};
     };
     switch (path_) {
@@ -101,7 +115,11 @@ class MmaMatmul final : public Q4MmaMatmul {
       case MmaPath::kRingS4U8: return go(&bwprof_q4_0_matmul_ring<4, 8, true>, 4 * 32, ring_smem_);
       case MmaPath::kRingS8U8: return go(&bwprof_q4_0_matmul_ring<8, 8, true>, 8 * 32, ring_smem_);
       case MmaPath::kRingS16: return go(&bwprof_q4_0_matmul_ring<16, 4, true>, 16 * 32, ring_smem_);
+      case MmaPath::kRingS4T2: return go(&bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4 * 32, ring_smem_, 2);
+      case MmaPath::kRingS8T2: return go(&bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8 * 32, ring_smem_, 2);
       case MmaPath::kRingX: return go(&bwprof_q4_0_matmul_ring<8, 2, false>, 8 * 32, 0);
+      case MmaPath::kRingX4U4: return go(&bwprof_q4_0_matmul_ring<4, 4, false>, 4 * 32, 0);
+      case MmaPath::kRingX8U4: return go(&bwprof_q4_0_matmul_ring<8, 4, false>, 8 * 32, 0);
       default: return go(&bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32, 0);
     }
   }

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -63,14 +64,36 @@ py::dict device_dict(const DeviceInfo& i) {
   return d;
 }
 
-// The size-aware memory ceiling: its fit and every measured point (NaN fit when unknown).
-py::dict size_curve_dict(const SizeCurve& c) {
+// One line of the size curve (NaN figures when unknown).
+py::dict size_line_dict(const SizeLine& l) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   py::dict d;
-  d["t0_us"] = c.known() ? c.t0_us : nan;
-  d["bandwidth_gbs"] = c.known() ? c.bandwidth_gbs : nan;
-  d["residual_pct"] = c.known() ? c.residual_pct : nan;
-  d["fitted_points"] = c.fitted_points;
+  d["pattern"] = l.pattern;
+  d["kernels"] = l.kernels;
+  d["write_fraction"] = l.write_fraction;
+  d["t0_us"] = l.known() ? l.t0_us : nan;
+  d["bandwidth_gbs"] = l.known() ? l.bandwidth_gbs : nan;
+  d["residual_pct"] = l.known() ? l.residual_pct : nan;
+  d["max_error_pct"] = l.known() ? l.max_error_pct : nan;
+  d["fitted_points"] = l.fitted_points;
+  return d;
+}
+
+// The size-aware memory ceiling: one line per access pattern (`lines`, the read first), every
+// measured point, and at the top the read line's t0 and BW (what a kernel that only reads is judged
+// against) with the worst line's residual and the worst point's error (NaN fit when unknown).
+py::dict size_curve_dict(const SizeCurve& c) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const SizeLine read = c.line(0.0);
+  py::dict d;
+  d["t0_us"] = read.known() ? read.t0_us : nan;
+  d["bandwidth_gbs"] = read.known() ? read.bandwidth_gbs : nan;
+  d["residual_pct"] = c.known() ? c.residual_pct() : nan;
+  d["max_error_pct"] = c.known() ? c.max_error_pct() : nan;
+  d["fitted_points"] = c.fitted_points();
+  py::list lines;
+  for (const SizeLine& l : c.lines) lines.append(size_line_dict(l));
+  d["lines"] = lines;
   py::list pts;
   for (const SizePoint& p : c.points) {
     py::dict x;
@@ -78,6 +101,7 @@ py::dict size_curve_dict(const SizeCurve& c) {
     x["bytes"] = p.bytes;
     x["time_us"] = p.time_us;
     x["bandwidth_gbs"] = p.bytes / p.time_us / 1e3;
+    x["write_fraction"] = p.write_fraction;
     pts.append(x);
   }
   d["points"] = pts;
@@ -396,18 +420,34 @@ Peaks peaks_from(const py::dict& d) {
   p.gflops_theoretical = num_or(d, "gflops_theoretical");
   p.bandwidth_source = str_or(d, "bandwidth_source");
   p.compute_source = str_or(d, "compute_source");
-  // The size curve's fit, as a peaks dict (size_curve) or a record (size_fixed_cost_us, ...) gives it.
-  double t0 = num_or(d, "size_fixed_cost_us", std::numeric_limits<double>::quiet_NaN());
-  double bw = num_or(d, "size_bandwidth_gbs", std::numeric_limits<double>::quiet_NaN());
+  // The size curve, as a peaks dict gives it (size_curve: its lines, or one line from an older
+  // dict's t0_us and bandwidth_gbs), or a record (size_fixed_cost_us, ...: the row's own line,
+  // then used whatever the write fraction).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto add_line = [&](double t0, double bw, double w) {
+    if (!(std::isfinite(t0) && std::isfinite(bw) && bw > 0 && t0 >= 0)) return;
+    SizeLine l;
+    l.t0_us = t0;
+    l.bandwidth_gbs = bw;
+    l.write_fraction = std::isfinite(w) ? w : 0.0;
+    l.pattern = size_pattern_name(l.write_fraction);
+    p.size_curve.lines.push_back(l);
+  };
   if (d.contains("size_curve") && py::isinstance<py::dict>(d["size_curve"])) {
     const py::dict c = d["size_curve"];
-    t0 = num_or(c, "t0_us", t0);
-    bw = num_or(c, "bandwidth_gbs", bw);
+    if (c.contains("lines") && py::isinstance<py::list>(c["lines"])) {
+      for (const py::handle h : py::list(c["lines"]))
+        if (py::isinstance<py::dict>(h)) {
+          const py::dict l = py::reinterpret_borrow<py::dict>(h);
+          add_line(num_or(l, "t0_us", nan), num_or(l, "bandwidth_gbs", nan), num_or(l, "write_fraction", 0.0));
+        }
+      std::sort(p.size_curve.lines.begin(), p.size_curve.lines.end(),
+                [](const SizeLine& a, const SizeLine& b) { return a.write_fraction < b.write_fraction; });
+    }
+    if (p.size_curve.lines.empty()) add_line(num_or(c, "t0_us", nan), num_or(c, "bandwidth_gbs", nan), 0.0);
   }
-  if (std::isfinite(t0) && std::isfinite(bw) && bw > 0 && t0 >= 0) {
-    p.size_curve.t0_us = t0;
-    p.size_curve.bandwidth_gbs = bw;
-  }
+  if (p.size_curve.lines.empty())
+    add_line(num_or(d, "size_fixed_cost_us", nan), num_or(d, "size_bandwidth_gbs", nan), 0.0);
   p.matrix_gflops = num_or(d, "matrix_gflops");
   p.matrix_gflops_theoretical = num_or(d, "matrix_gflops_theoretical");
   p.matrix_source = str_or(d, "matrix_source", "none");
@@ -593,11 +633,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("fit_size_curve", [](const std::vector<py::dict>& points) {
     std::vector<SizePoint> pts;
     for (const py::dict& d : points)
-      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us")});
+      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us"), num_or(d, "write_fraction", 0.0)});
     return size_curve_dict(fit_size_curve(pts));
   }, py::arg("points"),
-     "The size-aware ceiling's fit t(B) = t0 + B / BW of points (dicts of kernel, bytes, time_us), as "
-     "bwprof.peaks()['size_curve'] gives it.");
+     "The size-aware ceiling's lines t(B) = t0 + B / BW, one per access pattern, of points (dicts of "
+     "kernel, bytes, time_us and optionally write_fraction, 0 by default), as bwprof.peaks()['size_curve'] "
+     "gives them.");
 
   m.def("occupancy", [](const std::string& arch, std::int64_t threads_per_block, std::int64_t registers_per_thread,
                         std::int64_t shared_mem_per_block, bool wave64, bool cu_mode) {
