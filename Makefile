@@ -340,10 +340,11 @@ gpu-peaks: gpu-build
 	ls $(OUT)
 
 # Issue #14's checks on the GPU machine in one call (under 9 minutes with a warm build): the peak
-# table (every matrix type, cache level and vector unit, then the size curve's fit and residual)
-# beside PyTorch; a FULL bench (every family of the default suite, single timing) whose roofline and
-# size charts are drawn from its run folder; benchmarks/gemv_graph.py (the GEMVs single and in a
-# CUDA graph beside torch.mv in a graph, with the size-ceiling targets). 6 files in $(OUT):
+# table (every matrix type, cache level and vector unit, then the size curve's lines, read and copy,
+# each with its fit, RMS residual and worst point) beside PyTorch; a FULL bench (every family of the
+# default suite, the clean read stream_read among them, single timing) whose roofline and size
+# charts (both lines) are drawn from its run folder; benchmarks/gemv_graph.py (the GEMVs single
+# against the read line and in a CUDA graph beside torch.mv in a graph). 6 files in $(OUT):
 # peaks.csv, bench_run.tgz (the run folder), roofline.png, size_ceiling.png, gemv_graph.csv and
 # logs.tgz (each step's log); the tables are printed too.
 PEAKS_ALL_RUNS ?= /tmp/bwprof-peaks-all
@@ -360,21 +361,21 @@ gpu-peaks-all: gpu-build
 	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
 	ls $(OUT)
 
-# Issue #14's rest, first look (about 4 minutes with a warm build): the matrix peak's chains with
-# restarts (gtest: the CPU model of the narrow accumulator, every type on the GPU, and on Hopper an
-# FP8 chain too long for its accumulator failing its check), the GEMV tuning knobs against the
-# reference (pytest), the peak table beside PyTorch (FP8 at 512 steps again), and
-# benchmarks/gemv_ceiling.py (each GEMV beside the fit and a plain read of its bytes; the candidate
-# configurations). $(OUT): peaks.csv, gemv_ceiling.csv, logs.tgz.
+# Issue #14's rest, second look (under 5 minutes with a warm build): the size curve split by access
+# pattern. pytest: the tuning knobs against the reference at odd sizes (BWPROF_GEMV_BLOCK,
+# BWPROF_GEMV_LOADS, BWPROF_Q4_KERNEL with the two-tile and X-in-registers rings, BWPROF_STREAM_READ's
+# shapes), the clean read stream_read (single and graph), and the GPU size curve's two lines (read
+# and copy, a GEMV judged against the read's). benchmarks/gemv_ceiling.py: each line's residual and
+# worst point, the clean read's shapes from 64 KB to 134 MB, each GEMV beside a clean read and a copy
+# of its bytes and beside the read line and the old mixed line, then the candidates.
+# $(OUT): gemv_ceiling.csv, logs.tgz (pytest.log, gemv_ceiling.log).
 gpu-peaks2-quick: gpu-build
 	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
-	-timeout 120 $(GPU_BUILD)/bwprof_tests --gtest_filter='MmaPeak*:PeakKernels.GpuMatrix*:PeakKernels.GpuRestarted*:PeakKernels.GpuCheck*' \
-	  > $(OUT)/logs/gtest.log 2>&1; echo "gtest exit $$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]|Failure|rror" $(OUT)/logs/gtest.log | tail -n 14
-	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_tuning_knobs.py \
-	  > $(OUT)/logs/pytest.log 2>&1; echo "pytest exit $$?"; tail -n 6 $(OUT)/logs/pytest.log
-	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/peaks.py --csv $(OUT)/peaks.csv > $(OUT)/logs/peaks.log 2>&1; \
-	  echo "peaks exit $$?"; grep -E "matrix|size curve|target" $(OUT)/logs/peaks.log | cut -c1-170
-	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/gemv_ceiling.py --csv $(OUT)/gemv_ceiling.csv 2>&1 | tee $(OUT)/logs/gemv_ceiling.log
+	-timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_gpu_tuning_knobs.py \
+	  tests/python/test_gpu_kernels.py tests/python/test_gpu_size_graph.py \
+	  -k "match_the_reference or knob or stream_read or size_curve" > $(OUT)/logs/pytest.log 2>&1; \
+	  echo "pytest exit $$?"; grep -E "size curve,|passed|failed|Error" $(OUT)/logs/pytest.log | tail -n 8
+	-PYTHONUNBUFFERED=1 timeout 270 $(PYTHON) benchmarks/gemv_ceiling.py --csv $(OUT)/gemv_ceiling.csv 2>&1 | tee $(OUT)/logs/gemv_ceiling.log
 	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
 
 # Issue #16: links around the GPU. Every test and benchmark here runs with NCCL_NVLS_ENABLE=0

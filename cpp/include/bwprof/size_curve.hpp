@@ -5,10 +5,11 @@
 // latency, the tail of the last wave) plus the bytes over the asymptotic bandwidth.
 //
 // Why per pattern: one line through every kernel's fastest point mixed a read with a copy whose
-// writes, up to the L2's size, end in the cache before the kernel does: on the H100 the copy ran
-// 10 % faster than any read of the same bytes between 16 and 67 MB, so the mixed line promised a
-// GEMV (a read) a time that no read reaches there. A kernel is judged against the line of its own
-// mix of reads and writes (SizeCurve::line): the read line for a GEMV, the copy line for a copy.
+// writes, up to about the L2's size, can end in the cache before the kernel does: on the H100 the
+// copy then beat that line between 16 and 67 MB while the read (then the dot product) fell far
+// behind it, so the line promised a GEMV (a read) a time that no read reached. A kernel is judged
+// against the line of its own mix of reads and writes (SizeCurve::line): the read line for a GEMV,
+// the copy line for a copy.
 // Kept with the peaks (bwprof/peaks.hpp); every row is judged against it at its bytes.
 #pragma once
 #include <string>
