@@ -18,7 +18,7 @@ does). This script prints, in one run:
 4. the GEMV candidates (BWPROF_GEMV_BLOCK, BWPROF_GEMV_LOADS, BWPROF_Q4_KERNEL) in alternating
    passes, each checked against the CPU reference.
 
-    PYTHONPATH=python python3 benchmarks/gemv_ceiling.py [--repeats 30] [--passes 2] [--csv FILE]
+    PYTHONPATH=python python3 benchmarks/gemv_ceiling.py [--repeats 30] [--passes 2] [--csv FILE] [--device gpu]
 """
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ READ_SIZES = [65536, 1 << 20, 4 << 20, 9453568, 33570816, 134217728]  # bytes; t
 KNOBS = ("BWPROF_GEMV_BLOCK", "BWPROF_GEMV_LOADS", "BWPROF_Q4_KERNEL", "BWPROF_STREAM_READ")
 
 
+DEVICE = "gpu"
+
+
 def measure(kernel: str, repeats: int, env: dict | None = None, **kw) -> dict:
     """One cold single-launch measurement as a dict, with the knobs of `env` set only for it (the
     instance reads them when it is made)."""
@@ -55,7 +58,7 @@ def measure(kernel: str, repeats: int, env: dict | None = None, **kw) -> dict:
         for k, v in (env or {}).items():
             if v:
                 os.environ[k] = v
-        return bwprof.measure(kernel, device="gpu", repeats=repeats, min_time_s=0.0, warmup=3, **kw).to_dict()
+        return bwprof.measure(kernel, device=DEVICE, repeats=repeats, min_time_s=0.0, warmup=3, **kw).to_dict()
     finally:
         for k, v in saved.items():
             if v is None:
@@ -85,11 +88,14 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--passes", type=int, default=2, help="alternating passes over the candidates")
     ap.add_argument("--csv", help="also write every row as CSV")
+    ap.add_argument("--device", default="gpu", help="the device (the knobs shape GPU kernels only)")
     args = ap.parse_args(argv)
+    global DEVICE
+    DEVICE = args.device
     if args.repeats < 1 or args.passes < 1:
         ap.error("--repeats and --passes must be at least 1")
-    dev = bwprof.device("gpu")
-    curve = bwprof.peaks("gpu")["size_curve"]
+    dev = bwprof.device(DEVICE)
+    curve = bwprof.peaks(DEVICE)["size_curve"]
     lines = {ln["pattern"]: ln for ln in curve.get("lines") or []}
     if "read" not in lines:
         print(f"no read line in this device's size curve (lines: {sorted(lines)})", file=sys.stderr)
@@ -147,10 +153,14 @@ def main(argv=None) -> int:
     for n, k in SHAPES:
         print(f"\n== {n}x{k} ==")
         for label, kernel, variant, shape, candidates in CASES:
+            if DEVICE == "cpu":
+                variant = None  # (a smoke run: the CPU has one variant of each)
             lib = measure(kernel, args.repeats, dtype="fp16", variant=variant, **shape(n, k))
             nbytes = lib["bytes_read"] + lib["bytes_written"]
             rd = at_bytes("stream_read", nbytes, args.repeats)
-            best_shape = min(READ_SHAPES, key=lambda s: statistics.median(read_t.get((nbytes, s), [math.inf])))
+            # The read shape fastest at the nearest size of section 2 (the GEMVs' bytes are among them).
+            near = min(READ_SIZES, key=lambda b: abs(math.log(b / nbytes)))
+            best_shape = min(READ_SHAPES, key=lambda s: statistics.median(read_t[(near, s)]))
             rd_best = at_bytes("stream_read", nbytes, args.repeats, best_shape) if best_shape else rd
             cp = at_bytes("stream_copy", nbytes, args.repeats)
             f_read, f_mixed = line_us(read_line, nbytes), line_us(mixed, nbytes)
