@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bwprof.traces import table
+from bwprof.traces import source
 from bwprof.traces.errors import TraceFormatError
 
 orjson = pytest.importorskip("orjson")
@@ -36,9 +36,9 @@ def _read_both(tmp_path, data, monkeypatch):
     p.write_bytes(data)
     out = []
     for fast in (orjson.loads, None):
-        monkeypatch.setattr(table, "_fast_json", lambda fast=fast: fast)
+        monkeypatch.setattr(source, "_fast_json", lambda fast=fast: fast)
         try:
-            out.append(("doc", table._read_json(p)))
+            out.append(("doc", source._read_json(p)))
         except TraceFormatError as e:
             out.append(("error", str(e)))
     return out
@@ -76,8 +76,28 @@ def test_a_timestamp_beyond_64_bits_is_invalid_with_either_parser(tmp_path, monk
     p.write_text(doc)
     messages = []
     for fast in (orjson.loads, None):
-        monkeypatch.setattr(table, "_fast_json", lambda fast=fast: fast)
+        monkeypatch.setattr(source, "_fast_json", lambda fast=fast: fast)
         with pytest.raises(TraceFormatError) as e:
             traces.read(p)
         messages.append(str(e.value))
     assert all("traceEvents[1]" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("value", [-2**63 - 1, -2**63 - 1024, -2**63 - 1025, -2**64, 2**63, 2**64])
+@pytest.mark.parametrize("field", ["grid", "correlation"])
+def test_an_integer_just_beyond_64_bits_is_invalid_with_either_parser(tmp_path, monkeypatch, value, field):
+    # orjson reads -2**63 - 1 ... -2**63 - 1024 as the float -2**63, which fits in 64 bits.
+    from bwprof import traces
+    from bwprof.traces.errors import InvalidRowsError
+    args = {"device": 0, "stream": 7, "correlation": 1, "grid": [4, 1, 1], "block": [128, 1, 1]}
+    bad = dict(args, **{field: [value, 1, 1] if field == "grid" else value})
+    doc = {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "dur": 2, "args": args},
+                           {"ph": "X", "cat": "kernel", "name": "k2", "ts": 20, "dur": 2, "args": bad}]}
+    p = tmp_path / "trace.json"
+    p.write_text(json.dumps(doc))
+    assert source._read_json(p) == doc          # the values json gives, orjson or not
+    for fast in (orjson.loads, None):
+        monkeypatch.setattr(source, "_fast_json", lambda fast=fast: fast)
+        with pytest.raises(InvalidRowsError, match=r"1 of 2 rows .*traceEvents\[1\]: "):
+            traces.read(p)
+
