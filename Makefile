@@ -374,7 +374,7 @@ gpu-peaks-all: gpu-build
 # $(OUT): gemv_ceiling.csv, logs.tgz (pytest.log, gemv_ceiling.log).
 gpu-peaks2-quick: gpu-build
 	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
-	-timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_gpu_tuning_knobs.py \
+	-timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs -s tests/python/test_gpu_tuning_knobs.py \
 	  tests/python/test_gpu_kernels.py tests/python/test_gpu_size_graph.py \
 	  -k "match_the_reference or knob or stream_read or size_curve" > $(OUT)/logs/pytest.log 2>&1; \
 	  echo "pytest exit $$?"; grep -E "size curve,|passed|failed|Error" $(OUT)/logs/pytest.log | tail -n 8
