@@ -42,9 +42,8 @@ class MmaMatmul final : public Q4MmaMatmul {
     });
     w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
     scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
-    // Which ring kernel: X in shared memory for 1 or 2 rows of X; then 4 warps a tile where every
-    // block fits on the GPU at once with at least 16 warps an SM (H100, 14336x4096: 16.6 us against
-    // 17.2 at 8 warps, which need 1.7 waves), else 8 warps (4096x14336: 17.4 against 20.9 at 4).
+    // Which ring kernel for 1 or 2 rows of X whose X fits in shared memory: q4_ring_choice
+    // (q4_0.hpp) from the grid's fill; more rows take the ring with X in registers (kRingX).
     const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
     const std::size_t x_bytes = q4_x_smem_bytes(m8, p.i("K"));
     path_ = MmaPath::kRingX;
@@ -53,7 +52,7 @@ class MmaMatmul final : public Q4MmaMatmul {
       const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N"))), sms = g.sm_count();
       path_ = MmaPath::kRingS4;
       const std::int64_t resident = std::int64_t{dispatch(nullptr, 0, 0, nullptr).runtime_blocks_per_sm} * sms;
-      path_ = tiles <= resident && 4 * tiles >= 16 * sms ? MmaPath::kRingS4 : MmaPath::kRingS8;
+      path_ = knob_path(q4_ring_choice(tiles, sms, resident, p.i("K")));
     }
     // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel;
     // ring<W>x<U> (ring4x4, ring8x4, ring4x8, ring8x8, ring16x4) a ring kernel with X in shared
@@ -62,18 +61,8 @@ class MmaMatmul final : public Q4MmaMatmul {
     // ringx4x4, ringx8x4) a ring kernel with X loaded into registers with its chunk.
     if (const char* e = std::getenv("BWPROF_Q4_KERNEL")) {
       const std::string k = e;
-      static const struct { const char* name; MmaPath path; } kKnob[] = {
-          {"tile", MmaPath::kTile},        {"ring4x4", MmaPath::kRingS4},     {"ring8x4", MmaPath::kRingS8},
-          {"ring4x8", MmaPath::kRingS4U8}, {"ring8x8", MmaPath::kRingS8U8},   {"ring16x4", MmaPath::kRingS16},
-          {"ring4x4t2", MmaPath::kRingS4T2}, {"ring8x4t2", MmaPath::kRingS8T2}, {"ringx8x2", MmaPath::kRingX},
-          {"ringx4x4", MmaPath::kRingX4U4}, {"ringx8x4", MmaPath::kRingX8U4}};
-      MmaPath forced = k.empty() ? path_ : MmaPath::kNone;
-      std::string names;
-      for (const auto& n : kKnob) {
-        if (k == n.name) forced = n.path;
-        names += (names.empty() ? "" : ", ") + std::string(n.name);
-      }
-      if (forced == MmaPath::kNone) BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (" + names + ")");
+      const MmaPath forced = k.empty() ? path_ : knob_path(k);
+      if (forced == MmaPath::kNone) BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (" + knob_names() + ")");
       const bool x_in_smem = forced != MmaPath::kTile && forced != MmaPath::kRingX && forced != MmaPath::kRingX4U4 &&
                              forced != MmaPath::kRingX8U4;
       if (!x_in_smem || ring_smem_ > 0) path_ = forced;
@@ -95,6 +84,23 @@ class MmaMatmul final : public Q4MmaMatmul {
   // X8U4: 4 or 8 warps, 4 chunks).
   enum class MmaPath { kNone, kTile, kRingS4, kRingS8, kRingS4U8, kRingS8U8, kRingS16, kRingS4T2, kRingS8T2, kRingX,
                        kRingX4U4, kRingX8U4 };
+  // The kernels by their BWPROF_Q4_KERNEL names (q4_ring_choice answers in these names too).
+  struct Knob { const char* name; MmaPath path; };
+  static constexpr Knob kKnob[] = {
+      {"tile", MmaPath::kTile},          {"ring4x4", MmaPath::kRingS4},     {"ring8x4", MmaPath::kRingS8},
+      {"ring4x8", MmaPath::kRingS4U8},   {"ring8x8", MmaPath::kRingS8U8},   {"ring16x4", MmaPath::kRingS16},
+      {"ring4x4t2", MmaPath::kRingS4T2}, {"ring8x4t2", MmaPath::kRingS8T2}, {"ringx8x2", MmaPath::kRingX},
+      {"ringx4x4", MmaPath::kRingX4U4},  {"ringx8x4", MmaPath::kRingX8U4}};
+  static MmaPath knob_path(const std::string& name) {
+    for (const auto& n : kKnob)
+      if (name == n.name) return n.path;
+    return MmaPath::kNone;
+  }
+  static std::string knob_names() {
+    std::string names;
+    for (const auto& n : kKnob) names += (names.empty() ? "" : ", ") + std::string(n.name);
+    return names;
+  }
   // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
   Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {
     const int N = static_cast<int>(N_), K = static_cast<int>(K_);
