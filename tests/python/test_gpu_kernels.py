@@ -13,6 +13,8 @@ CASES = [
     ("stream_add", None, dict(n=65537)),
     ("stream_triad", None, dict(n=1 << 20)),
     ("stream_dot", None, dict(n=999999)),
+    ("stream_read", None, dict(n=999983)),
+    ("stream_read", None, dict(n=5)),
     ("layernorm", None, dict(rows=37, cols=4096)),
     ("layernorm", None, dict(rows=5, cols=896)),
     ("layernorm", None, dict(rows=9, cols=771)),
@@ -65,7 +67,7 @@ def test_device_information_and_peaks():
     p = bwprof.peaks("gpu", "fp32")
     assert p["bandwidth_source"].startswith("measured:stream_")
     assert 0 < p["bandwidth_gbs"] <= 1.05 * info["bandwidth_theoretical_gbs"]
-    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot")}
+    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot", "read")}
     assert p["gflops"] > 0 and p["gflops"] <= 1.05 * info["fp32_gflops_theoretical"]
 
 
