@@ -80,7 +80,11 @@ def test_rows_report_both_peaks():
 
 
 def test_out_of_device_memory_is_memory_error_and_the_device_still_works():
+    # The largest n the kernel takes (2^36: 512 GiB of FP32 arrays) is more than any GPU holds;
+    # beyond the kernel's range it is a ValueError naming n before memory is asked about.
     with pytest.raises(MemoryError):
+        bwprof.measure("stream_copy", device="gpu", n=1 << 36, verify=False, **Q)
+    with pytest.raises(ValueError, match="n: "):
         bwprof.measure("stream_copy", device="gpu", n=1 << 40, verify=False, **Q)
     d = bwprof.measure("stream_copy", device="gpu", n=4096, **Q).to_dict()
     assert d["verified"]
