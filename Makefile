@@ -71,9 +71,13 @@ example-against:
 	$(EXAMPLE_BUILD)/profile_cpu
 
 # The package as pip builds it (scikit-build-core over the same CMakeLists), into a scratch folder.
+# PIP_BUILD_DIR keeps scikit-build-core's build folder inside the tree (CI does, so that a compiler
+# cache sees the same relative paths as make build's); empty: a temporary folder.
+PIP_BUILD_DIR ?=
 pip-check: setup
-	rm -rf build-pip-target
-	$(PYTHON) -m pip install -q --no-build-isolation --no-deps --target build-pip-target .
+	rm -rf build-pip-target $(PIP_BUILD_DIR)
+	$(PYTHON) -m pip install -q --no-build-isolation --no-deps --target build-pip-target \
+	  $(if $(PIP_BUILD_DIR),-C build-dir=$(PIP_BUILD_DIR)) .
 	cd /tmp && PYTHONPATH=$(CURDIR)/build-pip-target $(PYTHON) -c "import bwprof; \
 	  m = bwprof.measure('stream_triad', device='cpu', n=4096, repeats=1); \
 	  assert m.verified, m; print('pip-built bwprof', bwprof.__version__, 'from', bwprof.__file__)"
@@ -148,7 +152,7 @@ install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target build-install build-example $(GPU_BUILD) \
+	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target build-pip build-ccache build-install build-example $(GPU_BUILD) \
 	  python/bwprof/_core*.so
 
 # ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
