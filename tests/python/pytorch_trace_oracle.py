@@ -64,8 +64,9 @@ def read_pytorch_trace_plain(path):
     gpu = [events[k] for k in index]
     n = len(gpu)
     ts_raw = [ev.get("ts") for ev in gpu]
-    ts = _numbers(path, ts_raw, index, gpu, "ts", allow_missing=False)
-    dur = _numbers(path, [ev.get("dur") for ev in gpu], index, gpu, "dur", allow_missing=True)
+    names = [ev.get("name") for ev in gpu]
+    ts = _numbers(path, ts_raw, index, names, "ts", allow_missing=False)
+    dur = _numbers(path, [ev.get("dur") for ev in gpu], index, names, "dur", allow_missing=True)
     args = [a if type(a) is dict else {} for a in (ev.get("args") for ev in gpu)]
     grid = _triples([a.get("grid") for a in args])
     block = _triples([a.get("block") for a in args])

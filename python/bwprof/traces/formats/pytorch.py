@@ -16,13 +16,14 @@ import pandas as pd
 
 from ..errors import TraceFormatError
 from ..csv_columns import _text
-from ..source import _read_json, paused_gc
+from ..source import _json_array_pieces, _read_bytes, _read_json, paused_gc
 from ..table import Note, Origin, _as_float, reader, schema_frame
 
 # Event categories that are GPU work; copies and fills count as GPU time too.
 _TORCH_GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 _INT64 = 2.0 ** 63
 _NO_ARGS = {}                           # shared by events without an args object; never written
+_ABSENT = object()                      # an event without a name
 
 
 def _is_gpu(cat):
@@ -99,7 +100,84 @@ def read_pytorch_trace(path):
 
 
 def _read(path):
-    doc = _read_json(path)
+    ev, base_ns = _gpu_fields(path)
+    index, n = ev.index, len(ev.index)
+    names = [None if v is _ABSENT else v for v in ev.name]
+    ts = _numbers(path, ev.ts, index, names, "ts", allow_missing=False)
+    dur = _numbers(path, ev.dur, index, names, "dur", allow_missing=True)
+    grid = _triples(ev.grid)
+    block = _triples(ev.block)
+
+    # Start and end in integer ns: base + round(us * 1000), exact where the numbers fit.
+    bad = {}
+    with np.errstate(invalid="ignore", over="ignore"):
+        start_f = np.round(ts * 1000.0)
+        end_f = start_f + np.round(dur * 1000.0)
+    start = _offset(start_f, base_ns, ev.ts, "start_ns", bad)
+    end = _offset(end_f, base_ns, None, "end_ns", bad, keep_nan=True)
+    cols = {
+        "kernel_name": np.array(["" if v is _ABSENT else str(v) for v in ev.name], dtype=object),
+        "start_ns": start,
+        "end_ns": end,
+        "duration_ns": dur * 1000.0,
+        "grid_x": grid[0], "grid_y": grid[1], "grid_z": grid[2],
+        "block_x": block[0], "block_y": block[1], "block_z": block[2],
+        "registers": ev.registers,
+        "shared_mem_bytes": ev.shared_mem,
+        "device": _text(ev.device),
+        "stream": _text(ev.stream),
+        "correlation_id": ev.correlation,
+    }
+    extras = {"event_category": np.array(list(map(str, ev.cat)), dtype=object)}
+    origin = Origin(path, "traceEvents[{}]", lambda rows: [index[r] for r in rows])
+    return schema_frame(cols, n, "pytorch", extras, origin=origin, bad=bad)
+
+
+class _GpuEvents:
+    """The fields of a trace's GPU events, gathered from one list of events at a time: from
+    each piece of traceEvents while its objects are still in the processor's caches."""
+
+    _EVENT = {"name": ("name", _ABSENT), "cat": ("cat", None), "ts": ("ts", None), "dur": ("dur", None)}
+    _ARGS = {"grid": "grid", "block": "block", "registers": "registers per thread",
+             "shared_mem": "shared memory", "correlation": "correlation"}
+
+    def __init__(self):
+        self.index = []
+        for name in (*self._EVENT, *self._ARGS, "device", "stream"):
+            setattr(self, name, [])
+
+    def add(self, events, first=0):
+        picked = _gpu_events(events)
+        if not picked:
+            return
+        self.index.extend(first + k for k in picked)
+        gpu = list(map(events.__getitem__, picked))
+        for name, (key, default) in self._EVENT.items():
+            getattr(self, name).extend(_field(gpu, key, default))
+        args = [a if type(a) is dict else _NO_ARGS for a in _field(gpu, "args")]
+        for name, key in self._ARGS.items():
+            getattr(self, name).extend(_field(args, key))
+        # The device and stream an event's args name, else its pid and tid.
+        self.device.extend(map(dict.get, args, repeat("device"), _field(gpu, "pid")))
+        self.stream.extend(map(dict.get, args, repeat("stream"), _field(gpu, "tid")))
+
+
+def _gpu_fields(path):
+    """(_GpuEvents, baseTimeNanoseconds) of the trace.
+
+    traceEvents is parsed a piece at a time where it splits (source._json_array_pieces: the
+    same events as one parse, each piece's CPU-side events freed as soon as its GPU events'
+    fields are taken); otherwise, and for anything a parser refuses, the document is parsed
+    whole as before.
+    """
+    data = _read_bytes(path)
+    ev = _GpuEvents()
+    split = _json_array_pieces(data, "traceEvents", ev.add)
+    if split is not None:
+        return ev, _base_ns(path, split)
+    ev = _GpuEvents()                   # anything the pieces gave is read again
+    doc = _read_json(path, data)
+    del data
     if isinstance(doc, dict):
         events = doc.get("traceEvents")
         base_ns = _base_ns(path, doc)
@@ -107,43 +185,11 @@ def _read(path):
         events, base_ns = doc, 0
     if not isinstance(events, list):
         raise TraceFormatError(path, 1, "JSON without a traceEvents list: not a PyTorch/Chrome trace")
-    index = _gpu_events(events)
-    gpu = list(map(events.__getitem__, index))
-    del doc, events                     # the CPU-side events are not needed from here on
-    n = len(gpu)
-    ts_raw = _field(gpu, "ts")
-    ts = _numbers(path, ts_raw, index, gpu, "ts", allow_missing=False)
-    dur = _numbers(path, _field(gpu, "dur"), index, gpu, "dur", allow_missing=True)
-    args = [a if type(a) is dict else _NO_ARGS for a in _field(gpu, "args")]
-    grid = _triples(_field(args, "grid"))
-    block = _triples(_field(args, "block"))
-
-    # Start and end in integer ns: base + round(us * 1000), exact where the numbers fit.
-    bad = {}
-    with np.errstate(invalid="ignore", over="ignore"):
-        start_f = np.round(ts * 1000.0)
-        end_f = start_f + np.round(dur * 1000.0)
-    start = _offset(start_f, base_ns, ts_raw, "start_ns", bad)
-    end = _offset(end_f, base_ns, None, "end_ns", bad, keep_nan=True)
-    cols = {
-        "kernel_name": np.array(list(map(str, _field(gpu, "name", ""))), dtype=object),
-        "start_ns": start,
-        "end_ns": end,
-        "duration_ns": dur * 1000.0,
-        "grid_x": grid[0], "grid_y": grid[1], "grid_z": grid[2],
-        "block_x": block[0], "block_y": block[1], "block_z": block[2],
-        "registers": _field(args, "registers per thread"),
-        "shared_mem_bytes": _field(args, "shared memory"),
-        "device": _text(list(map(dict.get, args, repeat("device"), _field(gpu, "pid")))),
-        "stream": _text(list(map(dict.get, args, repeat("stream"), _field(gpu, "tid")))),
-        "correlation_id": _field(args, "correlation"),
-    }
-    extras = {"event_category": np.array(list(map(str, _field(gpu, "cat"))), dtype=object)}
-    origin = Origin(path, "traceEvents[{}]", lambda rows: [index[r] for r in rows])
-    return schema_frame(cols, n, "pytorch", extras, origin=origin, bad=bad)
+    ev.add(events)
+    return ev, base_ns
 
 
-def _numbers(path, values, index, gpu, key, allow_missing):
+def _numbers(path, values, index, names, key, allow_missing):
     """float64 array of a JSON field; a value that is not a number is a TraceFormatError naming
     its event (a missing ``ts`` too; a missing ``dur`` is NaN, an invalid row)."""
     try:
@@ -163,7 +209,7 @@ def _numbers(path, values, index, gpu, key, allow_missing):
         except (TypeError, ValueError):
             ok = False
         if not ok or v is None:
-            raise TraceFormatError(path, None, f"traceEvents[{index[k]}] ({gpu[k].get('name')!r}) "
+            raise TraceFormatError(path, None, f"traceEvents[{index[k]}] ({names[k]!r}) "
                                                f"has no numeric {key}: {v!r}")
     return _as_float(values)
 
