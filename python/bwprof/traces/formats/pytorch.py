@@ -1,10 +1,12 @@
 """PyTorch profiler: Chrome trace JSON (``.json`` or ``.json.gz``).
 
-The document is parsed once (orjson where installed, with Python's garbage collector paused:
-source.paused_gc), and the GPU events are picked out of it; every column is then taken from
-those events in one pass at C speed (``map`` over ``dict.get``, numpy for the numbers, grids as
-one integer array), so that the few hundred thousand CPU-side events of a trace cost little
-beyond their parse, and kernel names are shortened once per distinct name (table.schema_frame).
+``traceEvents`` is parsed 64 KiB at a time (source._json_array_pieces; the same values as one
+parse of the file, which is what happens to a file that does not split so), with Python's
+garbage collector paused (source.paused_gc). From each piece the GPU events are picked and
+their fields taken at C speed (``map`` over ``dict.get``) while its objects are still in the
+processor's caches, and the CPU-side events, most of a trace, are freed before the next piece.
+The columns are then made by numpy (integer columns and grid triples in one call where they
+hold only integers), and kernel names are shortened once per distinct name (table.schema_frame).
 """
 
 import math
@@ -142,9 +144,9 @@ class _GpuEvents:
              "shared_mem": "shared memory", "correlation": "correlation"}
 
     def __init__(self):
-        self.index = []
-        for name in (*self._EVENT, *self._ARGS, "device", "stream"):
-            setattr(self, name, [])
+        self.index, self.name, self.cat, self.ts, self.dur = [], [], [], [], []
+        self.grid, self.block, self.registers, self.shared_mem, self.correlation = [], [], [], [], []
+        self.device, self.stream = [], []
 
     def add(self, events, first=0):
         picked = _gpu_events(events)
