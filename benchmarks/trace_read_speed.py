@@ -187,8 +187,9 @@ def pytorch_trace(events, distinct=150, seed=2):
 
 
 def write_pytorch_trace(path, events, seed=2):
-    """Kineto writes one event per line; returns the GPU time of the kernel/copy/fill events
-    that fit (the events list is cut at ``events``), in ns."""
+    """One event per line (Kineto spreads each event over a few lines; the reader goes a piece
+    at a time through either layout, tests/python/test_traces_json_pieces.py); returns the GPU
+    time of the kernel/copy/fill events that fit (the events list is cut at ``events``), in ns."""
     doc, _ = pytorch_trace(events, seed=seed)
     gpu_ns = sum(e["dur"] * 1000.0 for e in doc["traceEvents"]
                  if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
