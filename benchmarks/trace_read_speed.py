@@ -15,6 +15,7 @@ read counts).
 
     PYTHONPATH=python python3 benchmarks/trace_read_speed.py [--formats csv,pytorch,rocpd]
         [--csv-rows 2000000] [--events 300000] [--dispatches 1000000] [--repeat 3]
+        [--json orjson|json] [--tree OTHER_CHECKOUT]
 
 Exit status 1 when a target is missed (the best of the repeats against the time target, the
 largest peak resident size against the memory target).
@@ -33,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ROOT
+JSON_PARSER = "orjson"
 sys.path.insert(0, str(ROOT / "tests" / "data" / "traces"))
 
 # --------------------------------------------------------------------------------------------
@@ -185,8 +187,9 @@ def pytorch_trace(events, distinct=150, seed=2):
 
 
 def write_pytorch_trace(path, events, seed=2):
-    """Kineto writes one event per line; returns the GPU time of the kernel/copy/fill events
-    that fit (the events list is cut at ``events``), in ns."""
+    """One event per line (Kineto spreads each event over a few lines; the reader goes a piece
+    at a time through either layout, tests/python/test_traces_json_pieces.py); returns the GPU
+    time of the kernel/copy/fill events that fit (the events list is cut at ``events``), in ns."""
     doc, _ = pytorch_trace(events, seed=seed)
     gpu_ns = sum(e["dur"] * 1000.0 for e in doc["traceEvents"]
                  if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
@@ -206,6 +209,8 @@ def write_pytorch_trace(path, events, seed=2):
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
+if sys.argv[3] == "json":
+    sys.modules["orjson"] = None            # the reads parse with the standard library's json
 t0 = time.perf_counter()
 import bwprof.traces as traces
 t1 = time.perf_counter()
@@ -227,7 +232,7 @@ print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss /
 
 
 def _child(path):
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(TREE / "python")],
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(TREE / "python"), JSON_PARSER],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"reading {path} failed:\n{proc.stderr[-2000:]}")
@@ -255,6 +260,16 @@ def measure(label, path, expected_rows, expected_gpu_ns, repeat, limit_s, limit_
     return ok_t and ok_m and right
 
 
+def _parser_name(choice):
+    if choice == "json":
+        return "the standard library's json"
+    try:
+        import orjson
+    except ImportError:
+        return "the standard library's json (orjson is not installed)"
+    return f"orjson {orjson.__version__}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--formats", default="csv,pytorch,rocpd",
@@ -267,6 +282,9 @@ def main(argv=None) -> int:
     ap.add_argument("--csv-limit-mb", type=float, default=1000.0)
     ap.add_argument("--pytorch-limit-s", type=float, default=2.0)
     ap.add_argument("--rocpd-limit-s", type=float, default=5.0)
+    ap.add_argument("--json", choices=("orjson", "json"), default="orjson",
+                    help="JSON parser of the reads: orjson where installed (the default, as in "
+                         "bwprof), or the standard library's json as where orjson is not")
     ap.add_argument("--tree", default=str(ROOT),
                     help="source tree whose python/ the reads import (default: this one), to "
                          "time an older checkout with the same files")
@@ -275,12 +293,14 @@ def main(argv=None) -> int:
     unknown = set(formats) - {"csv", "pytorch", "rocpd"}
     if unknown:
         ap.error(f"--formats: unknown {', '.join(sorted(unknown))} (csv, pytorch, rocpd)")
-    global TREE
+    global TREE, JSON_PARSER
     TREE = Path(args.tree).resolve()
+    JSON_PARSER = args.json
     base = json.loads(subprocess.run([sys.executable, "-c", _BASELINE, str(TREE / "python")],
                                      capture_output=True, text=True, check=True).stdout)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python {sys.version.split()[0]}, cores {os.cpu_count()}, load average {load:.1f}; "
+    print(f"python {sys.version.split()[0]}, cores {os.cpu_count()}, load average {load:.1f}, "
+          f"JSON parsed by {_parser_name(args.json)}; "
           f"a child that only imports bwprof.traces peaks at {base['rss_mb']:.0f} MB resident")
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,8 +5,13 @@ the same block check; the JSON readers take their document from ``_read_json``.
 """
 
 import codecs
+import contextlib
+import gc
 import gzip
 import json
+import re
+import secrets
+import threading
 import zlib
 from pathlib import Path
 
@@ -102,6 +107,35 @@ def _read_head(path, limit=_HEAD_BYTES):
     return data.decode("utf-8", errors="ignore" if not complete else "strict")
 
 
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = [0, False]                 # readers inside paused_gc(), and whether gc was on
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Python's cyclic garbage collector off while a reader builds its objects.
+
+    Parsing a large trace makes millions of containers (dicts, lists), and the collector runs
+    every few hundred of them, walking all that were made so far: two thirds of the time of a
+    300,000-event PyTorch trace's parse. A JSON document holds no reference cycles, so the
+    collector has nothing to find there; what else a reader makes is collected once the
+    collector is back on, when the last reader inside this block leaves it (threads may nest).
+    A caller who had it off finds it off.
+    """
+    with _GC_LOCK:
+        if _GC_PAUSES[0] == 0:
+            _GC_PAUSES[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES[0] -= 1
+            if _GC_PAUSES[0] == 0 and _GC_PAUSES[1]:
+                gc.enable()
+
+
 def _fast_json():
     """orjson's loads where it is installed (about twice as fast on large traces), else None."""
     try:
@@ -121,6 +155,11 @@ def _read_json(path, text=None):
     with or without it. orjson reads an integer beyond 64 bits as the nearest float (the readers
     report such a timestamp as invalid either way; docs/traces.md)."""
     data = _read_bytes(path) if text is None else text
+    with paused_gc():
+        return _parse_json(path, data)
+
+
+def _parse_json(path, data):
     fast = _fast_json()
     # orjson turns an integer beyond 64 bits into the nearest float, and those just below -2**63
     # round to -2**63, which fits: the readers would take it as a value. Such text goes to json.
@@ -139,3 +178,119 @@ def _read_json(path, text=None):
                                            "of arrays or objects): not a profiler trace") from None
     except UnicodeDecodeError as exc:
         raise TraceFormatError(path, None, f"binary data (not UTF-8 text) ({exc})") from None
+
+
+# --------------------------------------------------------------------------------------------
+# One large array of a JSON document parsed a piece at a time
+# --------------------------------------------------------------------------------------------
+
+# Bytes of the array parsed at a time: the objects of one piece stay in the processor's caches
+# while the reader picks from them and frees the rest (about half the time of one parse of a
+# 67 MB trace, and a quarter of its memory).
+_PIECE_BYTES = 1 << 16
+# How often a piece that does not parse is joined to the next one before giving up.
+_JOINS = 8
+# Between two objects of the array ("}, {" with any whitespace).
+_BETWEEN = re.compile(rb"\}\s*,\s*\{")
+
+
+def _strict_json():
+    """The parser _read_json tries first, with the errors that mean "not this way"."""
+    fast = _fast_json()
+    if fast is not None:
+        return fast, (ValueError, TypeError)
+    return json.loads, (ValueError, RecursionError)
+
+
+def _json_array_pieces(data, key, take):
+    """Parse the array that is the value of the top-level ``key`` of the JSON object in
+    ``data`` (bytes) a piece at a time: ``take(elements, first)`` is given each piece's
+    elements (a list) and the position of its first element in the array. Returns the
+    document without the array, or None where the document does not split so (the caller
+    then parses it whole; ``take`` may have been given some pieces).
+
+    The pieces are cut where one object of the array ends and the next begins ("}, {"), and
+    each is parsed as the content of an array at the array's own depth. This gives what one
+    parse of the whole document gives, or None:
+    - a piece is taken only when it is the content of one array. The first starts where the
+      array's content does, so each one taken ends where an element ends, and the next
+      starts at an element (a cut inside a string or a deeper array makes a piece that is
+      not one, and it is joined to the next); none reaches past the array's "]";
+    - the array's "]" is one of the last ones in the file (_array_ends): one where the
+      document parses with the array replaced by a random string, which then comes back as
+      the value of the key (the last of duplicate keys, as in one parse); the last piece
+      ends there. The pieces and the "," between them make up the array, and with it in
+      place of the string the document is valid JSON and parses into the same values;
+    - every piece, and the rest of the document, are parsed by the parser that would parse the
+      whole (orjson where installed), and anything it refuses sends the whole document to
+      _read_json, which gives the error or the other parser's values as before. A document
+      holding the digits that send orjson's parse to json (see _parse_json) goes there too.
+    """
+    loads, refused = _strict_json()
+    if loads is not json.loads and _INT64_MIN_DIGITS in data:
+        return None
+    found = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*\[', data)
+    if found is None:
+        return None
+    start = found.end() - 1                     # the array's "["
+    ends = _array_ends(data, key, start, loads, refused)
+    end, doc = next(ends, (None, None))
+    pos, count = start + 1, 0
+    while end is not None:
+        piece = _piece(data, pos, end, loads, refused) if pos <= end else None
+        if piece is None:                       # the array ends before this "]"
+            end, doc = next(ends, (None, None))
+            continue
+        elements, cut = piece
+        take(elements, count)
+        count += len(elements)
+        del elements
+        if cut is None:
+            del doc[key]
+            return doc
+        pos = cut.end() - 1                     # the next object's "{"
+    return None
+
+
+def _array_ends(data, key, start, loads, refused):
+    """``(position, document)`` for each "]" after ``start``, last first, where the document
+    parses with the bytes from ``start`` to there replaced by a random string that comes back
+    as the value of ``key``. The tries parse no more than a quarter of the file in all (or
+    64 KiB, for a small one)."""
+    marker = f"bwprof-{secrets.token_hex(16)}"
+    marker_json = json.dumps(marker).encode()
+    end, budget = len(data), max(len(data) // 4, 1 << 16)
+    while True:
+        end = data.rfind(b"]", start + 1, end)
+        budget -= start + len(data) - end
+        if end < 0 or budget < 0:
+            return
+        try:
+            doc = loads(b"".join((memoryview(data)[:start], marker_json, memoryview(data)[end + 1:])))
+        except refused:
+            continue
+        if isinstance(doc, dict) and doc.get(key) == marker:
+            yield end, doc
+
+
+def _piece(data, pos, end, loads, refused):
+    """``(elements, cut)`` of the piece of the array's content from ``pos``: about
+    _PIECE_BYTES up to a "}, {" (``cut``, its match) or the rest up to ``end`` (``cut`` None);
+    None where no such piece, joined up to _JOINS times, is the content of one array."""
+    look = pos + _PIECE_BYTES
+    for _ in range(_JOINS + 1):
+        cut = _BETWEEN.search(data, look, end) if look < end else None
+        stop = cut.start() + 1 if cut else end
+        try:
+            # [[piece]]: the elements at their depth in the document ({key: [...]}); one inner
+            # array only if the piece is the content of one array (a piece that closed the
+            # inner array early would leave the outer one more elements, or none).
+            outer = loads(b"".join((b"[[", memoryview(data)[pos:stop], b"]]")))
+        except refused:
+            outer = None
+        if outer is not None and len(outer) == 1:
+            return outer[0], cut
+        if cut is None:
+            return None
+        look = cut.end()
+    return None

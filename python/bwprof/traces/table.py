@@ -110,6 +110,15 @@ def _as_int64(values, name=None, bad=None):
         values = values.array
     if isinstance(values, pd.api.extensions.ExtensionArray) and pd.api.types.is_integer_dtype(values.dtype):
         return pd.array(values, dtype="Int64")
+    if isinstance(values, list) and values:
+        # A JSON reader's column: Python ints that all fit 64 bits become one int64 array in C
+        # (numpy infers int64 only then); None, floats, text and larger ints go the long way.
+        try:
+            arr = np.array(values)
+        except (ValueError, TypeError, OverflowError):
+            arr = None
+        if arr is not None and arr.dtype == np.int64 and arr.ndim == 1:
+            return pd.arrays.IntegerArray(arr, np.zeros(len(arr), dtype=bool))
     arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
     if arr.dtype.kind in "iu":
         if arr.dtype.kind == "u" and len(arr) and arr.max() > _INT64_MAX:
