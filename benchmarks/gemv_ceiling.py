@@ -18,7 +18,11 @@ does). This script prints, in one run:
 4. the GEMV candidates (BWPROF_GEMV_BLOCK, BWPROF_GEMV_LOADS, BWPROF_Q4_KERNEL) in alternating
    passes, each checked against the CPU reference.
 
+With --q4-only, only the Q4_0 GEMV: sections 1, 3 and 4 without the read shapes of section 2 and
+without the FP16 GEMV (the clean read of the GEMV's bytes is then the library's shape).
+
     PYTHONPATH=python python3 benchmarks/gemv_ceiling.py [--repeats 30] [--passes 2] [--csv FILE] [--device gpu]
+        [--q4-only]
 """
 from __future__ import annotations
 
@@ -37,8 +41,15 @@ CASES = [
     ("FP16 GEMV", "gemv", None, lambda n, k: dict(N=n, K=k),
      [{}, {"BWPROF_GEMV_BLOCK": "512"}, {"BWPROF_GEMV_BLOCK": "1024"}, {"BWPROF_GEMV_LOADS": "4"}]),
     ("Q4_0 GEMV tiled", "q4_0_matmul", "tiled", lambda n, k: dict(M=1, N=n, K=k),
-     [{}] + [{"BWPROF_Q4_KERNEL": v} for v in ("ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile",
-                                             "ring4x4t2", "ring8x4t2", "ringx8x2", "ringx4x4", "ringx8x4")]),
+     [{}] + [{"BWPROF_Q4_KERNEL": v} for v in (
+         "ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "ring4x4t2", "ring8x4t2", "ringx8x2",
+         "ringx4x4", "ringx8x4",
+         # X fetched before the weights (f: staged past L1, or prefetched into L2 for ringx; c: through L1)
+         "ring4x4f", "ring8x4f", "ring8x8f", "ring16x4f", "ring4x4c", "ring8x4c", "ring4x8c", "ring8x8c", "ring16x4c",
+         "ringx8x2f", "ringx4x4f", "ringx8x4f",
+         # split K: k<S>, S blocks a tile
+         "ring8x4k2f", "ring8x4k2c", "ring4x8k2c", "ring4x4k2c", "ring4x4k4f", "ring4x4k4c", "ring8x2k4c",
+         "ringx8x4k2f", "ringx4x4k4f")]),
 ]
 READ_SHAPES = ["", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]  # "": the library's (256x2)
 READ_SIZES = [65536, 1 << 20, 4 << 20, 9453568, 33570816, 134217728]  # bytes; two are the Q4_0 / FP16 GEMVs'
@@ -83,12 +94,31 @@ def env_name(env: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in env.items()) or "(library)"
 
 
+def print_read_shapes(read_t: dict, read_line: dict) -> None:
+    """Section 2's table: each read shape's median time at each size, * where it is the fastest."""
+    print("  " + f"{'MB':>8s} " + " ".join(f"{(s or '256x2 lib'):>10s}" for s in READ_SHAPES) + "   read line")
+    wins = {s: 0 for s in READ_SHAPES}
+    for nbytes in READ_SIZES:
+        med = {s: statistics.median(read_t[(nbytes, s)]) for s in READ_SHAPES}
+        best = min(med.values())
+        for s in READ_SHAPES:
+            wins[s] += med[s] <= best * 1.005
+        print("  " + f"{nbytes / 1e6:8.2f} " + " ".join(f"{med[s]:9.2f}{'*' if med[s] <= best * 1.005 else ' '}"
+                                                       for s in READ_SHAPES)
+              + f"   {line_us(read_line, nbytes):8.2f}")
+    top = max(wins.values())
+    print("  fastest (within 0.5 %) at most sizes: " + ", ".join(s or "256x2 (library)" for s in READ_SHAPES
+                                                                 if wins[s] == top))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--passes", type=int, default=2, help="alternating passes over the candidates")
     ap.add_argument("--csv", help="also write every row as CSV")
     ap.add_argument("--device", default="gpu", help="the device (the knobs shape GPU kernels only)")
+    ap.add_argument("--q4-only", action="store_true",
+                    help="only the Q4_0 GEMV and its candidates (no read shapes, no FP16 GEMV)")
     args = ap.parse_args(argv)
     global DEVICE
     DEVICE = args.device
@@ -124,9 +154,11 @@ def main(argv=None) -> int:
     def record(**kw):
         rows.append(kw)
 
-    print("\n2. the clean read's shapes (threads x loads; us, median of the passes; * fastest at the size):")
     read_t: dict[tuple[int, str], list[float]] = {}
-    for ps in range(args.passes):
+    read_shapes = [""] if args.q4_only else READ_SHAPES
+    if not args.q4_only:
+        print("\n2. the clean read's shapes (threads x loads; us, median of the passes; * fastest at the size):")
+    for ps in range(0 if args.q4_only else args.passes):
         for nbytes in READ_SIZES:
             for shp in READ_SHAPES:
                 r = at_bytes("stream_read", nbytes, args.repeats, shp)
@@ -135,24 +167,15 @@ def main(argv=None) -> int:
                 record(section="read shapes", shape=f"{nbytes}", case="stream_read", config=shp or "(library)",
                        pass_=ps + 1, bytes=r["bytes_read"] + r["bytes_written"], time_us=r["time_median_us"],
                        line_us=line_us(read_line, nbytes), read_us=math.nan, verified=r["verified"])
-    print("  " + f"{'MB':>8s} " + " ".join(f"{(s or '256x2 lib'):>10s}" for s in READ_SHAPES) + "   read line")
-    wins = {s: 0 for s in READ_SHAPES}
-    for nbytes in READ_SIZES:
-        med = {s: statistics.median(read_t[(nbytes, s)]) for s in READ_SHAPES}
-        best = min(med.values())
-        for s in READ_SHAPES:
-            wins[s] += med[s] <= best * 1.005
-        print("  " + f"{nbytes / 1e6:8.2f} " + " ".join(f"{med[s]:9.2f}{'*' if med[s] <= best * 1.005 else ' '}"
-                                                       for s in READ_SHAPES)
-              + f"   {line_us(read_line, nbytes):8.2f}")
-    top = max(wins.values())
-    print("  fastest (within 0.5 %) at most sizes: " + ", ".join(s or "256x2 (library)" for s in READ_SHAPES
-                                                                 if wins[s] == top))
+    if not args.q4_only:
+        print_read_shapes(read_t, read_line)
 
     print("\n3./4. the GEMVs against a clean read of their bytes, then the candidates:")
     for n, k in SHAPES:
         print(f"\n== {n}x{k} ==")
         for label, kernel, variant, shape, candidates in CASES:
+            if args.q4_only and kernel != "q4_0_matmul":
+                continue
             if DEVICE == "cpu":
                 variant = None  # (a smoke run: the CPU has one variant of each)
             lib = measure(kernel, args.repeats, dtype="fp16", variant=variant, **shape(n, k))
@@ -160,7 +183,7 @@ def main(argv=None) -> int:
             rd = at_bytes("stream_read", nbytes, args.repeats)
             # The read shape fastest at the nearest size of section 2 (the GEMVs' bytes are among them).
             near = min(READ_SIZES, key=lambda b: abs(math.log(b / nbytes)))
-            best_shape = min(READ_SHAPES, key=lambda s: statistics.median(read_t[(near, s)]))
+            best_shape = min(read_shapes, key=lambda s: statistics.median(read_t.get((near, s), [math.inf])))
             rd_best = at_bytes("stream_read", nbytes, args.repeats, best_shape) if best_shape else rd
             cp = at_bytes("stream_copy", nbytes, args.repeats)
             f_read, f_mixed = line_us(read_line, nbytes), line_us(mixed, nbytes)
@@ -190,9 +213,11 @@ def main(argv=None) -> int:
                            bytes=nbytes, time_us=r["time_median_us"], line_us=f_read, read_us=t_rd,
                            verified=r["verified"])
             best = min(times, key=lambda c: statistics.median(times[c]))
-            for c, ts in times.items():
+            print(f"  candidates (us, pass by pass; 90 % of the read line needs <= {f_read / 0.90:.2f} us, 95 % "
+                  f"<= {f_read / 0.95:.2f} us; + marks 90 % in every pass):")
+            for c, ts in sorted(times.items(), key=lambda kv: statistics.median(kv[1])):
                 t = statistics.median(ts)
-                print(f"  {c:30s} " + " / ".join(f"{x:6.2f}" for x in ts)
+                print(f"  {'+' if max(ts) <= f_read / 0.90 else ' '} {c:30s} " + " / ".join(f"{x:6.2f}" for x in ts)
                       + f" us  -> {100 * f_read / t:5.1f} % of the read line, {100 * t_rd / t:5.1f} % of the clean read"
                       + ("  <- fastest" if c == best else ""))
     if args.csv:

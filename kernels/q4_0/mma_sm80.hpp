@@ -153,7 +153,9 @@ template <int WARPS, int U, bool XJIT, int MINB = 0>
 __global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const uint4* __restrict__ q,
                                                                      const uint2* __restrict__ sc,
                                                                      const __half* __restrict__ x,
-                                                                     __half* __restrict__ y, int M, int N, int K) {
+                                                                     __half* __restrict__ y, int M, int N, int K,
+                                                                     float* /*ws*/ = nullptr,
+                                                                     unsigned* /*cnt*/ = nullptr) {
 #if __CUDA_ARCH__ >= 800
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
@@ -225,51 +227,134 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
 // (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
 // 18.9 -> 18.2.
+// XORDER: when and how X is fetched. kQ4XAfter (the kernels measured above): after the ring's
+// first weight loads, XS staging by cp.async past L1. The X lines every block needs (8 KB at
+// K = 4096) then reach DRAM behind a whole round of weight loads, and with XS every block reads
+// all of X from the same few L2 lines (896 blocks x 8 KB at 14336x4096). kQ4XFirst: X first,
+// before any weight load: XS stages it by cp.async past L1; X in registers has the block's X lines
+// prefetched into L2, then loads the ring's first X fragments. kQ4XFirstL1: as kQ4XFirst, the XS
+// staging through L1 (cp.async.ca), so that the blocks of an SM share one fetch of each line.
+enum Q4XOrder : int { kQ4XAfter = 0, kQ4XFirst = 1, kQ4XFirstL1 = 2 };
 inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
 }
-template <int WARPS, int U, bool XS, int TILES = 1>
+// Split K (KSPLIT blocks a tile, each a contiguous 1/KSPLIT of its chunks): the workspace a launch
+// needs, a partial tile of 128 floats a block and a count a tile (zero before the first launch).
+inline std::size_t q4_split_ws_floats(std::int64_t N, int ksplit) { return q4_frag_tiles(N) * ksplit * 128; }
+inline std::size_t q4_split_counts(std::int64_t N) { return q4_frag_tiles(N); }
+
+// The block's sum over its warps of one 16-row tile (the mma's C layout in part[]: thread i < 128
+// gets output row (i / 16) + 8 (i % 4 / 2), column 2 (i / 4 % 4) + i % 2), stored into y. With KSPLIT
+// > 1 the block's sum is one of KSPLIT partial tiles: it goes to the workspace, and the block that
+// completes the tile's count adds the KSPLIT partials in order (the same sum whichever block is
+// last) and stores y.
+template <int WARPS, int KSPLIT>
+__device__ __forceinline__ void q4_tile_finish(float4* part, const float (&acc)[4], std::size_t tile, int kpart, int M,
+                                               int N, __half* __restrict__ y, float* __restrict__ ws,
+                                               unsigned* __restrict__ cnt) {
+  if (KSPLIT == 1) {
+    q4_tile_store<WARPS>(part, acc, tile, M, N, y);
+    return;
+  }
+  __shared__ unsigned last;
+  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  __syncthreads();
+  float s = 0.f;
+  float* wt = ws + tile * KSPLIT * 128;
+  if (threadIdx.x < 128) {
+    const float* pf = reinterpret_cast<const float*>(part);
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
+    __stcg(wt + kpart * 128 + threadIdx.x, s);
+    __threadfence();  // the partial is visible GPU-wide before the count says so
+  }
+  __syncthreads();
+  // The count only grows (by KSPLIT a launch, wrapping at 2^32, a multiple of KSPLIT): the block that
+  // takes it to KSPLIT - 1 modulo KSPLIT completes the tile, so no block has to reset it.
+  if (threadIdx.x == 0) last = atomicAdd(cnt + tile, 1u) % KSPLIT == KSPLIT - 1;
+  __syncthreads();
+  if (!last) return;  // the same for the whole block
+  if (threadIdx.x < 128) {
+    __threadfence();
+    float tot = 0.f;
+#pragma unroll
+    for (int p = 0; p < KSPLIT; ++p) tot += p == kpart ? s : __ldcg(wt + p * 128 + threadIdx.x);
+    const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
+    const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
+    const std::size_t n = tile * 16 + row;
+    if (m < M && n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(tot);
+  }
+}
+
+// KSPLIT (1, 2, 4, 8; TILES 1): blocks a tile, block b taking part b % KSPLIT of tile b / KSPLIT's
+// chunks (with X staged or prefetched for that part of K only), summed by q4_tile_finish through
+// `ws` and `cnt` (q4_split_ws_floats, q4_split_counts; unused at KSPLIT 1). More, shorter blocks:
+// at K = 4096, 8 warps x 4 chunks a block at KSPLIT 2 issue all of a block's loads at once, as the
+// clean read does.
+template <int WARPS, int U, bool XS, int TILES = 1, int XORDER = kQ4XAfter, int KSPLIT = 1>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
                                                                     const __half* __restrict__ x,
-                                                                    __half* __restrict__ y, int M, int N, int K) {
+                                                                    __half* __restrict__ y, int M, int N, int K,
+                                                                    float* __restrict__ ws, unsigned* __restrict__ cnt) {
   static_assert(TILES == 1 || TILES == 2, "one or two tiles a block");
+  static_assert(KSPLIT == 1 || (TILES == 1 && (KSPLIT == 2 || KSPLIT == 4 || KSPLIT == 8)), "split K: 2, 4 or 8, one tile");
 #if __CUDA_ARCH__ >= 800
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nb = K / 32, nch = (nb + 1) / 2, kv = K / 8;
-  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x) * TILES;
+  const int kpart = KSPLIT == 1 ? 0 : static_cast<int>(blockIdx.x % KSPLIT);
+  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x / KSPLIT) * TILES;
   const std::size_t left = (static_cast<std::size_t>(N) + 15) / 16 - tile0;  // tiles from this block's on
   const int tiles = TILES == 1 || left >= TILES ? TILES : static_cast<int>(left);
-  const int nc = tiles * nch;  // the chunks this block streams, tile after tile
+  // The block's chunks of its tile(s): [cbase, cbase + nct) of each, tile after tile (nc in all).
+  const int cbase = kpart * nch / KSPLIT, nct = (kpart + 1) * nch / KSPLIT - cbase;
+  const int nc = tiles * nct;
   // The chunk of its tile (for X) of the block's chunk c.
-  auto in_tile = [nch](int c) { return TILES == 1 || c < nch ? c : c - nch; };
-  const uint4* qt = q + tile0 * nch * 32 + lane;
-  const uint2* st = sc + tile0 * nch * 8 + g;
+  auto in_tile = [nct, cbase](int c) { return (TILES == 1 || c < nct ? c : c - nct) + cbase; };
+  const uint4* qt = q + (tile0 * nch + cbase) * 32 + lane;
+  const uint2* st = sc + (tile0 * nch + cbase) * 8 + g;
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
+  const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
+  // X of the block's part of K (vectors [v0, v0 + nv) of each row): staged into shared memory (XS),
+  // or the ring's first X fragments into registers (after a prefetch of its lines into L2 where X
+  // comes first).
+  auto fetch_x = [&] {
+    const int v0 = 8 * cbase, nv = min(kv, 8 * (cbase + nct)) - v0;
+    if (XS || XORDER != kQ4XAfter) {
+      for (int i = threadIdx.x; i < M * nv; i += WARPS * 32) {
+        const int m = i / nv, v = v0 + i - m * nv;
+        const __half* src = x + static_cast<std::size_t>(m) * K + 8 * v;
+        if (!XS) {
+          if ((v - v0) % 4 == 0) prefetch_l2(src);  // every 64 bytes: each 128-byte line at least once
+        } else if (XORDER == kQ4XFirstL1) {
+          cp_async16_l1(xs + m * (kv + 4) + v, src, true);
+        } else {
+          cp_async16(xs + m * (kv + 4) + v, src, true);
+        }
+      }
+    }
+    if (XS) {
+      cp_async_commit();
+    } else {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = warp + u * WARPS;
+        q4_load_x(xr[u], xg, in_tile(c), nb, has_x && c < nc);
+      }
+    }
+  };
+  if (XORDER != kQ4XAfter) fetch_x();
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int c = warp + u * WARPS;
     load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * 32, c < nc);
     load_stream_if(sv[u], st + static_cast<std::size_t>(c) * 8, c < nc);
   }
-  const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
-  if (XS) {
-    for (int i = threadIdx.x; i < M * kv; i += WARPS * 32) {
-      const int m = i / kv, v = i - m * kv;
-      cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
-    }
-    cp_async_commit();
-  } else {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int c = warp + u * WARPS;
-      q4_load_x(xr[u], xg, in_tile(c), nb, has_x && c < nc);
-    }
-  }
+  if (XORDER == kQ4XAfter) fetch_x();
   if (XS) {
     cp_async_wait<0>();
     __syncthreads();
@@ -291,12 +376,13 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
-      if (TILES == 1 || c < nch) {
+      if (TILES == 1 || c < nct) {
         q4_frag_chunk(qv[u], sv[u], xv, acc[0]);
       } else {
         q4_frag_chunk(qv[u], sv[u], xv, acc[TILES - 1]);
       }
       if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && cn < nc);
+      // (two tiles a block only without split K: their chunks are contiguous)
       load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * 32, cn < nc);
       load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nc);
     }
@@ -305,7 +391,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   for (int i = 0; i < TILES; ++i) {
     if (i >= tiles) break;  // the same for the whole block
     if (i > 0) __syncthreads();  // the previous tile's partial sums are read before they are overwritten
-    q4_tile_store<WARPS>(part, acc[i], tile0 + i, M, N, y);
+    q4_tile_finish<WARPS, KSPLIT>(part, acc[i], tile0 + i, kpart, M, N, y, ws, cnt);
   }
 #endif
 }

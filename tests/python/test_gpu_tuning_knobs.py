@@ -31,18 +31,36 @@ def test_gemv_loads_a_thread_match_the_reference(monkeypatch, loads, shape, dtyp
 
 
 Q4_KERNELS = ["ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "ring4x4t2", "ring8x4t2", "ringx8x2",
-              "ringx4x4", "ringx8x4"]
+              "ringx4x4", "ringx8x4",
+              # X fetched first (f: past L1 or prefetched into L2; c: through L1)
+              "ring4x4f", "ring8x4f", "ring8x8f", "ring16x4f", "ring4x4c", "ring8x4c", "ring4x8c", "ring8x8c",
+              "ring16x4c", "ringx8x2f", "ringx4x4f", "ringx8x4f",
+              # split K: S blocks a tile (parts with no chunk at K = 96 and 160; 9 rows of X are two launches)
+              "ring8x4k2f", "ring8x4k2c", "ring4x8k2c", "ring4x4k2c", "ring4x4k4f", "ring4x4k4c", "ring8x2k4c",
+              "ringx8x4k2f", "ringx4x4k4f"]
 
 
 @pytest.mark.parametrize("kernel", Q4_KERNELS)
 @pytest.mark.parametrize("shape", [dict(M=1, N=1001, K=4096), dict(M=2, N=4096, K=4096), dict(M=1, N=33, K=96),
                                    dict(M=1, N=14336, K=4096), dict(M=8, N=130, K=96), dict(M=1, N=17, K=4096),
-                                   dict(M=3, N=48, K=160)])
+                                   dict(M=3, N=48, K=160), dict(M=9, N=40, K=160), dict(M=1, N=16, K=32)])
 def test_q4_0_kernels_match_the_reference(monkeypatch, kernel, shape):
     monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
     d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", **shape, **Q).to_dict()
     assert d["verified"], f"{kernel} {shape}: error {d['max_rel_error']}"
     assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+
+
+@pytest.mark.parametrize("kernel", ["ring8x4k2c", "ring4x4k4f", "ringx8x4k2f"])
+@pytest.mark.parametrize("shape", [dict(M=1, N=4096, K=4096), dict(M=9, N=40, K=160)])
+def test_split_k_kernels_stay_right_over_many_launches_in_a_graph(monkeypatch, kernel, shape):
+    """Split K sums a tile's partials through a count per tile that grows by S a launch: back-to-back
+    launches in a CUDA graph (rotated input sets, then checked again) must each complete every tile."""
+    monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
+    d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", timing="graph", **shape,
+                       **Q).to_dict()
+    assert d["timing"] == "graph" and d["verified"], d
+    assert d["graph_launches"] >= 20
 
 
 READ_SHAPES = ["256x2", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]
