@@ -388,20 +388,22 @@ gpu-peaks2-quick: gpu-build
 	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
 
 # Issue #14's last item: the Q4_0 `tiled` GEMV (M = 1, single launch) at >= 90 % of the read line
-# (under 5 minutes with a warm build). gtest: the Q4_0 tests; pytest: every BWPROF_Q4_KERNEL
-# candidate (X fetched first, through L1, split K) against the reference at odd sizes, split K in a
-# CUDA graph, the Q4_0 GPU kernel tests; compute-sanitizer memcheck over the split-K and X-first
-# kernels at odd sizes; benchmarks/gemv_ceiling.py --q4-only: 4096x4096 and 14336x4096 beside the
-# read line and a clean read of their bytes, every candidate in 2 alternating passes.
+# (under 4 minutes with a warm build). gtest: the Q4_0 tests; pytest: every BWPROF_Q4_KERNEL kernel
+# (round 2: lean decode l, records r, both rl) against the reference at odd sizes, and the probes
+# (which must NOT pass for the product), the Q4_0 GPU kernel tests; compute-sanitizer memcheck over
+# the records and lean kernels at odd sizes; benchmarks/gemv_ceiling.py --q4-only: 4096x4096 and
+# 14336x4096 beside the read line and a clean read of their bytes, round 1's four fastest and round
+# 2's kernels in 2 alternating passes, then "the floor": each kernel against its loads alone, its
+# math alone and the issue-rate bound of its instructions.
 # $(OUT): gemv_ceiling_q4.csv, logs.tgz (gtest.log, pytest.log, memcheck.log, gemv_ceiling_q4.log).
 .PHONY: gpu-q4-fast
-Q4_MEMCHECK_KERNELS := ring8x4k2c ringx4x4k4f ring4x8c ringx8x4f
+Q4_MEMCHECK_KERNELS := ring4x4rl ringx8x2rl ringx8x4l
 gpu-q4-fast: gpu-build
 	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
 	-timeout 30 $(GPU_BUILD)/bwprof_tests --gtest_filter='Q4*' > $(OUT)/logs/gtest.log 2>&1; \
 	  echo "gtest exit $$?"; tail -n 2 $(OUT)/logs/gtest.log
 	-timeout 170 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_gpu_tuning_knobs.py \
-	  tests/python/test_gpu_kernels.py -k "q4_0 or split_k" > $(OUT)/logs/pytest.log 2>&1; \
+	  tests/python/test_gpu_kernels.py -k "q4_0" > $(OUT)/logs/pytest.log 2>&1; \
 	  echo "pytest exit $$?"; grep -E "passed|failed|Error" $(OUT)/logs/pytest.log | tail -n 8
 	-for k in $(Q4_MEMCHECK_KERNELS); do BWPROF_Q4_KERNEL=$$k timeout 25 compute-sanitizer --tool memcheck \
 	  --error-exitcode 3 $(PYTHON) -c "import bwprof; [print('$$k', s, bwprof.measure('q4_0_matmul', dtype='fp16', \

@@ -42,14 +42,16 @@ CASES = [
      [{}, {"BWPROF_GEMV_BLOCK": "512"}, {"BWPROF_GEMV_BLOCK": "1024"}, {"BWPROF_GEMV_LOADS": "4"}]),
     ("Q4_0 GEMV tiled", "q4_0_matmul", "tiled", lambda n, k: dict(M=1, N=n, K=k),
      [{}] + [{"BWPROF_Q4_KERNEL": v} for v in (
-         "ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "ring4x4t2", "ring8x4t2", "ringx8x2",
-         "ringx4x4", "ringx8x4",
-         # X fetched before the weights (f: staged past L1, or prefetched into L2 for ringx; c: through L1)
-         "ring4x4f", "ring8x4f", "ring8x8f", "ring16x4f", "ring4x4c", "ring8x4c", "ring4x8c", "ring8x8c", "ring16x4c",
-         "ringx8x2f", "ringx4x4f", "ringx8x4f",
-         # split K: k<S>, S blocks a tile
-         "ring8x4k2f", "ring8x4k2c", "ring4x8k2c", "ring4x4k2c", "ring4x4k4f", "ring4x4k4c", "ring8x2k4c",
-         "ringx8x4k2f", "ringx4x4k4f")]),
+         # the fastest of round 1 (H100: X fetched first, through L1 and split K were all slower)
+         "ring4x4", "ring8x4", "ringx8x2", "ringx8x4",
+         # round 2: l, lean (one-LOP3 decode, X staged without a division); r, the weights as one
+         # stream of records (a chunk's quants then its scales); rl, both
+         "ring4x4l", "ring8x4l", "ringx8x2l", "ringx8x4l", "ring4x4r", "ring8x4r", "ringx8x2r", "ringx8x4r",
+         "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl")]
+     # probes (no product; printed apart): the kernel's loads without its math, its math without most loads
+     + [{"BWPROF_Q4_KERNEL": v} for v in (
+         "probe-loads-ring4x4", "probe-loads-ringx8x2", "probe-loads-ring4x4r", "probe-loads-ringx8x2r",
+         "probe-math-ring4x4", "probe-math-ringx8x2", "probe-math-ring4x4l", "probe-math-ringx8x2l")]),
 ]
 READ_SHAPES = ["", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]  # "": the library's (256x2)
 READ_SIZES = [65536, 1 << 20, 4 << 20, 9453568, 33570816, 134217728]  # bytes; two are the Q4_0 / FP16 GEMVs'
@@ -76,6 +78,52 @@ def measure(kernel: str, repeats: int, env: dict | None = None, **kw) -> dict:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+PROBE = "probe-"
+# Static SASS instructions a chunk (64 k of 16 rows: 512 quant and 64 scale bytes) in each ring
+# kernel's main loop, counted with nvdisasm in the sm_90a cubin that nvcc 13.0 builds (the loop body
+# over its U unrolled chunks, divided by U; branches and the ring's refill loads included).
+INSTR_A_CHUNK = {"ring4x4": 89.0, "ring4x4l": 73.5, "ring4x4r": 93.8, "ring4x4rl": 73.2, "ring8x4": 89.0,
+                 "ring8x4l": 73.5, "ringx8x2": 107.0, "ringx8x2l": 91.5, "ringx8x2r": 113.0, "ringx8x2rl": 98.0,
+                 "ringx8x4": 97.5, "ringx8x4l": 82.5}
+
+
+def is_probe(env: dict) -> bool:
+    return PROBE in env.get("BWPROF_Q4_KERNEL", "")
+
+
+def print_floor(n: int, k: int, times: dict, probes: dict, t_rd: float, read_line: dict, clock_mhz: float,
+                sms: int) -> None:
+    """What the probes say about the floor: for each probed kernel, its time split into the loads alone
+    (probe-loads: the same loads in the same order, no decode, no mma) and the math on top, beside its
+    math alone (probe-math: the ring's first round of loads, then every decode and mma of the tile) and
+    the issue-rate bound of its instructions (the busiest SM's chunks x instructions a chunk / 4
+    schedulers issuing one warp-instruction a clock each)."""
+    med = {c: statistics.median(ts) for c, ts in list(times.items()) + list(probes.items())}
+    tiles = (n + 15) // 16
+    chunks_sm = math.ceil(tiles / max(sms, 1)) * ((k // 32 + 1) // 2)  # the busiest SM's chunks (every tile resident)
+    print(f"  the floor (probes compute no product; clean read {t_rd:.2f} us, the read line's intercept "
+          f"t0 {read_line['t0_us']:.2f} us; SM clock {clock_mhz:.0f} MHz, {sms} SMs, {chunks_sm} chunks on the "
+          f"busiest SM):")
+    for c in sorted(probes):
+        print(f"    {c:38s} {med[c]:6.2f} us  ({med[c] - t_rd:+.2f} us against the clean read)")
+    for c, t in sorted(med.items(), key=lambda kv: kv[1]):
+        name = c.split("=", 1)[-1]
+        if PROBE in c or name not in INSTR_A_CHUNK:
+            continue
+        base = name[:-1] if name.endswith("l") else name
+        loads = med.get(f"BWPROF_Q4_KERNEL={PROBE}loads-{base}")
+        mth = med.get(f"BWPROF_Q4_KERNEL={PROBE}math-{name}")
+        parts = [f"{name:11s} {t:6.2f} us"]
+        if clock_mhz > 0:  # (a GPU's; the CPU's smoke run has none)
+            issue_us = chunks_sm * INSTR_A_CHUNK[name] / 4 / clock_mhz
+            parts.append(f"issue bound {issue_us:5.2f} us ({INSTR_A_CHUNK[name]:.0f} instr a chunk)")
+        if loads is not None:
+            parts.append(f"loads alone {loads:6.2f} (math adds {t - loads:+.2f})")
+        if mth is not None:
+            parts.append(f"math alone {mth:6.2f} ({mth - read_line['t0_us']:+.2f} over t0)")
+        print("    " + " | ".join(parts))
 
 
 def line_us(line: dict, nbytes: float) -> float:
@@ -204,14 +252,21 @@ def main(argv=None) -> int:
                        time_us=r["time_median_us"], line_us=f_read, read_us=t_rd, verified=r["verified"])
             # The candidates, alternating: pass 1 over all, pass 2 over all, ...
             times: dict[str, list[float]] = {env_name(c): [] for c in candidates}
+            clocks: list[float] = []
             for ps in range(args.passes):
                 for env in candidates:
                     r = measure(kernel, args.repeats, env=env, dtype="fp16", variant=variant, **shape(n, k))
                     times[env_name(env)].append(r["time_median_us"])
-                    bad += not r["verified"]
+                    probe = is_probe(env)
+                    bad += not r["verified"] and not probe
+                    bad += bool(r["verified"]) and probe and DEVICE != "cpu"  # a probe computes no product
+                    if r.get("sm_clock_mhz") and math.isfinite(r["sm_clock_mhz"]):
+                        clocks.append(r["sm_clock_mhz"])
                     record(section="gemv", shape=f"{n}x{k}", case=label, config=env_name(env), pass_=ps + 1,
                            bytes=nbytes, time_us=r["time_median_us"], line_us=f_read, read_us=t_rd,
                            verified=r["verified"])
+            probes = {c: ts for c, ts in times.items() if PROBE in c}
+            times = {c: ts for c, ts in times.items() if PROBE not in c}
             best = min(times, key=lambda c: statistics.median(times[c]))
             print(f"  candidates (us, pass by pass; 90 % of the read line needs <= {f_read / 0.90:.2f} us, 95 % "
                   f"<= {f_read / 0.95:.2f} us; + marks 90 % in every pass):")
@@ -220,6 +275,9 @@ def main(argv=None) -> int:
                 print(f"  {'+' if max(ts) <= f_read / 0.90 else ' '} {c:30s} " + " / ".join(f"{x:6.2f}" for x in ts)
                       + f" us  -> {100 * f_read / t:5.1f} % of the read line, {100 * t_rd / t:5.1f} % of the clean read"
                       + ("  <- fastest" if c == best else ""))
+            if probes:
+                clock = statistics.median(clocks) if clocks else dev.info["clock_mhz"]
+                print_floor(n, k, times, probes, t_rd, read_line, clock, dev.info["compute_units"])
     if args.csv:
         import pandas as pd
         pd.DataFrame(rows).rename(columns={"pass_": "pass"}).to_csv(args.csv, index=False)

@@ -18,20 +18,6 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool full
                "r"(full ? 16 : 0));
 #endif
 }
-// The same through L1 (cp.async.ca): the blocks of an SM that copy the same global bytes (a GEMV's
-// activations) share one fetch of each line from L2 instead of each reading it there.
-__device__ __forceinline__ void cp_async16_l1(void* dst, const void* src, bool full) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(full ? 16 : 0));
-#endif
-}
-// A hint that the 128-byte line holding p will be read soon: fetched into L2 without waiting.
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
-#endif
-}
 __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

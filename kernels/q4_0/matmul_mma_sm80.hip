@@ -33,15 +33,6 @@ constexpr std::size_t kRingMaxXBytes = 48 * 1024;
 class MmaMatmul final : public Q4MmaMatmul {
  public:
   MmaMatmul(GpuBackend& g, const Problem& p, const std::uint8_t* w) : g_(g), N_(p.i("N")), K_(p.i("K")) {
-    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel.
-    const std::int64_t N = N_, K = K_;
-    HostBytes quants(q4_frag_quant_bytes(N, K), "re-packed Q4_0 quants");
-    HostBytes scales(q4_frag_scale_bytes(N, K), "re-packed Q4_0 scales");
-    parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
-      q4_frag_pack(w, N, K, lo, hi, quants.data(), scales.data());
-    });
-    w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
-    scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
     // Which ring kernel for 1 or 2 rows of X whose X fits in shared memory: q4_ring_choice
     // (q4_0.hpp) from the grid's fill; more rows take the ring with X in registers (ringx8x2).
     const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
@@ -63,11 +54,23 @@ class MmaMatmul final : public Q4MmaMatmul {
       if (!forced->x_smem || ring_smem_ > 0) kernel_ = forced;
     }
     res_ = dispatch(nullptr, 0, 0, nullptr);
-    if (kernel_->ksplit > 1) {  // split K: the partial tiles' workspace, and a count a tile from zero
-      ws_ = DeviceBuffer(q4_split_ws_floats(N_, static_cast<int>(kernel_->ksplit)) * sizeof(float), "split-K workspace");
-      HostBytes zeros(q4_split_counts(N_) * sizeof(unsigned), "split-K counts");
-      std::memset(zeros.data(), 0, zeros.size());
-      cnt_ = DeviceBuffer::from(zeros, "split-K counts");
+    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: quants
+    // and scales in two arrays, or as one stream of records for the kernels that read them so.
+    const std::int64_t N = N_, K = K_;
+    if (kernel_->records) {
+      HostBytes recs(q4_frag_tiles(N) * q4_frag_chunks(K) * kQ4RecordBytes, "re-packed Q4_0 records");
+      parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
+        q4_frag_pack(w, N, K, lo, hi, recs.data(), recs.data() + 512, kQ4RecordBytes, kQ4RecordBytes);
+      });
+      w_ = DeviceBuffer::from(recs, "re-packed Q4_0 records");
+    } else {
+      HostBytes quants(q4_frag_quant_bytes(N, K), "re-packed Q4_0 quants");
+      HostBytes scales(q4_frag_scale_bytes(N, K), "re-packed Q4_0 scales");
+      parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
+        q4_frag_pack(w, N, K, lo, hi, quants.data(), scales.data());
+      });
+      w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
+      scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
     }
   }
   void run(const __half* x, __half* y, int M, hipStream_t stream) override {
@@ -83,53 +86,57 @@ class MmaMatmul final : public Q4MmaMatmul {
   // The tensor-core kernels by their BWPROF_Q4_KERNEL names (q4_ring_choice answers in these names
   // too): "tile", the round-based kernel; ring<W>x<U>, the ring kernel with X in shared memory, W
   // warps a tile, U chunks in flight a warp; a "t2" suffix: two tiles a block; ringx<W>x<U>: X
-  // loaded into registers with its chunk. Suffix "f": X fetched before the weights (staged past L1,
-  // or for ringx its lines prefetched into L2); "c": X fetched first and staged through L1
-  // (mma_sm80.hpp's Q4XOrder); "k<S>": S blocks a tile, each a contiguous 1/S of its K (split K).
-  using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int, float*, unsigned*);
+  // loaded into registers with its chunk. Suffix "l" (lean): the decode's mask-and-or as one LOP3 and
+  // X staged without a division; "r":
+  // the weights as one stream of records (a chunk's quants then its scales); "rl": both
+  // (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that time
+  // the kernel's loads without its math and its math without most loads; they do NOT compute the
+  // product (their check fails by design) and nothing chooses them.
+  using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int);
   struct Knob {
     const char* name;
     Kernel fn;
     int warps;
     bool x_smem;
     unsigned tiles_a_block;
-    unsigned ksplit;  // blocks a tile (split K; their partial tiles summed through ws_, cnt_)
+    bool records;  // the weights as one stream of kQ4RecordBytes records (kQ4Records)
   };
+  static constexpr int kL = kQ4Lop3, kR = kQ4Records, kRL = kQ4Records | kQ4Lop3;
+  static constexpr int kPL = kQ4ProbeLoads, kPM = kQ4ProbeMath;
   static constexpr Knob kKnobs[] = {
-      {"tile", &bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps, false, 1, 1},
-      {"ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true>, 4, true, 1, 1},
-      {"ring8x4", &bwprof_q4_0_matmul_ring<8, 4, true>, 8, true, 1, 1},
-      {"ring4x8", &bwprof_q4_0_matmul_ring<4, 8, true>, 4, true, 1, 1},
-      {"ring8x8", &bwprof_q4_0_matmul_ring<8, 8, true>, 8, true, 1, 1},
-      {"ring16x4", &bwprof_q4_0_matmul_ring<16, 4, true>, 16, true, 1, 1},
-      {"ring4x4t2", &bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4, true, 2, 1},
-      {"ring8x4t2", &bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8, true, 2, 1},
-      {"ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false>, 8, false, 1, 1},
-      {"ringx4x4", &bwprof_q4_0_matmul_ring<4, 4, false>, 4, false, 1, 1},
-      {"ringx8x4", &bwprof_q4_0_matmul_ring<8, 4, false>, 8, false, 1, 1},
-      // X first (f: staged past L1 / prefetched into L2; c: staged through L1)
-      {"ring4x4f", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kQ4XFirst>, 4, true, 1, 1},
-      {"ring8x4f", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kQ4XFirst>, 8, true, 1, 1},
-      {"ring8x8f", &bwprof_q4_0_matmul_ring<8, 8, true, 1, kQ4XFirst>, 8, true, 1, 1},
-      {"ring16x4f", &bwprof_q4_0_matmul_ring<16, 4, true, 1, kQ4XFirst>, 16, true, 1, 1},
-      {"ring4x4c", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kQ4XFirstL1>, 4, true, 1, 1},
-      {"ring8x4c", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kQ4XFirstL1>, 8, true, 1, 1},
-      {"ring4x8c", &bwprof_q4_0_matmul_ring<4, 8, true, 1, kQ4XFirstL1>, 4, true, 1, 1},
-      {"ring8x8c", &bwprof_q4_0_matmul_ring<8, 8, true, 1, kQ4XFirstL1>, 8, true, 1, 1},
-      {"ring16x4c", &bwprof_q4_0_matmul_ring<16, 4, true, 1, kQ4XFirstL1>, 16, true, 1, 1},
-      {"ringx8x2f", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kQ4XFirst>, 8, false, 1, 1},
-      {"ringx4x4f", &bwprof_q4_0_matmul_ring<4, 4, false, 1, kQ4XFirst>, 4, false, 1, 1},
-      {"ringx8x4f", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kQ4XFirst>, 8, false, 1, 1},
-      // split K (k<S>: S blocks a tile)
-      {"ring8x4k2f", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kQ4XFirst, 2>, 8, true, 1, 2},
-      {"ring8x4k2c", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kQ4XFirstL1, 2>, 8, true, 1, 2},
-      {"ring4x8k2c", &bwprof_q4_0_matmul_ring<4, 8, true, 1, kQ4XFirstL1, 2>, 4, true, 1, 2},
-      {"ring4x4k2c", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kQ4XFirstL1, 2>, 4, true, 1, 2},
-      {"ring4x4k4f", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kQ4XFirst, 4>, 4, true, 1, 4},
-      {"ring4x4k4c", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kQ4XFirstL1, 4>, 4, true, 1, 4},
-      {"ring8x2k4c", &bwprof_q4_0_matmul_ring<8, 2, true, 1, kQ4XFirstL1, 4>, 8, true, 1, 4},
-      {"ringx8x4k2f", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kQ4XFirst, 2>, 8, false, 1, 2},
-      {"ringx4x4k4f", &bwprof_q4_0_matmul_ring<4, 4, false, 1, kQ4XFirst, 4>, 4, false, 1, 4}};
+      {"tile", &bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps, false, 1, false},
+      {"ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true>, 4, true, 1, false},
+      {"ring8x4", &bwprof_q4_0_matmul_ring<8, 4, true>, 8, true, 1, false},
+      {"ring4x8", &bwprof_q4_0_matmul_ring<4, 8, true>, 4, true, 1, false},
+      {"ring8x8", &bwprof_q4_0_matmul_ring<8, 8, true>, 8, true, 1, false},
+      {"ring16x4", &bwprof_q4_0_matmul_ring<16, 4, true>, 16, true, 1, false},
+      {"ring4x4t2", &bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4, true, 2, false},
+      {"ring8x4t2", &bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8, true, 2, false},
+      {"ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false>, 8, false, 1, false},
+      {"ringx4x4", &bwprof_q4_0_matmul_ring<4, 4, false>, 4, false, 1, false},
+      {"ringx8x4", &bwprof_q4_0_matmul_ring<8, 4, false>, 8, false, 1, false},
+      // one-LOP3 decode (l), records (r), both (rl)
+      {"ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kL>, 4, true, 1, false},
+      {"ring8x4l", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kL>, 8, true, 1, false},
+      {"ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kL>, 8, false, 1, false},
+      {"ringx8x4l", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kL>, 8, false, 1, false},
+      {"ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kR>, 4, true, 1, true},
+      {"ring8x4r", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kR>, 8, true, 1, true},
+      {"ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kR>, 8, false, 1, true},
+      {"ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kR>, 8, false, 1, true},
+      {"ring4x4rl", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kRL>, 4, true, 1, true},
+      {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
+      {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
+      {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
+      // probes (no product)
+      {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
+      {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},
+      {"probe-loads-ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL | kR>, 4, true, 1, true},
+      {"probe-loads-ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL | kR>, 8, false, 1, true},
+      {"probe-math-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM>, 4, true, 1, false},
+      {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false},
+      {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
+      {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false}};
   static const Knob* find_knob(const std::string& name) {
     for (const auto& k : kKnobs)
       if (name == k.name) return &k;
@@ -156,15 +163,14 @@ class MmaMatmul final : public Q4MmaMatmul {
       return kernel_resources(k.fn, threads, smem);
     }
     const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
-    const unsigned grid = (tiles + k.tiles_a_block - 1) / k.tiles_a_block * k.ksplit;
-    k.fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), scales_.get<uint2>(), x, y, m, N, K, ws_.get<float>(),
-                                          cnt_.get<unsigned>());
+    const unsigned grid = (tiles + k.tiles_a_block - 1) / k.tiles_a_block;
+    k.fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), k.records ? nullptr : scales_.get<uint2>(), x, y, m, N, K);
     return Resources{};
   }
 
   GpuBackend& g_;
   std::int64_t N_, K_;
-  DeviceBuffer w_, scales_, ws_, cnt_;
+  DeviceBuffer w_, scales_;
   const Knob* kernel_ = nullptr;
   int ring_smem_ = 0;
   Resources res_;
