@@ -34,16 +34,17 @@ class MmaMatmul final : public Q4MmaMatmul {
  public:
   MmaMatmul(GpuBackend& g, const Problem& p, const std::uint8_t* w) : g_(g), N_(p.i("N")), K_(p.i("K")) {
     // Which ring kernel for 1 or 2 rows of X whose X fits in shared memory: q4_ring_choice
-    // (q4_0.hpp) from the grid's fill; more rows take the ring with X in registers (ringx8x2).
+    // (q4_0.hpp) from the grid's fill; more rows take the ring with X in registers, 2 chunks a warp
+    // (ringx8x2rl: the lean records form of ringx8x2, faster than it at M = 1 on an H100 in both
+    // passes at both shapes, 8.32 against 8.54 us and 17.18 against 17.47, gpu-q4-fast at 75fba84;
+    // not measured at M = 8). Every kernel chosen here reads the weights as records.
     const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
     const std::size_t x_bytes = q4_x_smem_bytes(m8, p.i("K"));
-    kernel_ = &knob("ringx8x2");
+    kernel_ = &knob("ringx8x2rl");
     if (m8 <= kRingMaxXRows && x_bytes <= kRingMaxXBytes) {
       ring_smem_ = static_cast<int>(x_bytes);
-      const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N"))), sms = g.sm_count();
-      kernel_ = &knob("ring4x4");
-      const std::int64_t resident = std::int64_t{dispatch(nullptr, 0, 0, nullptr).runtime_blocks_per_sm} * sms;
-      kernel_ = &knob(q4_ring_choice(tiles, sms, resident, p.i("K")));
+      const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N")));
+      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K")));
     }
     // A tuning knob for benchmarks: BWPROF_Q4_KERNEL names any kernel of kKnobs; one that stages X
     // in shared memory runs only where X fits there (else the choice above stays).
@@ -54,8 +55,9 @@ class MmaMatmul final : public Q4MmaMatmul {
       if (!forced->x_smem || ring_smem_ > 0) kernel_ = forced;
     }
     res_ = dispatch(nullptr, 0, 0, nullptr);
-    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: quants
-    // and scales in two arrays, or as one stream of records for the kernels that read them so.
+    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: as one
+    // stream of records (the library's layout: every kernel it chooses reads them so), or quants and
+    // scales in two arrays for the knob's kernels without the `r`.
     const std::int64_t N = N_, K = K_;
     if (kernel_->records) {
       HostBytes recs(q4_frag_tiles(N) * q4_frag_chunks(K) * kQ4RecordBytes, "re-packed Q4_0 records");
