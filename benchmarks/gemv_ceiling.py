@@ -42,16 +42,16 @@ CASES = [
      [{}, {"BWPROF_GEMV_BLOCK": "512"}, {"BWPROF_GEMV_BLOCK": "1024"}, {"BWPROF_GEMV_LOADS": "4"}]),
     ("Q4_0 GEMV tiled", "q4_0_matmul", "tiled", lambda n, k: dict(M=1, N=n, K=k),
      [{}] + [{"BWPROF_Q4_KERNEL": v} for v in (
-         # the fastest of round 1 (H100: X fetched first, through L1 and split K were all slower)
-         "ring4x4", "ring8x4", "ringx8x2", "ringx8x4",
-         # round 2: l, lean (one-LOP3 decode, X staged without a division); r, the weights as one
-         # stream of records (a chunk's quants then its scales); rl, both
-         "ring4x4l", "ring8x4l", "ringx8x2l", "ringx8x4l", "ring4x4r", "ring8x4r", "ringx8x2r", "ringx8x4r",
-         "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl")]
+         # rounds 1-2's best at each shape (the library now takes ringx8x4rl at 4096x4096 and
+         # ring8x4rl at 14336x4096; the rest lost at both shapes at 75fba84 and are not run)
+         "ringx8x4rl", "ringx8x4l", "ring8x4rl", "ring4x4l",
+         # round 3, for 4096x4096: the clean read's schedule (many short blocks, every load of a block
+         # in flight at once): split K in k blocks a tile, k<k> (2: 512 blocks, 4: 1024, 8: 2048)
+         "ringx8x4k2rl", "ringx8x2k4rl", "ringx4x4k4rl", "ringx4x2k8rl")]
      # probes (no product; printed apart): the kernel's loads without its math, its math without most loads
      + [{"BWPROF_Q4_KERNEL": v} for v in (
-         "probe-loads-ring4x4", "probe-loads-ringx8x2", "probe-loads-ring4x4r", "probe-loads-ringx8x2r",
-         "probe-math-ring4x4", "probe-math-ringx8x2", "probe-math-ring4x4l", "probe-math-ringx8x2l")]),
+         "probe-loads-ringx8x4r", "probe-loads-ringx8x4k2r", "probe-loads-ringx8x2k4r", "probe-loads-ringx4x4k4r",
+         "probe-loads-ringx4x2k8r", "probe-math-ringx8x2l")]),
 ]
 READ_SHAPES = ["", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]  # "": the library's (256x2)
 READ_SIZES = [65536, 1 << 20, 4 << 20, 9453568, 33570816, 134217728]  # bytes; two are the Q4_0 / FP16 GEMVs'
@@ -107,16 +107,16 @@ def print_floor(n: int, k: int, times: dict, probes: dict, t_rd: float, read_lin
           f"t0 {read_line['t0_us']:.2f} us; SM clock {clock_mhz:.0f} MHz, {sms} SMs, {chunks_sm} chunks on the "
           f"busiest SM):")
     for c in sorted(probes):
-        print(f"    {c:38s} {med[c]:6.2f} us  ({med[c] - t_rd:+.2f} us against the clean read)")
+        print(f"    {c:42s} {med[c]:6.2f} us  ({med[c] - t_rd:+.2f} us against the clean read)")
     for c, t in sorted(med.items(), key=lambda kv: kv[1]):
         name = c.split("=", 1)[-1]
-        if PROBE in c or name not in INSTR_A_CHUNK:
-            continue
         base = name[:-1] if name.endswith("l") else name
         loads = med.get(f"BWPROF_Q4_KERNEL={PROBE}loads-{base}")
         mth = med.get(f"BWPROF_Q4_KERNEL={PROBE}math-{name}")
-        parts = [f"{name:11s} {t:6.2f} us"]
-        if clock_mhz > 0:  # (a GPU's; the CPU's smoke run has none)
+        if PROBE in c or (name not in INSTR_A_CHUNK and loads is None and mth is None):
+            continue
+        parts = [f"{name:12s} {t:6.2f} us"]
+        if clock_mhz > 0 and name in INSTR_A_CHUNK:  # (a GPU's; the CPU's smoke run has none)
             issue_us = chunks_sm * INSTR_A_CHUNK[name] / 4 / clock_mhz
             parts.append(f"issue bound {issue_us:5.2f} us ({INSTR_A_CHUNK[name]:.0f} instr a chunk)")
         if loads is not None:
