@@ -55,12 +55,6 @@ class MmaMatmul final : public Q4MmaMatmul {
       if (!forced->x_smem || ring_smem_ > 0) kernel_ = forced;
     }
     res_ = dispatch(nullptr, 0, 0, nullptr);
-    if (kernel_->ksplit > 1) {  // split K: the partial tiles' workspace, and a count a tile from zero
-      ws_ = DeviceBuffer(q4_split_ws_floats(N_, static_cast<int>(kernel_->ksplit)) * sizeof(float), "split-K workspace");
-      HostBytes zeros(q4_split_counts(N_) * sizeof(unsigned), "split-K counts");
-      std::memset(zeros.data(), 0, zeros.size());
-      cnt_ = DeviceBuffer::from(zeros, "split-K counts");
-    }
     // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: as one
     // stream of records (the library's layout: every kernel it chooses reads them so), or quants and
     // scales in two arrays for the knob's kernels without the `r`.
@@ -100,7 +94,7 @@ class MmaMatmul final : public Q4MmaMatmul {
   // (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that time
   // the kernel's loads without its math and its math without most loads; they do NOT compute the
   // product (their check fails by design) and nothing chooses them.
-  using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int, float*, unsigned*);
+  using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int);
   struct Knob {
     const char* name;
     Kernel fn;
@@ -108,57 +102,44 @@ class MmaMatmul final : public Q4MmaMatmul {
     bool x_smem;
     unsigned tiles_a_block;
     bool records;  // the weights as one stream of kQ4RecordBytes records (kQ4Records)
-    unsigned ksplit;  // blocks a tile (split K: their partial tiles summed through ws_, cnt_)
   };
   static constexpr int kL = kQ4Lop3, kR = kQ4Records, kRL = kQ4Records | kQ4Lop3;
   static constexpr int kPL = kQ4ProbeLoads, kPM = kQ4ProbeMath;
   static constexpr Knob kKnobs[] = {
-      {"tile", &bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps, false, 1, false, 1},
-      {"ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true>, 4, true, 1, false, 1},
-      {"ring8x4", &bwprof_q4_0_matmul_ring<8, 4, true>, 8, true, 1, false, 1},
-      {"ring4x8", &bwprof_q4_0_matmul_ring<4, 8, true>, 4, true, 1, false, 1},
-      {"ring8x8", &bwprof_q4_0_matmul_ring<8, 8, true>, 8, true, 1, false, 1},
-      {"ring16x4", &bwprof_q4_0_matmul_ring<16, 4, true>, 16, true, 1, false, 1},
-      {"ring4x4t2", &bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4, true, 2, false, 1},
-      {"ring8x4t2", &bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8, true, 2, false, 1},
-      {"ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false>, 8, false, 1, false, 1},
-      {"ringx4x4", &bwprof_q4_0_matmul_ring<4, 4, false>, 4, false, 1, false, 1},
-      {"ringx8x4", &bwprof_q4_0_matmul_ring<8, 4, false>, 8, false, 1, false, 1},
+      {"tile", &bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps, false, 1, false},
+      {"ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true>, 4, true, 1, false},
+      {"ring8x4", &bwprof_q4_0_matmul_ring<8, 4, true>, 8, true, 1, false},
+      {"ring4x8", &bwprof_q4_0_matmul_ring<4, 8, true>, 4, true, 1, false},
+      {"ring8x8", &bwprof_q4_0_matmul_ring<8, 8, true>, 8, true, 1, false},
+      {"ring16x4", &bwprof_q4_0_matmul_ring<16, 4, true>, 16, true, 1, false},
+      {"ring4x4t2", &bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4, true, 2, false},
+      {"ring8x4t2", &bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8, true, 2, false},
+      {"ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false>, 8, false, 1, false},
+      {"ringx4x4", &bwprof_q4_0_matmul_ring<4, 4, false>, 4, false, 1, false},
+      {"ringx8x4", &bwprof_q4_0_matmul_ring<8, 4, false>, 8, false, 1, false},
       // one-LOP3 decode (l), records (r), both (rl)
-      {"ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kL>, 4, true, 1, false, 1},
-      {"ring8x4l", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kL>, 8, true, 1, false, 1},
-      {"ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kL>, 8, false, 1, false, 1},
-      {"ringx8x4l", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kL>, 8, false, 1, false, 1},
-      {"ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kR>, 4, true, 1, true, 1},
-      {"ring8x4r", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kR>, 8, true, 1, true, 1},
-      {"ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kR>, 8, false, 1, true, 1},
-      {"ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kR>, 8, false, 1, true, 1},
-      {"ring4x4rl", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kRL>, 4, true, 1, true, 1},
-      {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true, 1},
-      {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true, 1},
-      {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true, 1},
+      {"ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kL>, 4, true, 1, false},
+      {"ring8x4l", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kL>, 8, true, 1, false},
+      {"ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kL>, 8, false, 1, false},
+      {"ringx8x4l", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kL>, 8, false, 1, false},
+      {"ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kR>, 4, true, 1, true},
+      {"ring8x4r", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kR>, 8, true, 1, true},
+      {"ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kR>, 8, false, 1, true},
+      {"ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kR>, 8, false, 1, true},
+      {"ring4x4rl", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kRL>, 4, true, 1, true},
+      {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
+      {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
+      {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
       // probes (no product)
-      {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false, 1},
-      {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false, 1},
-      {"probe-loads-ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL | kR>, 4, true, 1, true, 1},
-      {"probe-loads-ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL | kR>, 8, false, 1, true, 1},
-      {"probe-math-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM>, 4, true, 1, false, 1},
-      {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false, 1},
-      {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false, 1},
-      {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false, 1},
-      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true, 1},
-      // round 3 (4096x4096): the clean read's schedule, many short blocks each with all its loads in
-      // flight at once, split K in k parts (suffix k<k>): 8 warps x 4 chunks (512 blocks), 8 x 2
-      // (1024 blocks of 256 threads, 2 chunks a thread: the clean read's 256x2), 4 x 4 (1024 of 128),
-      // 4 x 2 (2048 of 128); with their loads-alone probes
-      {"ringx8x4k2rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL, 2>, 8, false, 1, true, 2},
-      {"ringx8x2k4rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL, 4>, 8, false, 1, true, 4},
-      {"ringx4x4k4rl", &bwprof_q4_0_matmul_ring<4, 4, false, 1, kRL, 4>, 4, false, 1, true, 4},
-      {"ringx4x2k8rl", &bwprof_q4_0_matmul_ring<4, 2, false, 1, kRL, 8>, 4, false, 1, true, 8},
-      {"probe-loads-ringx8x4k2r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR, 2>, 8, false, 1, true, 2},
-      {"probe-loads-ringx8x2k4r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL | kR, 4>, 8, false, 1, true, 4},
-      {"probe-loads-ringx4x4k4r", &bwprof_q4_0_matmul_ring<4, 4, false, 1, kPL | kR, 4>, 4, false, 1, true, 4},
-      {"probe-loads-ringx4x2k8r", &bwprof_q4_0_matmul_ring<4, 2, false, 1, kPL | kR, 8>, 4, false, 1, true, 8}};
+      {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
+      {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},
+      {"probe-loads-ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL | kR>, 4, true, 1, true},
+      {"probe-loads-ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL | kR>, 8, false, 1, true},
+      {"probe-math-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM>, 4, true, 1, false},
+      {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false},
+      {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
+      {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false},
+      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true}};
   static const Knob* find_knob(const std::string& name) {
     for (const auto& k : kKnobs)
       if (name == k.name) return &k;
@@ -185,15 +166,14 @@ class MmaMatmul final : public Q4MmaMatmul {
       return kernel_resources(k.fn, threads, smem);
     }
     const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
-    const unsigned grid = (tiles + k.tiles_a_block - 1) / k.tiles_a_block * k.ksplit;
-    k.fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), k.records ? nullptr : scales_.get<uint2>(), x, y, m, N, K,
-                                          ws_.get<float>(), cnt_.get<unsigned>());
+    const unsigned grid = (tiles + k.tiles_a_block - 1) / k.tiles_a_block;
+    k.fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), k.records ? nullptr : scales_.get<uint2>(), x, y, m, N, K);
     return Resources{};
   }
 
   GpuBackend& g_;
   std::int64_t N_, K_;
-  DeviceBuffer w_, scales_, ws_, cnt_;
+  DeviceBuffer w_, scales_;
   const Knob* kernel_ = nullptr;
   int ring_smem_ = 0;
   Resources res_;

@@ -172,60 +172,11 @@ __device__ __forceinline__ void q4_tile_store(float4* part, const float (&acc)[4
   }
 }
 
-// Split K (KSPLIT blocks a tile, block b taking a contiguous 1/KSPLIT of tile b / KSPLIT's chunks):
-// the workspace a launch needs (a partial tile of 128 floats a block) and a count a tile (zero
-// before the first launch).
-inline std::size_t q4_split_ws_floats(std::int64_t N, int ksplit) { return q4_frag_tiles(N) * ksplit * 128; }
-inline std::size_t q4_split_counts(std::int64_t N) { return q4_frag_tiles(N); }
-
-// The block's sum over its warps of one 16-row tile into y, or with KSPLIT > 1 one of KSPLIT partial
-// tiles: it goes to the workspace (its M x 16 useful entries), and the block that completes the
-// tile's count adds the KSPLIT partials in order (the same sum whichever block is last) and stores y.
-template <int WARPS, int KSPLIT>
-__device__ __forceinline__ void q4_tile_finish(float4* part, const float (&acc)[4], std::size_t tile, int kpart, int M,
-                                               int N, __half* __restrict__ y, float* __restrict__ ws,
-                                               unsigned* __restrict__ cnt) {
-  if (KSPLIT == 1) {
-    q4_tile_store<WARPS>(part, acc, tile, M, N, y);
-    return;
-  }
-  __shared__ unsigned last;
-  part[threadIdx.x] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-  __syncthreads();
-  const int ln = threadIdx.x / 4, j = threadIdx.x % 4;
-  const int row = (ln >> 2) + 8 * (j >> 1), m = 2 * (ln & 3) + (j & 1);
-  const bool used = threadIdx.x < 128 && m < M;
-  float s = 0.f;
-  float* wt = ws + tile * KSPLIT * 128;
-  if (used) {
-    const float* pf = reinterpret_cast<const float*>(part);
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) s += pf[w * 128 + threadIdx.x];
-    __stcg(wt + kpart * 128 + threadIdx.x, s);
-    __threadfence();  // the partial is visible GPU-wide before the count says so
-  }
-  __syncthreads();
-  // The count only grows (by KSPLIT a launch, wrapping at 2^32, a multiple of KSPLIT): the block that
-  // takes it to KSPLIT - 1 modulo KSPLIT completes the tile, so no block has to reset it.
-  if (threadIdx.x == 0) last = atomicAdd(cnt + tile, 1u) % KSPLIT == KSPLIT - 1;
-  __syncthreads();
-  if (!last) return;  // the same for the whole block
-  if (used) {
-    __threadfence();
-    float tot = 0.f;
-#pragma unroll
-    for (int p = 0; p < KSPLIT; ++p) tot += p == kpart ? s : __ldcg(wt + p * 128 + threadIdx.x);
-    const std::size_t n = tile * 16 + row;
-    if (n < static_cast<std::size_t>(N)) y[static_cast<std::size_t>(m) * N + n] = __float2half_rn(tot);
-  }
-}
-
 template <int WARPS, int U, bool XJIT, int MINB = 0>
 __global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const uint4* __restrict__ q,
                                                                      const uint2* __restrict__ sc,
                                                                      const __half* __restrict__ x,
-                                                                     __half* __restrict__ y, int M, int N, int K,
-                                                                     float* /*ws: unused*/, unsigned* /*cnt*/) {
+                                                                     __half* __restrict__ y, int M, int N, int K) {
 #if __CUDA_ARCH__ >= 800
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
@@ -297,7 +248,8 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
 // (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
 // 18.9 -> 18.2. (X fetched before the weights, through L1, or split K over 2-8 blocks a tile were
-// all slower on an H100 at 4096x4096 and 14336x4096: gpu-q4-fast at commit e595dcc.)
+// all slower on an H100 at 4096x4096 and 14336x4096: gpu-q4-fast at commit e595dcc; split K over
+// the records with the lean decode lost again, by 3-4 us at 4096x4096, at commit 2e80c96.)
 inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
 }
@@ -313,21 +265,12 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
 //     decodes and mma of the tile on them.
 enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
-//
-// KSPLIT (round 3; X in registers, one tile a block): KSPLIT blocks a tile, block b taking the
-// contiguous part b % KSPLIT of tile b / KSPLIT's chunks, summed by q4_tile_finish through `ws` and
-// `cnt` (q4_split_ws_floats, q4_split_counts; unused at KSPLIT 1). Many short blocks, as the clean
-// read: at K = 4096 WARPS x U = 64 / KSPLIT puts every chunk of a block in flight at once (no
-// refill), 512 to 2048 blocks for 4096 rows instead of 256 tiles on 132 SMs.
-template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0, int KSPLIT = 1>
+template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
                                                                     const __half* __restrict__ x,
-                                                                    __half* __restrict__ y, int M, int N, int K,
-                                                                    float* __restrict__ ws, unsigned* __restrict__ cnt) {
+                                                                    __half* __restrict__ y, int M, int N, int K) {
   static_assert(TILES == 1 || TILES == 2, "one or two tiles a block");
-  static_assert(KSPLIT == 1 || (TILES == 1 && !XS && (KSPLIT == 2 || KSPLIT == 4 || KSPLIT == 8)),
-                "split K: 2, 4 or 8 blocks of one tile, X in registers");
 #if __CUDA_ARCH__ >= 800
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
@@ -336,18 +279,14 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nb = K / 32, nch = (nb + 1) / 2, kv = K / 8;
-  const int kpart = KSPLIT == 1 ? 0 : static_cast<int>(blockIdx.x % KSPLIT);
-  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x / KSPLIT) * TILES;
+  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x) * TILES;
   const std::size_t left = (static_cast<std::size_t>(N) + 15) / 16 - tile0;  // tiles from this block's on
   const int tiles = TILES == 1 || left >= TILES ? TILES : static_cast<int>(left);
-  // The block's chunks of its tile(s): [cbase, cbase + nct) of each (all of them at KSPLIT 1).
-  const int cbase = KSPLIT == 1 ? 0 : kpart * nch / KSPLIT;
-  const int nct = KSPLIT == 1 ? nch : (kpart + 1) * nch / KSPLIT - cbase;
-  const int nc = tiles * nct;  // the chunks this block streams, tile after tile
+  const int nc = tiles * nch;  // the chunks this block streams, tile after tile
   // The chunk of its tile (for X) of the block's chunk c.
-  auto in_tile = [nct, cbase](int c) { return (TILES == 1 || c < nct ? c : c - nct) + cbase; };
-  const uint4* qt = q + (tile0 * nch + cbase) * QS + lane;
-  const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + 32) : sc) + (tile0 * nch + cbase) * SS + g;
+  auto in_tile = [nch](int c) { return TILES == 1 || c < nch ? c : c - nch; };
+  const uint4* qt = q + tile0 * nch * QS + lane;
+  const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + 32) : sc) + tile0 * nch * SS + g;
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
@@ -402,7 +341,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
         const unsigned h = qv[u].x ^ qv[u].y ^ qv[u].z ^ qv[u].w ^ sv[u].x ^ sv[u].y ^ xv[0].x ^ xv[0].y ^ xv[0].z ^
                            xv[0].w ^ xv[1].x ^ xv[1].y ^ xv[1].z ^ xv[1].w;
         acc[0][0] += __uint_as_float(h & 0x007fffffu);
-      } else if (TILES == 1 || c < nct) {
+      } else if (TILES == 1 || c < nch) {
         q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[0]);
       } else {
         q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[TILES - 1]);
@@ -417,7 +356,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   for (int i = 0; i < TILES; ++i) {
     if (i >= tiles) break;  // the same for the whole block
     if (i > 0) __syncthreads();  // the previous tile's partial sums are read before they are overwritten
-    q4_tile_finish<WARPS, KSPLIT>(part, acc[i], tile0 + i, kpart, M, N, y, ws, cnt);
+    q4_tile_store<WARPS>(part, acc[i], tile0 + i, M, N, y);
   }
 #endif
 }
