@@ -33,41 +33,47 @@ constexpr std::size_t kRingMaxXBytes = 48 * 1024;
 class MmaMatmul final : public Q4MmaMatmul {
  public:
   MmaMatmul(GpuBackend& g, const Problem& p, const std::uint8_t* w) : g_(g), N_(p.i("N")), K_(p.i("K")) {
-    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel.
-    const std::int64_t N = N_, K = K_;
-    HostBytes quants(q4_frag_quant_bytes(N, K), "re-packed Q4_0 quants");
-    HostBytes scales(q4_frag_scale_bytes(N, K), "re-packed Q4_0 scales");
-    parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
-      q4_frag_pack(w, N, K, lo, hi, quants.data(), scales.data());
-    });
-    w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
-    scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
     // Which ring kernel for 1 or 2 rows of X whose X fits in shared memory: q4_ring_choice
-    // (q4_0.hpp) from the grid's fill; more rows take the ring with X in registers (kRingX).
+    // (q4_0.hpp) from the grid's fill; more rows take the ring with X in registers, 2 chunks a warp
+    // (ringx8x2rl: the lean records form of ringx8x2, faster than it at M = 1 on an H100 in both
+    // passes at both shapes, 8.32 against 8.54 us and 17.18 against 17.47, gpu-q4-fast at 75fba84;
+    // not measured at M = 8). Every kernel chosen here reads the weights as records.
     const int m8 = static_cast<int>(std::min<std::int64_t>(8, p.i("M")));
     const std::size_t x_bytes = q4_x_smem_bytes(m8, p.i("K"));
-    path_ = MmaPath::kRingX;
+    kernel_ = &knob("ringx8x2rl");
     if (m8 <= kRingMaxXRows && x_bytes <= kRingMaxXBytes) {
       ring_smem_ = static_cast<int>(x_bytes);
-      const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N"))), sms = g.sm_count();
-      path_ = MmaPath::kRingS4;
-      const std::int64_t resident = std::int64_t{dispatch(nullptr, 0, 0, nullptr).runtime_blocks_per_sm} * sms;
-      path_ = knob_path(q4_ring_choice(tiles, sms, resident, p.i("K")));
+      const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N")));
+      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K")));
     }
-    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL=tile selects the round-based kernel;
-    // ring<W>x<U> (ring4x4, ring8x4, ring4x8, ring8x8, ring16x4) a ring kernel with X in shared
-    // memory, W warps a tile, U chunks in flight a warp, where X fits there (else the choice above),
-    // and with a "t2" suffix (ring4x4t2, ring8x4t2) two tiles a block; ringx<W>x<U> (ringx8x2,
-    // ringx4x4, ringx8x4) a ring kernel with X loaded into registers with its chunk.
+    // A tuning knob for benchmarks: BWPROF_Q4_KERNEL names any kernel of kKnobs; one that stages X
+    // in shared memory runs only where X fits there (else the choice above stays).
     if (const char* e = std::getenv("BWPROF_Q4_KERNEL")) {
       const std::string k = e;
-      const MmaPath forced = k.empty() ? path_ : knob_path(k);
-      if (forced == MmaPath::kNone) BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (" + knob_names() + ")");
-      const bool x_in_smem = forced != MmaPath::kTile && forced != MmaPath::kRingX && forced != MmaPath::kRingX4U4 &&
-                             forced != MmaPath::kRingX8U4;
-      if (!x_in_smem || ring_smem_ > 0) path_ = forced;
+      const Knob* forced = k.empty() ? kernel_ : find_knob(k);
+      if (!forced) BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (" + knob_names() + ")");
+      if (!forced->x_smem || ring_smem_ > 0) kernel_ = forced;
     }
     res_ = dispatch(nullptr, 0, 0, nullptr);
+    // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: as one
+    // stream of records (the library's layout: every kernel it chooses reads them so), or quants and
+    // scales in two arrays for the knob's kernels without the `r`.
+    const std::int64_t N = N_, K = K_;
+    if (kernel_->records) {
+      HostBytes recs(q4_frag_tiles(N) * q4_frag_chunks(K) * kQ4RecordBytes, "re-packed Q4_0 records");
+      parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
+        q4_frag_pack(w, N, K, lo, hi, recs.data(), recs.data() + 512, kQ4RecordBytes, kQ4RecordBytes);
+      });
+      w_ = DeviceBuffer::from(recs, "re-packed Q4_0 records");
+    } else {
+      HostBytes quants(q4_frag_quant_bytes(N, K), "re-packed Q4_0 quants");
+      HostBytes scales(q4_frag_scale_bytes(N, K), "re-packed Q4_0 scales");
+      parallel_for(q4_frag_tiles(N), 16, [&](std::size_t lo, std::size_t hi) {
+        q4_frag_pack(w, N, K, lo, hi, quants.data(), scales.data());
+      });
+      w_ = DeviceBuffer::from(quants, "re-packed Q4_0 quants");
+      scales_ = DeviceBuffer::from(scales, "re-packed Q4_0 scales");
+    }
   }
   void run(const __half* x, __half* y, int M, hipStream_t stream) override {
     const int N = static_cast<int>(N_), K = static_cast<int>(K_);
@@ -79,61 +85,96 @@ class MmaMatmul final : public Q4MmaMatmul {
   Resources resources() const override { return res_; }
 
  private:
-  // kRingS4 / kRingS8 / kRingS16: X in shared memory, 4, 8 or 16 warps a tile (U8: 8 chunks in
-  // flight a warp, else 4; T2: two tiles a block); kRingX: X in registers (8 warps, 2 chunks; X4U4,
-  // X8U4: 4 or 8 warps, 4 chunks).
-  enum class MmaPath { kNone, kTile, kRingS4, kRingS8, kRingS4U8, kRingS8U8, kRingS16, kRingS4T2, kRingS8T2, kRingX,
-                       kRingX4U4, kRingX8U4 };
-  // The kernels by their BWPROF_Q4_KERNEL names (q4_ring_choice answers in these names too).
-  struct Knob { const char* name; MmaPath path; };
-  static constexpr Knob kKnob[] = {
-      {"tile", MmaPath::kTile},          {"ring4x4", MmaPath::kRingS4},     {"ring8x4", MmaPath::kRingS8},
-      {"ring4x8", MmaPath::kRingS4U8},   {"ring8x8", MmaPath::kRingS8U8},   {"ring16x4", MmaPath::kRingS16},
-      {"ring4x4t2", MmaPath::kRingS4T2}, {"ring8x4t2", MmaPath::kRingS8T2}, {"ringx8x2", MmaPath::kRingX},
-      {"ringx4x4", MmaPath::kRingX4U4},  {"ringx8x4", MmaPath::kRingX8U4}};
-  static MmaPath knob_path(const std::string& name) {
-    for (const auto& n : kKnob)
-      if (name == n.name) return n.path;
-    return MmaPath::kNone;
+  // The tensor-core kernels by their BWPROF_Q4_KERNEL names (q4_ring_choice answers in these names
+  // too): "tile", the round-based kernel; ring<W>x<U>, the ring kernel with X in shared memory, W
+  // warps a tile, U chunks in flight a warp; a "t2" suffix: two tiles a block; ringx<W>x<U>: X
+  // loaded into registers with its chunk. Suffix "l" (lean): the decode's mask-and-or as one LOP3 and
+  // X staged without a division; "r":
+  // the weights as one stream of records (a chunk's quants then its scales); "rl": both
+  // (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that time
+  // the kernel's loads without its math and its math without most loads; they do NOT compute the
+  // product (their check fails by design) and nothing chooses them.
+  using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int);
+  struct Knob {
+    const char* name;
+    Kernel fn;
+    int warps;
+    bool x_smem;
+    unsigned tiles_a_block;
+    bool records;  // the weights as one stream of kQ4RecordBytes records (kQ4Records)
+  };
+  static constexpr int kL = kQ4Lop3, kR = kQ4Records, kRL = kQ4Records | kQ4Lop3;
+  static constexpr int kPL = kQ4ProbeLoads, kPM = kQ4ProbeMath;
+  static constexpr Knob kKnobs[] = {
+      {"tile", &bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps, false, 1, false},
+      {"ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true>, 4, true, 1, false},
+      {"ring8x4", &bwprof_q4_0_matmul_ring<8, 4, true>, 8, true, 1, false},
+      {"ring4x8", &bwprof_q4_0_matmul_ring<4, 8, true>, 4, true, 1, false},
+      {"ring8x8", &bwprof_q4_0_matmul_ring<8, 8, true>, 8, true, 1, false},
+      {"ring16x4", &bwprof_q4_0_matmul_ring<16, 4, true>, 16, true, 1, false},
+      {"ring4x4t2", &bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4, true, 2, false},
+      {"ring8x4t2", &bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8, true, 2, false},
+      {"ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false>, 8, false, 1, false},
+      {"ringx4x4", &bwprof_q4_0_matmul_ring<4, 4, false>, 4, false, 1, false},
+      {"ringx8x4", &bwprof_q4_0_matmul_ring<8, 4, false>, 8, false, 1, false},
+      // one-LOP3 decode (l), records (r), both (rl)
+      {"ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kL>, 4, true, 1, false},
+      {"ring8x4l", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kL>, 8, true, 1, false},
+      {"ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kL>, 8, false, 1, false},
+      {"ringx8x4l", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kL>, 8, false, 1, false},
+      {"ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kR>, 4, true, 1, true},
+      {"ring8x4r", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kR>, 8, true, 1, true},
+      {"ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kR>, 8, false, 1, true},
+      {"ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kR>, 8, false, 1, true},
+      {"ring4x4rl", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kRL>, 4, true, 1, true},
+      {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
+      {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
+      {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
+      // probes (no product)
+      {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
+      {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},
+      {"probe-loads-ring4x4r", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL | kR>, 4, true, 1, true},
+      {"probe-loads-ringx8x2r", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL | kR>, 8, false, 1, true},
+      {"probe-math-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM>, 4, true, 1, false},
+      {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false},
+      {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
+      {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false},
+      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true}};
+  static const Knob* find_knob(const std::string& name) {
+    for (const auto& k : kKnobs)
+      if (name == k.name) return &k;
+    return nullptr;
+  }
+  static const Knob& knob(const std::string& name) {
+    const Knob* k = find_knob(name);
+    if (!k) BWPROF_INVALID("no Q4_0 kernel named '" + name + "'");  // (a name of this file's own choice)
+    return *k;
   }
   static std::string knob_names() {
     std::string names;
-    for (const auto& n : kKnob) names += (names.empty() ? "" : ", ") + std::string(n.name);
+    for (const auto& k : kKnobs) names += (names.empty() ? "" : ", ") + std::string(k.name);
     return names;
   }
   // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
   Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {
     const int N = static_cast<int>(N_), K = static_cast<int>(K_);
-    const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
-    auto go = [&](auto* fn, int threads, int smem, unsigned tiles_a_block = 1) {
-      if (!x) {
-        if (smem > 48 * 1024)
-          BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
-        return kernel_resources(fn, threads, smem);
-      }
-      const unsigned grid = (tiles + tiles_a_block - 1) / tiles_a_block;
-      fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), scales_.get<uint2>(), x, y, m, N, K);
-      return Resources{};
-    };
-    switch (path_) {
-      case MmaPath::kRingS4: return go(&bwprof_q4_0_matmul_ring<4, 4, true>, 4 * 32, ring_smem_);
-      case MmaPath::kRingS8: return go(&bwprof_q4_0_matmul_ring<8, 4, true>, 8 * 32, ring_smem_);
-      case MmaPath::kRingS4U8: return go(&bwprof_q4_0_matmul_ring<4, 8, true>, 4 * 32, ring_smem_);
-      case MmaPath::kRingS8U8: return go(&bwprof_q4_0_matmul_ring<8, 8, true>, 8 * 32, ring_smem_);
-      case MmaPath::kRingS16: return go(&bwprof_q4_0_matmul_ring<16, 4, true>, 16 * 32, ring_smem_);
-      case MmaPath::kRingS4T2: return go(&bwprof_q4_0_matmul_ring<4, 4, true, 2>, 4 * 32, ring_smem_, 2);
-      case MmaPath::kRingS8T2: return go(&bwprof_q4_0_matmul_ring<8, 4, true, 2>, 8 * 32, ring_smem_, 2);
-      case MmaPath::kRingX: return go(&bwprof_q4_0_matmul_ring<8, 2, false>, 8 * 32, 0);
-      case MmaPath::kRingX4U4: return go(&bwprof_q4_0_matmul_ring<4, 4, false>, 4 * 32, 0);
-      case MmaPath::kRingX8U4: return go(&bwprof_q4_0_matmul_ring<8, 4, false>, 8 * 32, 0);
-      default: return go(&bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps * 32, 0);
+    const Knob& k = *kernel_;
+    const int threads = k.warps * 32, smem = k.x_smem ? ring_smem_ : 0;
+    if (!x) {
+      if (smem > 48 * 1024)
+        BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(k.fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
+      return kernel_resources(k.fn, threads, smem);
     }
+    const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));
+    const unsigned grid = (tiles + k.tiles_a_block - 1) / k.tiles_a_block;
+    k.fn<<<grid, threads, smem, stream>>>(w_.get<uint4>(), k.records ? nullptr : scales_.get<uint2>(), x, y, m, N, K);
+    return Resources{};
   }
 
   GpuBackend& g_;
   std::int64_t N_, K_;
   DeviceBuffer w_, scales_;
-  MmaPath path_ = MmaPath::kTile;
+  const Knob* kernel_ = nullptr;
   int ring_smem_ = 0;
   Resources res_;
 };

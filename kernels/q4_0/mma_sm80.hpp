@@ -33,10 +33,16 @@ inline std::size_t q4_frag_tiles(std::int64_t N) { return static_cast<std::size_
 inline std::size_t q4_frag_chunks(std::int64_t K) { return static_cast<std::size_t>((K / 32 + 1) / 2); }
 inline std::size_t q4_frag_quant_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 512; }
 inline std::size_t q4_frag_scale_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 64; }
+// A chunk as one record (its quants, then its scales: the ring kernel's kQ4Records layout).
+constexpr std::size_t kQ4RecordBytes = 512 + 64;
 
-// Re-packs tiles [tile_lo, tile_hi) of llama.cpp's row layout (18-byte blocks) into the layout above.
+// Re-packs tiles [tile_lo, tile_hi) of llama.cpp's row layout (18-byte blocks) into the layout above:
+// chunk i's 512 quant bytes at quants + i * quant_stride, its 64 scale bytes at scales + i *
+// scale_stride (two arrays: strides 512 and 64; one stream of records: both kQ4RecordBytes, with
+// scales = quants + 512).
 inline void q4_frag_pack(const std::uint8_t* w, std::int64_t N, std::int64_t K, std::size_t tile_lo, std::size_t tile_hi,
-                         std::uint8_t* quants, std::uint8_t* scales) {
+                         std::uint8_t* quants, std::uint8_t* scales, std::size_t quant_stride = 512,
+                         std::size_t scale_stride = 64) {
   const std::int64_t nb = K / 32;
   const std::size_t nch = q4_frag_chunks(K);
   auto quant = [&](std::int64_t n, std::int64_t blk, int e) -> unsigned {
@@ -51,7 +57,7 @@ inline void q4_frag_pack(const std::uint8_t* w, std::int64_t N, std::int64_t K, 
   };
   for (std::size_t tile = tile_lo; tile < tile_hi; ++tile) {
     for (std::size_t c = 0; c < nch; ++c) {
-      std::uint8_t* qo = quants + (tile * nch + c) * 512;
+      std::uint8_t* qo = quants + (tile * nch + c) * quant_stride;
       for (int lane = 0; lane < 32; ++lane) {
         const std::int64_t r0 = static_cast<std::int64_t>(tile) * 16 + lane / 4, r1 = r0 + 8;
         const int t = lane % 4;
@@ -66,7 +72,7 @@ inline void q4_frag_pack(const std::uint8_t* w, std::int64_t N, std::int64_t K, 
           std::memcpy(qo + lane * 16 + s * 4, &word, 4);
         }
       }
-      std::uint16_t* so = reinterpret_cast<std::uint16_t*>(scales + (tile * nch + c) * 64);
+      std::uint16_t* so = reinterpret_cast<std::uint16_t*>(scales + (tile * nch + c) * scale_stride);
       for (int g = 0; g < 8; ++g) {
         const std::int64_t r0 = static_cast<std::int64_t>(tile) * 16 + g;
         const std::uint16_t d[4] = {scale(r0, 2 * c), scale(r0 + 8, 2 * c), scale(r0, 2 * c + 1), scale(r0 + 8, 2 * c + 1)};
@@ -77,16 +83,32 @@ inline void q4_frag_pack(const std::uint8_t* w, std::int64_t N, std::int64_t K, 
 }
 
 #if defined(BWPROF_CUDA)
+// (w & mask) | o in one LOP3: written as C++ the compiler emits an AND then an OR, since an
+// instruction takes one 32-bit immediate and both constants are immediates.
+__device__ __forceinline__ unsigned q4_and_or(unsigned w, unsigned mask, unsigned o) {
+  unsigned r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(w), "r"(mask), "r"(o));
+  return r;
+}
+
 // The four A fragments of one mma from one word: nibbles 0|4, 1|5, 2|6, 3|7 (low|high half).
 // 0x6400 | q is the half 1024 + q and 0x6400 | q << 4 is 1024 + 16 q: one subtraction or one FMA
-// turns either into q - 8 exactly.
+// turns either into q - 8 exactly. LOP3: each mask-and-or as one instruction (q4_and_or): 9
+// instructions a word instead of 13, the same bits.
+template <bool LOP3 = false>
 __device__ __forceinline__ void q4_frag_decode(unsigned w, unsigned (&a)[4]) {
   const __half2 k1032 = __halves2half2(__ushort_as_half(0x6408), __ushort_as_half(0x6408));  // 1032
   const __half2 k16th = __halves2half2(__ushort_as_half(0x2C00), __ushort_as_half(0x2C00));  // 1/16
   const __half2 k72 = __halves2half2(__ushort_as_half(0xD480), __ushort_as_half(0xD480));    // -72
   const unsigned w2 = w >> 8;
-  unsigned h[4] = {(w & 0x000F000Fu) | 0x64006400u, (w & 0x00F000F0u) | 0x64006400u,
-                   (w2 & 0x000F000Fu) | 0x64006400u, (w2 & 0x00F000F0u) | 0x64006400u};
+  unsigned h[4];
+  if (LOP3) {
+    h[0] = q4_and_or(w, 0x000F000Fu, 0x64006400u), h[1] = q4_and_or(w, 0x00F000F0u, 0x64006400u);
+    h[2] = q4_and_or(w2, 0x000F000Fu, 0x64006400u), h[3] = q4_and_or(w2, 0x00F000F0u, 0x64006400u);
+  } else {
+    h[0] = (w & 0x000F000Fu) | 0x64006400u, h[1] = (w & 0x00F000F0u) | 0x64006400u;
+    h[2] = (w2 & 0x000F000Fu) | 0x64006400u, h[3] = (w2 & 0x00F000F0u) | 0x64006400u;
+  }
   __half2 r[4];
   r[0] = __hsub2(*reinterpret_cast<__half2*>(&h[0]), k1032);
   r[1] = __hfma2(*reinterpret_cast<__half2*>(&h[1]), k16th, k72);
@@ -109,6 +131,7 @@ __device__ __forceinline__ uint4 load_x_frag(const __half* p) {
 // for 14336x4096, 8 warps, 4 chunks), the X loads' latency then paid once per chunk. M <= 8 rows
 // of X, row-major, K apart. MINB: blocks an SM must hold (a register cap; 0: none).
 // One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied.
+template <bool LOP3 = false>
 __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
                                               float (&acc)[4]) {
   const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
@@ -118,7 +141,7 @@ __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, 
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       unsigned a[4];
-      q4_frag_decode(wq[2 * b + i], a);
+      q4_frag_decode<LOP3>(wq[2 * b + i], a);
       const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
       mma_16816(cf, a, bf);
     }
@@ -224,17 +247,34 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // Measured on an H100 (median of 30, L2 flushed; docs/notes/gemv.md): M = 1
 // 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
 // (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
-// 18.9 -> 18.2.
+// 18.9 -> 18.2. (X fetched before the weights, through L1, or split K over 2-8 blocks a tile were
+// all slower on an H100 at 4096x4096 and 14336x4096: gpu-q4-fast at commit e595dcc; split K over
+// the records with the lean decode lost again, by 3-4 us at 4096x4096, at commit 2e80c96.)
 inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
 }
-template <int WARPS, int U, bool XS, int TILES = 1>
+// OPTS of the ring kernel (bits):
+//   kQ4Records: the weights as ONE stream of kQ4RecordBytes records, a chunk's 512 quant bytes then
+//     its 64 scale bytes (q4_frag_pack with record strides; `sc` unused), instead of the quants and
+//     the scales in two arrays read side by side;
+//   kQ4Lop3 (lean): the decode's mask-and-or as one LOP3 (q4_frag_decode<true>), 74 instructions a
+//     chunk instead of 89 (ring 4x4, sm_90a), and X staged row by row without an integer division;
+//   kQ4ProbeLoads, kQ4ProbeMath: PROBES, not kernels (y gets a checksum, not the product: their
+//     check fails by design), to split the kernel's time into its memory schedule and its math:
+//     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
+//     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
+//     decodes and mma of the tile on them.
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
+template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
                                                                     const __half* __restrict__ x,
                                                                     __half* __restrict__ y, int M, int N, int K) {
   static_assert(TILES == 1 || TILES == 2, "one or two tiles a block");
 #if __CUDA_ARCH__ >= 800
+  constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
+  constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
+  constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
@@ -245,22 +285,28 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   const int nc = tiles * nch;  // the chunks this block streams, tile after tile
   // The chunk of its tile (for X) of the block's chunk c.
   auto in_tile = [nch](int c) { return TILES == 1 || c < nch ? c : c - nch; };
-  const uint4* qt = q + tile0 * nch * 32 + lane;
-  const uint2* st = sc + tile0 * nch * 8 + g;
+  const uint4* qt = q + tile0 * nch * QS + lane;
+  const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + 32) : sc) + tile0 * nch * SS + g;
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int c = warp + u * WARPS;
-    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * 32, c < nc);
-    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * 8, c < nc);
+    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * QS, c < nc);
+    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * SS, c < nc);
   }
   const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
   if (XS) {
-    for (int i = threadIdx.x; i < M * kv; i += WARPS * 32) {
-      const int m = i / kv, v = i - m * kv;
-      cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
+    if (kLop3) {  // row by row: no division (about 120 instructions a thread less at K = 4096, 4 warps)
+      for (int m = 0; m < M; ++m)
+        for (int v = threadIdx.x; v < kv; v += WARPS * 32)
+          cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
+    } else {
+      for (int i = threadIdx.x; i < M * kv; i += WARPS * 32) {
+        const int m = i / kv, v = i - m * kv;
+        cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
+      }
     }
     cp_async_commit();
   } else {
@@ -291,14 +337,19 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
-      if (TILES == 1 || c < nch) {
-        q4_frag_chunk(qv[u], sv[u], xv, acc[0]);
+      if (kProbeLoads) {  // every loaded word into a checksum that keeps the loads
+        const unsigned h = qv[u].x ^ qv[u].y ^ qv[u].z ^ qv[u].w ^ sv[u].x ^ sv[u].y ^ xv[0].x ^ xv[0].y ^ xv[0].z ^
+                           xv[0].w ^ xv[1].x ^ xv[1].y ^ xv[1].z ^ xv[1].w;
+        acc[0][0] += __uint_as_float(h & 0x007fffffu);
+      } else if (TILES == 1 || c < nch) {
+        q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[0]);
       } else {
-        q4_frag_chunk(qv[u], sv[u], xv, acc[TILES - 1]);
+        q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[TILES - 1]);
       }
-      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && cn < nc);
-      load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * 32, cn < nc);
-      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nc);
+      const bool next = cn < nc && !kProbeMath;  // (the math probe keeps its first round's data)
+      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
+      load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
+      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
     }
   }
 #pragma unroll

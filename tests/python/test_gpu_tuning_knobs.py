@@ -31,18 +31,34 @@ def test_gemv_loads_a_thread_match_the_reference(monkeypatch, loads, shape, dtyp
 
 
 Q4_KERNELS = ["ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "ring4x4t2", "ring8x4t2", "ringx8x2",
-              "ringx4x4", "ringx8x4"]
+              "ringx4x4", "ringx8x4",
+              # lean (one-LOP3 decode), weights as records (quants then scales), both
+              "ring4x4l", "ring8x4l", "ringx8x2l", "ringx8x4l", "ring4x4r", "ring8x4r", "ringx8x2r", "ringx8x4r",
+              "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl"]
+Q4_PROBES = ["probe-loads-ring4x4", "probe-loads-ringx8x2", "probe-loads-ring4x4r", "probe-loads-ringx8x2r",
+             "probe-math-ring4x4", "probe-math-ringx8x2", "probe-math-ring4x4l", "probe-math-ringx8x2l",
+             "probe-loads-ringx8x4r"]
 
 
 @pytest.mark.parametrize("kernel", Q4_KERNELS)
 @pytest.mark.parametrize("shape", [dict(M=1, N=1001, K=4096), dict(M=2, N=4096, K=4096), dict(M=1, N=33, K=96),
                                    dict(M=1, N=14336, K=4096), dict(M=8, N=130, K=96), dict(M=1, N=17, K=4096),
-                                   dict(M=3, N=48, K=160)])
+                                   dict(M=3, N=48, K=160), dict(M=9, N=40, K=160), dict(M=1, N=16, K=32)])
 def test_q4_0_kernels_match_the_reference(monkeypatch, kernel, shape):
     monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
     d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", **shape, **Q).to_dict()
     assert d["verified"], f"{kernel} {shape}: error {d['max_rel_error']}"
     assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+
+
+@pytest.mark.parametrize("kernel", Q4_PROBES)
+def test_q4_0_probes_run_and_do_not_pass_for_the_product(monkeypatch, kernel):
+    """The probes time a kernel's loads without its math (or its math without most loads): they run
+    to completion and their check FAILS, so that no figure of theirs can pass for the product."""
+    monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
+    d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", M=1, N=4096, K=4096, **Q).to_dict()
+    assert not d["verified"], d
+    assert d["time_median_us"] > 0, d
 
 
 READ_SHAPES = ["256x2", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]
