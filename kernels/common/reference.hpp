@@ -32,8 +32,23 @@ class ErrorMeter {
   double max_diff_ = 0, max_gold_ = 0;
 };
 
-// Tolerance for an output stored in `dtype`: FP16 storage rounds to 2^-11 relative.
-inline double tolerance_for(DType t, double fp32_tol = 1e-5) { return t == DType::kF16 ? 4e-3 : fp32_tol; }
+// Tolerance of the normwise error (max |out - gold| / max |gold|) for an output stored in `dtype`,
+// `reduction` the length of the longest sum behind one output element.
+//   FP16 (unit roundoff u = 2^-11): 4e-3, about 8u, whatever the length (as measured since FP16 came).
+//   BF16 (u = 2^-8): 4u for the output's own rounding and up to three intermediate ones (a stored
+//   bias sum, an activation), plus u sqrt(n) / 16 for a sum of n terms that a kernel rounds to BF16
+//   on the way (attention's probabilities before P.V, the matrix units' operands): rounding errors
+//   of random sign grow like sqrt(n) u times a term, and a term is at most about 1/16 of the largest
+//   output at the sizes the checks use. 4K keys: 8u = 3.1e-2; a single rounding: 4u = 1.6e-2.
+//   FP32: the family's own `fp32_tol` (its accumulation order).
+inline double tolerance_for(DType t, double fp32_tol = 1e-5, std::int64_t reduction = 1) {
+  constexpr double kBf16Unit = 1.0 / 256;
+  switch (t) {
+    case DType::kF16: return 4e-3;
+    case DType::kBF16: return kBf16Unit * (4.0 + std::sqrt(double(reduction > 1 ? reduction : 1)) / 16.0);
+    default: return fp32_tol;
+  }
+}
 
 enum class Act { kNone, kRelu, kGelu, kSilu };
 Act parse_act(const std::string& name);

@@ -48,7 +48,7 @@ Check check_matmul(const HostTensor& A, const HostTensor& B, const HostTensor* b
 
 Check gemm_check(const GemmData& d, const Problem& p, double fp32_tol) {
   return check_matmul(d.A, d.B, p.b("bias") ? &d.bias : nullptr, d.C, p.i("M"), p.i("N"), p.i("K"),
-                      parse_act(p.s("act")), tolerance_for(p.dtype, fp32_tol));
+                      parse_act(p.s("act")), tolerance_for(p.dtype, fp32_tol, p.i("K")));
 }
 
 QkvData make_qkv_data(const Problem& p) {
@@ -66,7 +66,7 @@ QkvData make_qkv_data(const Problem& p) {
 
 Check qkv_check(const QkvData& d, const Problem& p) {
   const std::int64_t T = p.i("tokens"), H = p.i("hidden");
-  return check_matmul(d.X, d.W, nullptr, d.Y, T, 3 * H, H, Act::kNone, tolerance_for(p.dtype, 1e-4));
+  return check_matmul(d.X, d.W, nullptr, d.Y, T, 3 * H, H, Act::kNone, tolerance_for(p.dtype, 1e-4, H));
 }
 
 }  // namespace bwprof
