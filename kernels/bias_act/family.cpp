@@ -17,7 +17,7 @@ void register_family_bias_act(Registry& r) {
   k.doc = "y = act(x + bias[col]) in one pass";
   k.params = {int_param("rows", "", "rows (tokens)"), int_param("cols", "", "features"),
               choice_param("act", "gelu", {"relu", "gelu", "silu"}, "activation")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) { checked_elements(p, {"rows", "cols"}); };
   k.traffic = [](const Problem& p) {
     double R = p.i("rows"), C = p.i("cols");

@@ -4,11 +4,13 @@
 #pragma once
 
 #if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_bfloat16.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 #define BWPROF_HIP 1
 #define BWPROF_SHFL_XOR(v, m) __shfl_xor((v), (m))
 #else
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #define BWPROF_CUDA 1
@@ -72,6 +74,12 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #include <string>
 
 namespace bwprof {
+// The vendor's bfloat16 storage type (the same 16 bits as the host's bf16_bits).
+#if defined(BWPROF_HIP)
+using gpu_bf16 = hip_bfloat16;
+#else
+using gpu_bf16 = __nv_bfloat16;
+#endif
 // Throws OutOfMemory for an allocation failure and Error otherwise, naming the call and place.
 [[noreturn]] void gpu_fail(hipError_t err, const char* call, const char* file, int line);
 }  // namespace bwprof

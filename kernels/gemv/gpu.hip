@@ -98,7 +98,7 @@ class GemvGpu final : public KernelInstance {
     while (tpr_ < kBlock && tpr_ < units) tpr_ *= 2;
   }
   void launch() override {
-    if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
+    by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
   }
   Check check() override {
     g_.synchronize();
@@ -106,8 +106,9 @@ class GemvGpu final : public KernelInstance {
     return gemv_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_gemv<float, kBlock>, kBlock)
-                                   : kernel_resources(bwprof_gemv<__half, kBlock>, kBlock);
+    return by_dtype(p_.dtype, [&](auto t) {
+      return kernel_resources(bwprof_gemv<typename decltype(t)::type, kBlock>, kBlock);
+    });
   }
 
  private:

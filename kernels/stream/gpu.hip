@@ -129,7 +129,7 @@ class StreamGpu final : public KernelInstance {
   }
 
   void launch() override {
-    if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
+    by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
   }
 
   Check check() override {
@@ -149,10 +149,10 @@ class StreamGpu final : public KernelInstance {
   }
 
   Resources resources() const override {
-    if (op_ == kDot) return p_.dtype == DType::kF32 ? kernel_resources(bwprof_stream_dot<float>, kBlock)
-                                                    : kernel_resources(bwprof_stream_dot<__half>, kBlock);
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_stream<float, kTriad>, kBlock)
-                                   : kernel_resources(bwprof_stream<__half, kTriad>, kBlock);
+    return by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      return op_ == kDot ? kernel_resources(bwprof_stream_dot<T>, kBlock) : kernel_resources(bwprof_stream<T, kTriad>, kBlock);
+    });
   }
 
  private:

@@ -49,6 +49,9 @@ py::dict device_dict(const DeviceInfo& i) {
   d["fp32_gflops_theoretical"] = i.fp32_gflops_theoretical;
   d["fp16_gflops_theoretical"] = i.fp16_gflops_theoretical;
   d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  // BF16 runs at FP16's rates on every GPU the architecture table knows (vector and matrix units).
+  d["bf16_gflops_theoretical"] = i.fp16_gflops_theoretical;
+  d["bf16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
   return d;
 }
 

@@ -127,10 +127,12 @@ DevicePeaks measure_all(Backend& backend) {
     }
   }
   // A dtype without a vector ceiling of its own on this backend computes in FP32 (FP16 storage
-  // on the CPU): FP32's roof is its roof.
-  if (!d.gflops.count(DType::kF16) && d.gflops.count(DType::kF32)) {
-    d.gflops[DType::kF16] = d.gflops[DType::kF32];
-    d.source[DType::kF16] = d.source[DType::kF32];
+  // on the CPU; BF16 everywhere, its kernels converting to FP32): FP32's roof is its roof.
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    if (!d.gflops.count(t) && d.gflops.count(DType::kF32)) {
+      d.gflops[t] = d.gflops[DType::kF32];
+      d.source[t] = d.source[DType::kF32];
+    }
   }
   return d;
 }

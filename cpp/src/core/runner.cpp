@@ -88,11 +88,13 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
   return m;
 }
 
-bool runs_on_matrix_units(const Variant& v, DType dtype) { return v.matrix_units && dtype == DType::kF16; }
+bool runs_on_matrix_units(const Variant& v, DType dtype) {
+  return v.matrix_units && std::find(v.matrix_dtypes.begin(), v.matrix_dtypes.end(), dtype) != v.matrix_dtypes.end();
+}
 
 bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks) {
   m.peaks = peaks;
-  // FP16 on the matrix units: their roof, from the architecture table (bwprof measures no matrix
+  // FP16 and BF16 on the matrix units (the same rate on every GPU bwprof knows): their roof, from the architecture table (bwprof measures no matrix
   // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
   if (runs_on_matrix_units(v, parse_dtype(m.dtype)) && info.fp16_matrix_gflops_theoretical > 0)
     use_matrix_roof(m.peaks, info.fp16_matrix_gflops_theoretical, m.dtype);
