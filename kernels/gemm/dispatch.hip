@@ -1,6 +1,6 @@
 // GEMM C = act(A.B + bias) on the GPU, A[M,K] and B[K,N] row-major, FP32 accumulation. Variants:
-//   tiled   shared-memory tiles on the vector units, FP32 or FP16, any M, N, K
-//   tensor  FP16 on the matrix units: wgmma fed by the bulk tensor copy engine on NVIDIA Hopper
+//   tiled   shared-memory tiles on the vector units, FP32, FP16 or BF16, any M, N, K
+//   tensor  FP16 or BF16 on the matrix units: wgmma fed by the bulk tensor copy engine on NVIDIA Hopper
 //           (sm_90a builds), mma.sync m16n8k16 on other NVIDIA GPUs (sm_80+) and for shapes wgmma
 //           cannot take, MFMA 32x32x8 on AMD CDNA (gfx90a, gfx94x), WMMA 16x16x16 on RDNA3 (gfx11,
 //           wave32); GPUs without matrix units (RDNA2) run the tiled kernel
@@ -11,6 +11,7 @@
 // This file chooses the engine (GemmRunner::make / best) and holds the gemm family's GPU instance;
 // the engines are one file each (engines.hpp lists them), the QKV projection is qkv.hip.
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -109,7 +110,7 @@ GemmRunner::Engine GemmRunner::best(GpuBackend& g, DType dtype) {
 #ifdef BWPROF_WITH_VENDOR_BLAS
   return Engine::kVendor;
 #else
-  if (dtype == DType::kF16 && tensor_unavailable(g).empty()) return Engine::kTensor;
+  if (dtype != DType::kF32 && tensor_unavailable(g).empty()) return Engine::kTensor;
   return Engine::kTiled;
 #endif
 }
@@ -120,7 +121,8 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
     case Engine::kTiled:
       return gemm::make_tiled(g, dtype, s, A, B, C, bias, act);
     case Engine::kTensor: {
-      if (dtype != DType::kF16) BWPROF_INVALID("dtype: the tensor variant is FP16 only (use tiled or vendor for fp32)");
+      if (dtype == DType::kF32)
+        BWPROF_INVALID("dtype: the tensor variant takes fp16 and bf16 only (use tiled or vendor for fp32)");
       const std::string why = tensor_unavailable(g);
       if (!why.empty()) BWPROF_INVALID("variant: " + why + "; available here: tiled, unfused" +
 #ifdef BWPROF_WITH_VENDOR_BLAS
@@ -130,11 +132,19 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
       );
 #if defined(BWPROF_CUDA)
-      if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, s, A, B, C, bias, act);
-      return gemm::make_mma_sm80(g, s, A, B, C, bias, act);
+      // wgmma where its 64 x 64 tiles fill the GPU; otherwise mma.sync, which splits K over blocks
+      // (a few rows or columns and a long K) and has a 16-row tile for M <= 16.
+      // BWPROF_GEMM_TILE naming a wgmma tile ("64x128") asks for wgmma whatever the shape.
+      const char* forced = std::getenv("BWPROF_GEMM_TILE");
+      const bool fills = (forced && std::strchr(forced, 'x')) ||
+                         (s.M > 16 && ((s.M + 63) / 64) * ((s.N + 63) / 64) >= g.sm_count());
+      if (fills && gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
+      return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);
 #else
-      if (gemm::has_mfma(g.info().arch)) return gemm::make_mfma_cdna(s, A, B, C, bias, act);
-      if (gemm::has_wmma(g.info().arch, g.warp_size())) return gemm::make_wmma_rdna3(s, A, B, C, bias, act);
+      const std::string& arch = g.info().arch;
+      if (gemm::has_mfma(arch) && !(dtype == DType::kBF16 && arch == "gfx908"))
+        return gemm::make_mfma_cdna(dtype, s, A, B, C, bias, act);
+      if (gemm::has_wmma(arch, g.warp_size())) return gemm::make_wmma_rdna3(dtype, s, A, B, C, bias, act);
       return gemm::make_tiled(g, dtype, s, A, B, C, bias, act);  // no matrix units (RDNA2)
 #endif
     }

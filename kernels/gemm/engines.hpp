@@ -33,7 +33,7 @@ class GemmRunner {
   // InvalidArgument (naming what is available) where the engine cannot run on this device/dtype.
   static std::unique_ptr<GemmRunner> make(GpuBackend& g, DType dtype, Engine e, Shape s, const void* A,
                                           const void* B, void* C, const void* bias, Act act);
-  // The best engine this build and device have for `dtype`: vendor, else tensor (FP16), else tiled.
+  // The best engine this build and device have for `dtype`: vendor, else tensor (FP16/BF16), else tiled.
   static Engine best(GpuBackend& g, DType dtype);
 };
 
@@ -68,23 +68,25 @@ inline void check_int_sizes(const GemmRunner::Shape& s) {
 // The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
 // calls them under the same guard).
 using Shape = GemmRunner::Shape;
-// tiled.hip: every GPU, FP32 or FP16.
+// tiled.hip: every GPU, FP32, FP16 or BF16.
 std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                        const void* bias, Act act);
-// mma_sm80.hip (NVIDIA, sm_80+): FP16.
-std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
+// The matrix-unit engines take FP16 or BF16 (`dtype`).
+// mma_sm80.hip (NVIDIA, sm_80+).
+std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                           const void* bias, Act act);
-// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds): FP16, where wgmma_fits().
+// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds), where wgmma_fits().
 bool wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C);
-std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
-                                            const void* bias, Act act);
-// mfma_cdna.hip (AMD CDNA): FP16, where has_mfma().
+std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                            void* C, const void* bias, Act act);
+// mfma_cdna.hip (AMD CDNA), where has_mfma().
 bool has_mfma(const std::string& arch);
-std::unique_ptr<GemmRunner> make_mfma_cdna(Shape s, const void* A, const void* B, void* C, const void* bias, Act act);
-// wmma_rdna3.hip (AMD RDNA3, wave32): FP16, where has_wmma().
+std::unique_ptr<GemmRunner> make_mfma_cdna(DType dtype, Shape s, const void* A, const void* B, void* C,
+                                           const void* bias, Act act);
+// wmma_rdna3.hip (AMD RDNA3, wave32), where has_wmma().
 bool has_wmma(const std::string& arch, int warp_size);
-std::unique_ptr<GemmRunner> make_wmma_rdna3(Shape s, const void* A, const void* B, void* C, const void* bias,
-                                            Act act);
+std::unique_ptr<GemmRunner> make_wmma_rdna3(DType dtype, Shape s, const void* A, const void* B, void* C,
+                                            const void* bias, Act act);
 
 }  // namespace gemm
 }  // namespace bwprof

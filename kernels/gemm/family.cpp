@@ -23,7 +23,7 @@ KernelFamily gemm() {
   k.params = {int_param("M", "", "rows of A and C"), int_param("N", "", "columns of B and C"),
               int_param("K", "", "inner dimension"), bool_param("bias", "false", "add a bias row"),
               choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"M", "K"});
     checked_elements(p, {"K", "N"});
@@ -41,21 +41,24 @@ KernelFamily gemm() {
   k.variants.push_back(Variant{"vendor", "gpu", make_gemm_gpu}.on_matrix_units());  // first: the GPU's default
 #endif
   k.variants.push_back(Variant{"tiled", "gpu", make_gemm_gpu});
-  k.variants.push_back(Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16}).on_matrix_units());
+  k.variants.push_back(
+      Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16, DType::kBF16}).on_matrix_units());
   k.variants.push_back(Variant{"unfused", "gpu", make_gemm_gpu}.on_matrix_units());
 #endif
   // Implementations side by side where the GPU has them: the vendor library, bwprof's kernel on
-  // the matrix units (FP16) and its shared-memory tiled kernel.
+  // the matrix units (FP16, BF16) and its shared-memory tiled kernel.
   const std::vector<std::string> impls = {"vendor", "tensor", "tiled"};
   struct Shape {
     const char* label;
     int m, n, k;
   };
+  // BF16 beside FP32 and FP16 where most inference runs it: the decode product and the FFN.
+  const std::vector<DType> all = {DType::kF32, DType::kF16, DType::kBF16}, two = {DType::kF32, DType::kF16};
   for (const Shape& s : {Shape{"decode", 1, kHidden, kHidden}, Shape{"prefill", 32, kHidden, kHidden},
                          Shape{"prefill", 128, kHidden, kHidden}, Shape{"ffn", 128, kFfn, kHidden}})
     k.suite.push_back({s.label, {{"M", s.m}, {"N", s.n}, {"K", s.k}},
                        {{"M", std::max(1, s.m / 4)}, {"N", std::max(s.n / 4, 64)}, {"K", std::max(s.k / 4, 64)}},
-                       impls});
+                       impls, s.m == 1 || s.n == kFfn ? all : two});
   k.suite.push_back({"ffn+bias+gelu", {{"M", 128}, {"N", kFfn}, {"K", kHidden}, {"bias", true}, {"act", "gelu"}},
                      {{"M", 32}, {"N", 512}, {"K", 256}, {"bias", true}, {"act", "gelu"}},
                      {"vendor", "tensor", "unfused"}});
@@ -72,7 +75,7 @@ KernelFamily qkv_projection() {
   k.doc = "[Q|K|V][tokens, 3*hidden] = X[tokens, hidden] . [Wq|Wk|Wv]: one GEMM over the concatenated "
           "weights (fused) or three GEMMs (separate)";
   k.params = {int_param("tokens", "", "rows of X"), int_param("hidden", "", "model width (each of Q, K, V)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"tokens", "hidden"});
     checked_mul(checked_elements(p, {"hidden", "hidden"}), 12, "3*hidden*hidden");

@@ -1,10 +1,11 @@
 // The `tensor` GEMM on NVIDIA Hopper (sm_90a builds): wgmma on tiles that the bulk tensor copy
-// engine (TMA) brings into shared memory; FP16 operands, FP32 accumulation.
+// engine (TMA) brings into shared memory; FP16 or BF16 operands, FP32 accumulation.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -32,10 +33,10 @@ struct WgCfg {
   static constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // + alignment, barriers
 };
 
-template <int CONS, int BN, int STAGES, int A>
+template <class T, int CONS, int BN, int STAGES, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                      const __half* __restrict__ bias, __half* __restrict__ C, int M, int N, int K, int ldc) {
+                      const T* __restrict__ bias, T* __restrict__ C, int M, int N, int K, int ldc) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using Cfg = WgCfg<CONS, BN, STAGES>;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -83,7 +84,7 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along A's rows, 16 rows of B's boxes
-      wgmma_m64k16<BN>(d, wgmma_desc(a0 + kk * 32, 16, 1024), wgmma_desc(b0 + kk * 2048, 8192, 1024), 1);
+      wgmma_m64k16<BN, std::is_same<T, bf16>::value>(d, wgmma_desc(a0 + kk * 32, 16, 1024), wgmma_desc(b0 + kk * 2048, 8192, 1024), 1);
     wgmma_commit();
     wgmma_wait<1>();  // step kt - 1 is done with its stage
     if (kt > 0 && t == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
@@ -99,44 +100,16 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     const int gn = n0 + 8 * i + 2 * (l % 4);
     if (gn >= N) continue;  // N % 8 == 0 here, so gn + 1 < N too
     float2 bb = make_float2(0.f, 0.f);
-    if (bias) bb = __half22float2(*reinterpret_cast<const __half2*>(bias + gn));
+    if (bias) bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int gm = r0 + 8 * h;
       if (gm < M)
-        *reinterpret_cast<__half2*>(C + static_cast<std::size_t>(gm) * ldc + gn) =
-            __floats2half2_rn(act<A>(d[4 * i + 2 * h] + bb.x), act<A>(d[4 * i + 2 * h + 1] + bb.y));
+        *reinterpret_cast<unsigned*>(C + static_cast<std::size_t>(gm) * ldc + gn) =
+            pack2<T>(act<A>(d[4 * i + 2 * h] + bb.x), act<A>(d[4 * i + 2 * h + 1] + bb.y));
     }
   }
 #endif
-}
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// A row-major FP16 matrix [rows, cols] (leading dimension ld) as a tensor map whose box is
-// box_cols x box_rows, 128-byte swizzled; reads outside the matrix return zeros.
-CUtensorMap fp16_tensor_map(const void* base, std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_cols,
-                            int box_rows) {
-  static EncodeTiledFn encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    BWPROF_GPU_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !fn)
-      throw Error("cuTensorMapEncodeTiled: not found in the installed driver");
-    return reinterpret_cast<EncodeTiledFn>(fn);
-  }();
-  CUtensorMap m{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t step[2] = {1, 1};
-  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw Error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")");
-  return m;
 }
 
 // Tile shapes, largest first: the first whose grid fills the GPU, else the last (most blocks).
@@ -144,8 +117,8 @@ enum class WgTile { k128x256, k128x128, k64x128, k64x64 };
 
 class WgmmaRunner final : public GemmRunner {
  public:
-  WgmmaRunner(GpuBackend& g, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
-      : s_(s), A_(A), B_(B), C_(static_cast<__half*>(C)), bias_(static_cast<const __half*>(bias)), act_(act) {
+  WgmmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+      : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
     // The tile with the least estimated time: waves of blocks (one block an SM) times a tile's
     // work over its rate. Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four near
@@ -182,28 +155,33 @@ class WgmmaRunner final : public GemmRunner {
   }
   template <int CONS, int BN, int ST>
   Resources go(hipStream_t st, bool launch) {
+    return bf16_ ? go_t<bf16, CONS, BN, ST>(st, launch) : go_t<__half, CONS, BN, ST>(st, launch);
+  }
+  template <class T, int CONS, int BN, int ST>
+  Resources go_t(hipStream_t st, bool launch) {
     using Cfg = WgCfg<CONS, BN, ST>;
     return gemm::with_act(act_, [&](auto a) {
-      auto* fn = &bwprof_gemm_wgmma<CONS, BN, ST, decltype(a)::value>;
+      auto* fn = &bwprof_gemm_wgmma<T, CONS, BN, ST, decltype(a)::value>;
       if (!launch) {
-        tmA_ = fp16_tensor_map(A_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
-        tmB_ = fp16_tensor_map(B_, s_.K, s_.N, s_.ldb, 64, 64);
+        tmA_ = b16_tensor_map(A_, bf16_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
+        tmB_ = b16_tensor_map(B_, bf16_, s_.K, s_.N, s_.ldb, 64, 64);
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                              hipFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
         return kernel_resources(fn, Cfg::kThreads, Cfg::kSmemBytes);
       }
       const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM));
-      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, bias_, C_, int(s_.M), int(s_.N), int(s_.K),
-                                                       int(s_.ldc));
+      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
+                                                       int(s_.M), int(s_.N), int(s_.K), int(s_.ldc));
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
       return Resources{};
     });
   }
+  bool bf16_;
   Shape s_;
   const void* A_;
   const void* B_;
-  __half* C_;
-  const __half* bias_;
+  void* C_;
+  const void* bias_;
   Act act_;
   WgTile tile_ = WgTile::k64x64;
   CUtensorMap tmA_{}, tmB_{};
@@ -229,9 +207,9 @@ bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* 
 #endif
 }
 
-std::unique_ptr<GemmRunner> gemm::make_wgmma_sm90(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
-                                                  const void* bias, Act act) {
-  return std::make_unique<WgmmaRunner>(g, s, A, B, C, bias, act);
+std::unique_ptr<GemmRunner> gemm::make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                                  void* C, const void* bias, Act act) {
+  return std::make_unique<WgmmaRunner>(g, dtype, s, A, B, C, bias, act);
 }
 
 }  // namespace bwprof
