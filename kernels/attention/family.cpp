@@ -23,7 +23,7 @@ void register_family_attention(Registry& r) {
               int_param("head_dim", "", "dimension of a head"),
               bool_param("causal", "false", "mask keys after each query's position"),
               int_param("block_size", "16", "positions per block of a paged KV cache (paged variants)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.resolve = [](Problem& p) {
     if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));
     if (p.i("seq_kv") == 0) p.set("seq_kv", p.i("seq_q"));
@@ -60,13 +60,15 @@ void register_family_attention(Registry& r) {
     p.insert(p.end(), more.begin(), more.end());
     return p;
   };
+  const std::vector<DType> bf16_too = {DType::kF32, DType::kF16, DType::kBF16};
   k.suite = {
       {"decode kv=1024", with({{"seq_q", 1}, {"seq_kv", 1024}}), with({{"seq_q", 1}, {"seq_kv", 256}})},
       {"decode kv=4096 b=4", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
-       with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}})},
+       with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {}, bf16_too},
       {"decode paged kv=4096 b=4", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
        with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {"paged", "flash_paged"}},
-      {"prefill causal 512", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}})},
+      {"prefill causal 512", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}}), {},
+       bf16_too},
       {"encoder", {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", kEncTokens}},
        {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", 32}}},
   };

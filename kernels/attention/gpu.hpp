@@ -1,15 +1,18 @@
 // The GPU side of the attention family (GPU compilers only): the K/V layout the kernels read
-// through, and the launchers of its two kernels: rows.hip (FP32, decode, short queries, AMD) and
-// prefill_sm80.hip (FP16 on NVIDIA matrix units, sm_80+). gpu.hip chooses between them.
+// through, and the launchers of its two kernels: rows.hip (vector units: FP32, AMD, NVIDIA before
+// sm_80) and flash_sm80.hpp (FP16 and BF16 on NVIDIA matrix units, sm_80+, prefill and decode).
+// gpu.hip chooses between them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "bwprof/dtype.hpp"
 #include "bwprof/kernel.hpp"
 #include "common/gpu_runtime.hpp"
 
 namespace bwprof {
+class GpuBackend;
 namespace attention {
 
 // Where key/value position `pos` of (sequence b, KV head h) starts.
@@ -28,24 +31,43 @@ struct KvLayout {
 struct Launch {
   const void *Q, *K, *V;
   void* O;
-  float *ws_o, *ws_ml;  // the rows kernel's split partials (splits > 1)
+  float *ws_o, *ws_ml;  // the splits' partials (splits > 1), merged by combine()
   KvLayout kv;
   std::int64_t B, H, Hkv, Sq;
-  int D;          // 32, 64 or 128
+  int D;          // 32, 64, 80, 96, 128 or 256
   int group;      // query heads per KV head
   int G;          // rows kernel: query heads per block
-  int splits;     // rows kernel: blocks sharing one row's keys (flash decoding)
-  int split_len;  // rows kernel: keys per split
+  int splits;     // blocks sharing one row's keys (flash decoding)
+  int split_len;  // keys per split (the flash kernel: a multiple of its key tile)
   float scale_log2;
   bool causal, paged;
+  DType dtype;
   hipStream_t stream;
 };
 
 // Launches the rows kernel (and the merge of its splits) in `dtype`, or (launch false) returns
 // the kernel's resources.
 Resources rows(const Launch& l, DType dtype, bool launch);
-// The same for the FP16 prefill kernel with tile shape `tile` (0, 1 or 2; CUDA builds only).
-Resources prefill(const Launch& l, int tile, bool launch);
+// Merges the splits' partials into O (splits > 1; rows.hip).
+void combine(const Launch& l, bool launch);
+// The matrix-unit kernel for FP16 / BF16 with tile shape `tile` (0, 1 or 2: flash_sm80.hpp; CUDA
+// builds only).
+Resources flash_f16(const Launch& l, int tile, bool launch);
+Resources flash_bf16(const Launch& l, int tile, bool launch);
+// The Hopper prefill kernel (flash_sm90.hip: wgmma + TMA; sm_90a builds, contiguous K/V, FP16 and
+// BF16): its tensor maps are made once for the launch's buffers. make_flash_sm90 returns null where
+// it cannot run (another GPU or build, paged K/V, FP32).
+class FlashSm90 {
+ public:
+  virtual ~FlashSm90() = default;
+  virtual Resources run(const Launch& l, bool launch) = 0;
+};
+std::unique_ptr<FlashSm90> make_flash_sm90(GpuBackend& g, const Launch& l);
+// Rows of one flash tile for `tile` at head dim d, and the tiles of one KV head's rows.
+inline int flash_tile_rows(int tile, int d) { return d > 128 || tile == 0 ? 64 : 128; }
+inline std::int64_t flash_row_tiles(const Launch& l, int rows) { return (l.Sq * l.group + rows - 1) / rows; }
+// Keys per tile of the same.
+inline int flash_tile_keys(int tile, int d) { return d > 128 || tile == 1 ? 32 : 64; }
 
 }  // namespace attention
 }  // namespace bwprof
