@@ -25,6 +25,9 @@ class Config:
     dtypes: tuple = ("fp32", "fp16")
 
 
+DTYPES = ("fp32", "fp16", "bf16")  # every dtype the kernels know (bwprof.kernels() says which takes which)
+
+
 def default_suite() -> list[Config]:
     """Every reference kernel at the shapes inference engineers care about.
 
@@ -93,7 +96,7 @@ class _Progress:
         sys.stderr.flush()
 
 
-def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick: bool = False,
+def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = False,
               cache: str = "cold", progress: bool = True,
               on_row: Callable[[dict], None] | None = None, configs: Iterable[Config] | None = None
               ) -> pd.DataFrame:
@@ -120,8 +123,8 @@ def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick
             if not isinstance(c, Config):
                 raise ValueError(f"configs: expected bwprof.suite.Config entries, got {_args.show(c)}")
     for dt in dtypes:
-        if dt not in ("fp32", "fp16"):
-            raise ValueError(f"dtypes: unknown dtype {dt!r} (known: fp32, fp16)")
+        if dt not in DTYPES:
+            raise ValueError(f"dtypes: unknown dtype {dt!r} (known: {', '.join(DTYPES)})")
     info = _core.device_info(device)  # validates the device before any work
     chosen = select(configs if configs is not None else default_suite(), kernels)
     backend = "cpu" if info["kind"] == "cpu" else "gpu"

@@ -293,7 +293,7 @@ def test_bench_draws_its_charts_and_prints_their_paths(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0
     (run,) = tmp_path.iterdir()
-    for name in ("fp32_vs_fp16", "roofline", "peak_bandwidth", "time_breakdown"):
+    for name in ("dtype_comparison", "roofline", "peak_bandwidth", "time_breakdown"):
         assert f"plot:    {run / name}.png" in out
         assert (run / f"{name}.svg").stat().st_size > 2000
         assert_picture(run / f"{name}.png")

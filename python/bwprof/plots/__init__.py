@@ -9,7 +9,7 @@ touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` 
     fig = plots.roofline(df, path="results/roofline")   # results/roofline.png + .svg
     plots.plot_all(df, "results/run1")
 
-One chart kind per module: comparison (fp32_vs_fp16, comparison_table), roofline_chart,
+One chart kind per module: comparison (compare_dtypes, fp32_vs_fp16, comparison_table), roofline_chart,
 breakdown (time_breakdown) and peaks (peak_bandwidth), over labels (place_labels), bars (the
 horizontal-bar helper), style (colours, markers, artist ids) and figure (Agg figures, saving).
 matplotlib is imported only by the functions that draw.
@@ -24,7 +24,7 @@ import pandas as pd
 from .. import arguments as _args, roofline as rl
 from ..files import ensure_folder
 from .breakdown import time_breakdown
-from .comparison import comparison_table, fp32_vs_fp16
+from .comparison import compare_dtypes, comparison_table, fp32_vs_fp16
 from .figure import NoData, _device_name
 from .labels import place_labels
 from .peaks import peak_bandwidth
@@ -36,7 +36,7 @@ from .style import (DTYPE_COLORS, FAMILY_MARKERS, POINT_LABEL_GID, POINTS_GID, R
 def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None, sweep=None,
              device_name=None) -> list[Path]:
     """Every chart ``df`` supports, as PNG and SVG in ``out_dir``; returns the files written.
-    A chart without data (e.g. FP32 vs FP16 from a one-dtype run) is skipped."""
+    A chart without data (e.g. the dtype comparison of a one-dtype run) is skipped."""
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"plot_all: expected a pandas DataFrame, got {type(df).__name__}")
     has_cat = "category" in df
@@ -47,7 +47,7 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
     # The intensity sweep is a measuring instrument, not a workload: keep it out of the time shares.
     kernels_only = rl.split_sweep(df)[0]
     jobs = [
-        ("fp32_vs_fp16", lambda p: fp32_vs_fp16(df, p, device_name=device_name)),
+        ("dtype_comparison", lambda p: compare_dtypes(df, p, device_name=device_name)),
         ("roofline", lambda p: roofline(df, ceilings, sweep, p, device_name=device_name)),
         ("peak_bandwidth", lambda p: peak_bandwidth(df, device_name=device_name, path=p)),
         ("time_breakdown", lambda p: time_breakdown(kernels_only, "category" if has_cat else "family",
@@ -98,5 +98,5 @@ def register_cli(subparsers) -> None:
 
 __all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
            "ROOF_GID", "SWEEP_GID",
-           "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
+           "compare_dtypes", "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
            "roofline", "time_breakdown"]
