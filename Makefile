@@ -78,14 +78,14 @@ hip-build:
 	$(MAKE) hip-wmma-check
 
 # RDNA3's WMMA path: Debian 12's ROCm has no gfx1100 device library to link, but its clang 15
-# compiles gfx1100 device code; the GEMM's assembly must hold the WMMA instruction.
+# compiles gfx1100 device code; the GEMM's assembly must hold the FP16 and BF16 WMMA instructions.
 hip-wmma-check:
 	HIP_PLATFORM=amd hipcc -x hip --offload-arch=gfx1100 -nogpulib --offload-device-only -O3 -std=c++17 \
 	  -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/gemm_gfx1100.s kernels/gemm/wmma_rdna3.hip \
 	  2>&1 | grep -v -e "linker' input unused" -e "argument unused during compilation" || true
-	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); \
-	  if [ "$$n" -gt 0 ]; then echo "hip-wmma-check: $$n WMMA instructions in the gfx1100 GEMM"; \
-	  else echo "hip-wmma-check: no WMMA instruction in the gfx1100 GEMM"; exit 1; fi
+	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); b=$$(grep -c v_wmma_f32_16x16x16_bf16 build-hip/gemm_gfx1100.s); \
+	  if [ "$$n" -gt 0 ] && [ "$$b" -gt 0 ]; then echo "hip-wmma-check: $$n FP16 and $$b BF16 WMMA instructions in the gfx1100 GEMM"; \
+	  else echo "hip-wmma-check: FP16 $$n, BF16 $$b WMMA instructions in the gfx1100 GEMM (want both)"; exit 1; fi
 
 # Debian 12 packages no rocBLAS; Debian 13's librocblas-dev (headers only, 66 kB) lets CI compile
 # the `vendor` rocBLAS path. Unpacked into build-hip-deps, never installed; nothing links it.
@@ -203,3 +203,40 @@ gpu-verify-tools: gpu-build
 	  > $(OUT)/memcheck.log 2>&1; echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 5
 	-timeout 90 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu > $(OUT)/ncu_sample.log 2>&1; \
 	  echo "ncu sample exit $$?"; tail -n 6 $(OUT)/ncu_sample.log
+
+# Issue #18 (BF16, attention head dims, GEMM dispatch) on the GPU machine, in one call: the GPU
+# tests of the compute kernels (C++ small cases, then compute-sanitizer memcheck of them beside the
+# Python tests with their random shapes), then the two sweeps beside PyTorch, each alone on the GPU.
+# Each step has its own time limit so the call ends within 9 minutes on a warm build; logs in
+# $(OUT)/bf16_attn_logs.tar.gz, the sweeps' tables also as CSV. gpu-bf16-attn-quick: the tests and
+# 15 + 10 sweep points, for iterating (fits a cold build).
+.PHONY: gpu-bf16-attn gpu-bf16-attn-quick
+BF16_LOGS = $(OUT)/bf16_attn_logs
+gpu-bf16-attn: gpu-build
+	mkdir -p $(BF16_LOGS)
+	-timeout 50 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	  > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; grep -E "PASSED|FAILED" $(BF16_LOGS)/gtest_compute.log | tail -n 12
+	-( timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*attention*:Small/GpuCompute.*gemm_tensor*' > $(BF16_LOGS)/memcheck.log 2>&1; \
+	    echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
+	  timeout 100 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    tests/python/test_bf16.py > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?"; wait; \
+	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY" $(BF16_LOGS)/memcheck.log | tail -n 1; \
+	  grep -E "passed|failed|error" $(BF16_LOGS)/pytest.log | tail -n 12
+	-PYTHONUNBUFFERED=1 timeout 230 $(PYTHON) benchmarks/attention_sweep.py --repeats 12 --csv $(OUT)/attention_sweep.csv \
+	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
+	  grep -E "^(torch|SDPA)" $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }
+	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/gemm_sweep.py --repeats 12 --csv $(OUT)/gemm_sweep.csv \
+	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
+	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
+
+gpu-bf16-attn-quick: gpu-build
+	mkdir -p $(BF16_LOGS)
+	-timeout 90 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	  > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; grep -E "PASSED|FAILED" $(BF16_LOGS)/gtest_compute.log | tail -n 25
+	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
+	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; grep -E "^(torch|SDPA)" \
+	  $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }; grep -E "FAILED|Error" $(BF16_LOGS)/attention_sweep.log | head -n 5
+	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
+	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
+	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
