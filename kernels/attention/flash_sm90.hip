@@ -240,7 +240,10 @@ class FlashSm90Impl final : public FlashSm90 {
 std::unique_ptr<FlashSm90> make_flash_sm90(GpuBackend& g, const Launch& l) {
 #if defined(BWPROF_HAVE_SM90A)
   // Contiguous K/V, 16-bit, an sm_90 device; the grid's y and z carry heads and batch.
-  if (g.info().arch != "sm_90" || l.paged || l.dtype == DType::kF32 || l.H > 65535 || l.B > 65535) return nullptr;
+  const std::int64_t lim = 2147483647;  // the copy engine's row coordinates are 32-bit
+  if (g.info().arch != "sm_90" || l.paged || l.dtype == DType::kF32 || l.H > 65535 || l.B > 65535 ||
+      l.B * l.H * l.Sq > lim || l.B * l.Hkv * l.kv.seq_kv > lim)
+    return nullptr;
   return std::make_unique<FlashSm90Impl>(l);
 #else
   (void)g, (void)l;
