@@ -51,7 +51,24 @@ py-test: build
 
 # CI: the README's test command (with nvcc present this is the CUDA build, whose CPU tests must pass
 # on a machine without a GPU), then a CPU-only build with its tests, then the AMD compile.
-ci: test test-cpu-only hip-build pip-check
+ci: test test-cpu-only hip-build pip-check cpp-example
+
+# The installed C++ package as a project outside the tree uses it: install $(BUILD) into a scratch
+# prefix, build examples/cpp against it (the GPU example too where the build has a GPU backend),
+# run the CPU example.
+EXAMPLE_PREFIX ?= $(CURDIR)/build-install
+EXAMPLE_BUILD ?= $(CURDIR)/build-example
+.PHONY: cpp-example example-against
+cpp-example: build
+	$(MAKE) example-against
+# (no dependencies: the GPU machine uses it over its own build)
+example-against:
+	rm -rf $(EXAMPLE_PREFIX) $(EXAMPLE_BUILD)
+	cmake --install $(BUILD) --prefix $(EXAMPLE_PREFIX) > /dev/null
+	cmake -S examples/cpp -B $(EXAMPLE_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_PREFIX_PATH=$(EXAMPLE_PREFIX) $(EXAMPLE_ARGS)
+	cmake --build $(EXAMPLE_BUILD) -j $(JOBS)
+	$(EXAMPLE_BUILD)/profile_cpu
 
 # The package as pip builds it (scikit-build-core over the same CMakeLists), into a scratch folder.
 pip-check: setup
@@ -104,7 +121,8 @@ install: setup
 	$(PYTHON) -m pip install --no-build-isolation .
 
 clean:
-	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target $(GPU_BUILD) python/bwprof/_core*.so
+	rm -rf $(BUILD) build-cpu build-hip build-hip-deps build-pip-target build-install build-example $(GPU_BUILD) \
+	  python/bwprof/_core*.so
 
 # ---- the GPU machine (offline, no apt): build, test, benchmark in one call -------------------
 # GoogleTest's sources travel in .carry/googletest (make carry-gtest here, then carry .carry).
@@ -240,3 +258,24 @@ gpu-bf16-attn-quick: gpu-build
 	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
+
+# Issue #13 on the GPU machine: bwprof.profile's tests (CPU and GPU), the Profiler's C++ tests,
+# benchmarks/profile_check.py (PyTorch copy / matmul / layer norm against bwprof's own kernels, a
+# Triton and a CuPy kernel, ncu's durations of the same launches), the C++ GPU example built
+# against the installed package, and notebook 05 executed (its GPU section's outputs).
+.PHONY: gpu-profile
+gpu-profile: gpu-build
+	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
+	-timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_profile.py \
+	  tests/python/test_profile.py > $(OUT)/logs/pytest_profile.log 2>&1; echo "pytest exit $$?"; tail -n 4 $(OUT)/logs/pytest_profile.log
+	-timeout 60 $(GPU_BUILD)/bwprof_tests --gtest_filter='Profiler*' > $(OUT)/logs/gtest_profiler.log 2>&1; \
+	  echo "gtest Profiler exit $$?"; tail -n 2 $(OUT)/logs/gtest_profiler.log
+	-PYTHONUNBUFFERED=1 timeout 300 $(PYTHON) benchmarks/profile_check.py --out $(OUT)/logs 2>&1 | tee $(OUT)/profile_check.log
+	-timeout 150 $(MAKE) --no-print-directory example-against BUILD=$(GPU_BUILD) EXAMPLE_PREFIX=/tmp/bwprof-install \
+	  EXAMPLE_BUILD=/tmp/bwprof-example EXAMPLE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=90 JOBS=8 > $(OUT)/logs/cpp_example.log 2>&1; \
+	  echo "C++ example build + CPU run exit $$?"; tail -n 3 $(OUT)/logs/cpp_example.log; \
+	  timeout 60 /tmp/bwprof-example/profile_gpu 2>&1 | tee $(OUT)/cpp_example_gpu.log
+	-if ls .whl/*.whl >/dev/null 2>&1; then $(PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+	  --upgrade --target /tmp/site .whl/*.whl; fi; PYTHONPATH=/tmp/site:$(CURDIR)/python timeout 200 $(PYTHON) \
+	  notebooks/execute.py $(OUT) 05_profile_your_code.ipynb > $(OUT)/logs/notebook.log 2>&1; echo "notebook exit $$?"
+	tar -C $(OUT) -czf $(OUT)/profile_logs.tgz logs && rm -rf $(OUT)/logs

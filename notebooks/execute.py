@@ -1,8 +1,9 @@
 """Execute every notebook in place (refreshes the committed outputs), e.g. on a GPU machine:
 
-    PYTHONPATH=python python3 notebooks/execute.py [OUT_DIR]
+    PYTHONPATH=python python3 notebooks/execute.py [OUT_DIR [NAME ...]]
 
-With OUT_DIR, the executed copies are written there instead of over the originals.
+With OUT_DIR, the executed copies are written there instead of over the originals; NAMEs
+(e.g. 05_profile_your_code.ipynb) execute only those notebooks.
 """
 import os
 import sys
@@ -14,12 +15,14 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 
 
-def main(out_dir=None) -> int:
+def main(out_dir=None, names=()) -> int:
     env_path = str(HERE.parent / "python")
     os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
     os.environ.pop("MPLBACKEND", None)
     failed = 0
     for path in sorted(HERE.glob("*.ipynb")):
+        if names and path.name not in names:
+            continue
         nb = nbformat.read(str(path), as_version=4)
         client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                                          resources={"metadata": {"path": str(HERE)}})
@@ -35,4 +38,4 @@ def main(out_dir=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else None))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else None, tuple(sys.argv[2:])))

@@ -6,6 +6,7 @@ Quick use::
     df = bwprof.run_suite(quick=True)           # every reference kernel, one row each
     m = bwprof.measure("gemm", dtype="fp16", M=128, N=4864, K=896)
     print(m.to_dict()["bandwidth_gbs"])
+    u = bwprof.profile(numpy.add, a, b)         # your own code, the same row
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
@@ -13,8 +14,10 @@ from .api import Device, columns, device, devices, kernels, measure, peaks
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
+from .usercode import profile, sweep
 
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",
-    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peaks", "run_suite", "save_run",
+    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peaks", "profile", "run_suite",
+    "save_run", "sweep",
 ]

@@ -10,6 +10,7 @@
 #include "bwprof/error.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
+#include "bwprof/profiler.hpp"
 #include "bwprof/roofline.hpp"
 #include "bwprof/stats.hpp"
 
@@ -414,6 +415,38 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("verify"), py::arg("params"));
+
+  m.def("profile", [](const py::function& fn, const std::string& name, const std::string& device,
+                      double bytes_read, double bytes_written, const std::string& bytes_source, double flops,
+                      const std::string& dtype, bool matrix_units, const std::string& shape, const std::string& cache,
+                      int warmup, int min_repeats, double min_time_s, int max_repeats, double max_time_s,
+                      const py::object& stream, const std::string& hold,
+                      const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers) {
+    Profiler prof(name, device);
+    prof.set_bytes(bytes_read, bytes_written, bytes_source).set_flops(flops).set_dtype(dtype, matrix_units);
+    prof.set_shape(shape).set_cache(cache).set_warmup(warmup);
+    prof.set_repeats(min_repeats, min_time_s, max_repeats, max_time_s);
+    if (!stream.is_none()) prof.set_stream(Stream{reinterpret_cast<void*>(stream.cast<std::uintptr_t>())});
+    if (!hold.empty()) prof.set_stream_hold(hold);
+    if (!buffers.empty()) {
+      std::vector<std::pair<const void*, std::size_t>> b;
+      for (auto& x : buffers) b.emplace_back(reinterpret_cast<const void*>(x.first), x.second);
+      prof.set_host_buffers(std::move(b));
+    }
+    // Each call takes the GIL back; the waits on the device run without it.
+    const std::function<void()> call = [&fn] {
+      py::gil_scoped_acquire gil;
+      fn();
+    };
+    py::gil_scoped_release nogil;
+    return prof.measure(call);
+  }, py::arg("fn"), py::arg("name"), py::arg("device"), py::arg("bytes_read"), py::arg("bytes_written"),
+     py::arg("bytes_source"), py::arg("flops"), py::arg("dtype"), py::arg("matrix_units"), py::arg("shape"),
+     py::arg("cache"), py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
+     py::arg("max_time_s"), py::arg("stream"), py::arg("hold"), py::arg("buffers"),
+     "Times a Python callable with bwprof's method on a device (bwprof/profiler.hpp) and returns its row. "
+     "stream: a raw stream handle (int) or None for bwprof's own; buffers: (address, bytes) of host memory "
+     "a cold CPU run evicts.");
 
   m.def("summarize", [](const std::vector<double>& samples) {
     TimingStats s = summarize(samples);

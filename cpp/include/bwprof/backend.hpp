@@ -1,6 +1,8 @@
 // A backend runs kernel instances on one device and times them. Its achievable peaks are the
 // peaks policy's (bwprof/peaks.hpp); the backend for a device id is the api's backend_for().
 #pragma once
+#include <string>
+
 #include "bwprof/device.hpp"
 #include "bwprof/kernel.hpp"
 
@@ -15,6 +17,26 @@ class Backend {
   // Evict what the kernel will read from the caches (not timed).
   virtual void flush_cache(KernelInstance& k) = 0;
   virtual void synchronize() = 0;
+
+  // ---- timed regions on a given stream (the user's code: bwprof/profiler.hpp) ------------------
+  // The stream that timing, cache flushes and the stream hold go on, as an opaque handle (a
+  // cudaStream_t / hipStream_t; nullptr is the default stream); bwprof's own stream until set.
+  // The CPU has no streams: it ignores them.
+  virtual void* timing_stream() const { return nullptr; }
+  virtual void set_timing_stream(void* stream) { (void)stream; }
+  virtual void reset_timing_stream() {}
+  // How a timed run waits for the host to queue its work: "spin" or "block" (see the GPU
+  // backend); "" where nothing waits (the CPU).
+  virtual const char* stream_hold() const { return ""; }
+  virtual void set_stream_hold(const std::string& how) { (void)how; }
+  // One timed region around work the caller queues on the timing stream: begin_region() starts
+  // the clock (after the hold or spin), end_region_us() stops it, waits for the work and returns
+  // its microseconds. time_launch_us() is a region around launches of a kernel instance.
+  virtual void begin_region() = 0;
+  virtual double end_region_us() = 0;
+  // Whether the last region's block hold gave up waiting for the host (the work made the host
+  // wait on the GPU, so that region's time includes the wait).
+  virtual bool region_hold_timed_out() const { return false; }
 };
 
 }  // namespace bwprof

@@ -102,6 +102,9 @@ class KernelInstance {
   virtual Check check() = 0;  // compares the last run's output with the float64 reference
   // Host memory the kernel touches, so the CPU backend can evict it for a cold run.
   virtual std::vector<std::pair<const void*, std::size_t>> host_buffers() const { return {}; }
+  // False for work that cannot name what it touches (user code declaring no buffers): the CPU
+  // backend then evicts by streaming a buffer larger than its caches.
+  virtual bool names_its_buffers() const { return true; }
   virtual Resources resources() const { return {}; }
 };
 

@@ -51,6 +51,9 @@ struct Measurement {
   bool unstable = false;
   // What it moved and computed (minimal traffic: each input read once, each output written once).
   double bytes_read = 0, bytes_written = 0, flops = 0;
+  // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),
+  // "inferred" (from the arrays a user's code reads and writes) or "mixed" (one of each).
+  std::string bytes_source = "declared";
   // Derived by derive_rates().
   double bandwidth_gbs = 0, bandwidth_pct_peak = 0, bandwidth_pct_theoretical = 0;
   double gflops = 0, compute_pct_peak = 0, intensity_flop_per_byte = 0;

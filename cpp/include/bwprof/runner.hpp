@@ -38,6 +38,13 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
 // (the matrix units' roof for work that runs on them): the one path every row takes.
 // Returns true when the row is above a measured peak only (see derive_rates).
 bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks);
+// The same for a row that no kernel descriptor describes (the user's code): its access pattern, and
+// whether its FP16 work runs on the matrix units.
+bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks);
+// judge_row() against the peaks of the device behind `backend` (the peaks policy); a row clearly
+// above a measured peak, with no datasheet figure to say which is wrong, has the peaks taken again
+// (once per device and process) and is judged again.
+void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bool matrix_units);
 
 // The whole measurement of one invocation of kernel `k` on `backend`.
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,

@@ -89,6 +89,7 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"bytes_read", bytes_read},
       {"bytes_written", bytes_written},
       {"flops", flops},
+      {"bytes_source", bytes_source},
       {"bandwidth_gbs", bandwidth_gbs},
       {"bandwidth_pct_peak", bandwidth_pct_peak},
       {"bandwidth_pct_theoretical", bandwidth_pct_theoretical},

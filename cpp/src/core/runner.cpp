@@ -93,12 +93,27 @@ bool runs_on_matrix_units(const Variant& v, DType dtype) {
 }
 
 bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks) {
+  return judge_row(m, k.pattern, runs_on_matrix_units(v, parse_dtype(m.dtype)), info, peaks);
+}
+
+bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks) {
   m.peaks = peaks;
   // FP16 and BF16 on the matrix units (the same rate on every GPU bwprof knows): their roof, from the architecture table (bwprof measures no matrix
   // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
-  if (runs_on_matrix_units(v, parse_dtype(m.dtype)) && info.fp16_matrix_gflops_theoretical > 0)
+  if (matrix_units && info.fp16_matrix_gflops_theoretical > 0)
     use_matrix_roof(m.peaks, info.fp16_matrix_gflops_theoretical, m.dtype);
-  return derive_rates(m, k.pattern);
+  return derive_rates(m, pattern);
+}
+
+void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bool matrix_units) {
+  const DeviceInfo& info = backend.info();
+  const DType dtype = parse_dtype(m.dtype);
+  if (judge_row(m, pattern, matrix_units, info, device_peaks(backend, dtype)) && retake_peaks_once(info.id)) {
+    // Clearly above a measured peak with no datasheet figure to say which is wrong: the peak may
+    // have been taken during a slow patch. Take it again (once per device and process) and judge
+    // again; a row still above it stays flagged.
+    judge_row(m, pattern, matrix_units, info, device_peaks(backend, dtype, true));
+  }
 }
 
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
@@ -141,13 +156,7 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
       m.occupancy_limiter = "unknown architecture";  // not in the occupancy tables: leave it open
     }
   }
-  const Variant& v = find_variant(k, kind, p.variant);
-  if (judge_row(m, k, v, info, device_peaks(backend, p.dtype)) && retake_peaks_once(info.id)) {
-    // Clearly above a measured peak with no datasheet figure to say which is wrong: the peak may
-    // have been taken during a slow patch. Take it again (once per device and process) and judge
-    // again; a row still above it stays flagged.
-    judge_row(m, k, v, info, device_peaks(backend, p.dtype, true));
-  }
+  judge_on_device(m, backend, k.pattern, runs_on_matrix_units(find_variant(k, kind, p.variant), p.dtype));
   return m;
 }
 

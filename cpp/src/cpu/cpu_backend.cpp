@@ -83,11 +83,23 @@ class CpuBackend final : public Backend {
     return std::chrono::duration<double, std::micro>(t1 - t0).count();
   }
 
+  void begin_region() override { region_start_ = std::chrono::steady_clock::now(); }
+  double end_region_us() override {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - region_start_).count();
+  }
+
   void flush_cache(KernelInstance& k) override {
+    if (!k.names_its_buffers()) {
+      // Work that cannot name its buffers (user code that declared none): stream a buffer twice
+      // the last-level cache through every level instead.
+      scrub();
+      return;
+    }
+    const auto buffers = k.host_buffers();
 #ifdef BWPROF_HAVE_CLFLUSH
     // Evict exactly the kernel's own data from every cache level: cheaper and more certain than
     // streaming a buffer through a last-level cache that may be hundreds of MB.
-    for (auto& buf : k.host_buffers()) {
+    for (auto& buf : buffers) {
       const char* p = static_cast<const char*>(buf.first);
       const std::size_t n = buf.second;
       parallel_for(n / 64 + 1, 1 << 14, [&](std::size_t lo, std::size_t hi) {
@@ -96,18 +108,22 @@ class CpuBackend final : public Backend {
     }
     _mm_mfence();
 #else
-    (void)k;
-    const std::size_t n = static_cast<std::size_t>(std::max(2.0 * info_.cache_bytes, 64e6));
-    if (scrub_.size() < n) scrub_.assign(n, 0);
-    for (std::size_t i = 0; i < n; i += 64) scrub_[i]++;
+    scrub();
 #endif
   }
 
   void synchronize() override {}
 
  private:
+  void scrub() {
+    const std::size_t n = static_cast<std::size_t>(std::max(2.0 * info_.cache_bytes, 64e6));
+    if (scrub_.size() < n) scrub_.assign(n, 0);
+    for (std::size_t i = 0; i < n; i += 64) scrub_[i]++;
+  }
+
   DeviceInfo info_;
   std::vector<char> scrub_;
+  std::chrono::steady_clock::time_point region_start_;
 };
 
 }  // namespace

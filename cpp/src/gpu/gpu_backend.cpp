@@ -92,7 +92,7 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   const std::string how = hold ? hold : "spin";
   if (how != "spin" && how != "block")
     throw InvalidArgument("BWPROF_STREAM_HOLD: expected 'spin' or 'block', got '" + how + "'");
-  block_ = how == "block";
+  const bool block = how == "block";
   BWPROF_GPU_CHECK(hipSetDevice(ordinal));
   hipDeviceProp_t p;
   std::memset(&p, 0, sizeof p);
@@ -130,7 +130,8 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
     info_.fp16_gflops_theoretical = a->rates.fp16 * per_clock;
     info_.fp16_matrix_gflops_theoretical = a->rates.fp16_matrix * per_clock;
   }
-  BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
+  BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&own_stream_, hipStreamNonBlocking));
+  stream_ = own_stream_;
   BWPROF_GPU_CHECK(hipEventCreate(&start_));
   BWPROF_GPU_CHECK(hipEventCreate(&stop_));
   // Writing twice the L2 evicts whatever a previous run left there; reading a second such buffer
@@ -144,13 +145,19 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   // ~20 us of the spin ahead of each timed run (at the highest SM clock; longer at lower ones).
   spin_cycles_ = static_cast<long long>(20e-6 * std::max(info_.clock_mhz, 100.0) * 1e6);
   spin_blocks_ = info_.compute_units;  // every SM busy, as during a flush
-  if (block_) hold_ = std::make_unique<StreamHold>(info_.clock_mhz, 1.0);
+  if (block) set_stream_hold("block");
+}
+
+void GpuBackend::set_stream_hold(const std::string& how) {
+  if (how != "spin" && how != "block") throw InvalidArgument("stream_hold: expected 'spin' or 'block', got '" + how + "'");
+  block_ = how == "block";
+  if (block_ && !hold_) hold_ = std::make_unique<StreamHold>(info_.clock_mhz, 1.0);
 }
 
 GpuBackend::~GpuBackend() {
   if (start_) (void)hipEventDestroy(start_);
   if (stop_) (void)hipEventDestroy(stop_);
-  if (stream_) (void)hipStreamDestroy(stream_);
+  if (own_stream_) (void)hipStreamDestroy(own_stream_);
 }
 
 void GpuBackend::check_launch(const char* kernel, const char* file, int line) {
@@ -159,31 +166,57 @@ void GpuBackend::check_launch(const char* kernel, const char* file, int line) {
 }
 
 double GpuBackend::time_launch_us(KernelInstance& k, int launches) {
+  auto timed = [&] {
+    begin_region();
+    try {
+      for (int i = 0; i < launches; ++i) k.launch();
+    } catch (...) {
+      abandon_region();
+      throw;
+    }
+    return end_region_us();
+  };
   if (block_) {
-    // nvbench's way: the work is queued behind a kernel that waits for the host, so the start
-    // event fires only once everything is queued, however long queuing took.
-    hold_->hold(stream_);
-    BWPROF_GPU_CHECK(hipEventRecord(start_, stream_));
-    for (int i = 0; i < launches; ++i) k.launch();
-    BWPROF_GPU_CHECK(hipEventRecord(stop_, stream_));
-    hold_->release();
-    const double us = time_events_us();
-    if (!hold_->timed_out()) return us;
+    const double us = timed();
+    if (!hold_timed_out_) return us;
     // The launch made the host wait on the GPU (a synchronous call inside it), so the hold could
     // not be released before its timeout and this timing includes the wait. Such work cannot be
     // held: time it (and the rest of this process's work) behind the spin instead.
     block_ = false;
   }
-  // The GPU spins for ~20 us before the start event, so that it is still busy when the host has
-  // submitted the kernel: the events then time the kernel, not the host's launch call. Without
-  // it a hot run (no flush ahead) of a short kernel also timed the submission, and came out
-  // slower than a cold one (H100, FP16 GEMV 4096x4096: 17.3 us hot over rotated copies of W
-  // against 15.1 us cold).
-  spin_before_timing();
+  return timed();
+}
+
+void GpuBackend::begin_region() {
+  region_block_ = block_;
+  hold_timed_out_ = false;
+  if (region_block_) {
+    // nvbench's way: the work is queued behind a kernel that waits for the host, so the start
+    // event fires only once everything is queued, however long queuing took.
+    hold_->hold(stream_);
+  } else {
+    // The GPU spins for ~20 us before the start event, so that it is still busy when the host has
+    // submitted the kernel: the events then time the kernel, not the host's launch call. Without
+    // it a hot run (no flush ahead) of a short kernel also timed the submission, and came out
+    // slower than a cold one (H100, FP16 GEMV 4096x4096: 17.3 us hot over rotated copies of W
+    // against 15.1 us cold).
+    spin_before_timing();
+  }
   BWPROF_GPU_CHECK(hipEventRecord(start_, stream_));
-  for (int i = 0; i < launches; ++i) k.launch();
+}
+
+double GpuBackend::end_region_us() {
   BWPROF_GPU_CHECK(hipEventRecord(stop_, stream_));
-  return time_events_us();
+  if (region_block_) hold_->release();
+  const double us = time_events_us();
+  hold_timed_out_ = region_block_ && hold_->timed_out();
+  return us;
+}
+
+void GpuBackend::abandon_region() noexcept {
+  if (region_block_) hold_->release();
+  (void)hipStreamSynchronize(stream_);
+  (void)hipGetLastError();
 }
 
 double GpuBackend::time_events_us() {

@@ -74,9 +74,19 @@ class GpuBackend final : public Backend {
   // How a timed launch waits for the host to queue it: "spin" (a fixed ~20 us of busy GPU ahead of
   // the start event) or "block" (a kernel that holds the stream until everything is queued).
   // BWPROF_STREAM_HOLD chooses; see docs/design-notes.md for the measured comparison.
-  const char* stream_hold() const { return block_ ? "block" : "spin"; }
+  const char* stream_hold() const override { return block_ ? "block" : "spin"; }
+  void set_stream_hold(const std::string& how) override;
   void synchronize() override;
 
+  // Timing on another stream (the user's code): the flush, the spin or hold and the events follow it.
+  void* timing_stream() const override { return stream_; }
+  void set_timing_stream(void* stream) override { stream_ = static_cast<hipStream_t>(stream); }
+  void reset_timing_stream() override { stream_ = own_stream_; }
+  void begin_region() override;
+  double end_region_us() override;
+  bool region_hold_timed_out() const override { return hold_timed_out_; }
+
+  // The stream bwprof's kernels launch on (the timing stream).
   hipStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
   int sm_count() const { return info_.compute_units; }
@@ -90,12 +100,17 @@ class GpuBackend final : public Backend {
   long long spin_cycles_ = 40000;
   int spin_blocks_ = 1;
   DeviceInfo info_;
-  hipStream_t stream_ = nullptr;
+  hipStream_t stream_ = nullptr;      // the timing stream: own_stream_ unless set
+  hipStream_t own_stream_ = nullptr;  // created by the backend
   hipEvent_t start_ = nullptr, stop_ = nullptr;
   DeviceBuffer scrub_, clean_;
   std::unique_ptr<StreamHold> hold_;
   bool block_ = false;  // hold the stream with hold_ rather than spin ahead of it
+  bool region_block_ = false;     // how the open region was started
+  bool hold_timed_out_ = false;   // the last region's hold gave up waiting
   double time_events_us();
+  // A region's launches threw: let the held work run, wait for it, and leave the device usable.
+  void abandon_region() noexcept;
 };
 
 // Reads `buf` through the L2 (cache_flush.hip).

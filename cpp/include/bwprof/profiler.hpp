@@ -1,0 +1,106 @@
+// Profiling the user's own code with bwprof's method: the same warm-up, repeats and median, the
+// same cold caches (the L2 flushed on the stream the work runs on), the same peaks and the same
+// roofline judgement as bwprof's own kernels, and the same row. The user declares the minimal
+// traffic (each input read once, each output written once) and, optionally, the FLOPs.
+//
+//   bwprof::Profiler prof("my_kernel", "gpu");
+//   prof.set_bytes(bytes_read, bytes_written).set_flops(flops);
+//   bwprof::Measurement m = prof.measure([&](bwprof::Stream s) { my_launch(s.as<cudaStream_t>()); });
+//   std::printf("%.1f GB/s, %s\n", m.bandwidth_gbs, m.bottleneck.c_str());
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bwprof/device.hpp"
+#include "bwprof/measurement.hpp"
+#include "bwprof/runner.hpp"
+
+namespace bwprof {
+
+class Backend;
+
+// A GPU stream as an opaque handle: a cudaStream_t or hipStream_t as a pointer (nullptr is the
+// default stream). On the CPU it is ignored.
+struct Stream {
+  void* handle = nullptr;
+  template <class T>
+  T as() const { return reinterpret_cast<T>(handle); }  // s.as<cudaStream_t>()
+};
+
+class Profiler {
+ public:
+  // `name` becomes the row's `kernel` column; `device` is a bwprof device id ("auto", "cpu",
+  // "gpu", "gpu:0"). An unknown device or an empty name: InvalidArgument.
+  explicit Profiler(std::string name, const std::string& device = "auto");
+
+  // The minimal traffic in bytes (finite, >= 0) and how it was found ("declared", "inferred" or
+  // "mixed": the row's bytes_source column).
+  Profiler& set_bytes(double bytes_read, double bytes_written, const std::string& source = "declared");
+  // Floating-point operations per call (multiply-add = 2); 0: judged by bandwidth alone.
+  Profiler& set_flops(double flops);
+  // The storage type whose compute roof judges the row: "fp32" (default) or "fp16"; with
+  // matrix_units, FP16 work is judged against the matrix units' roof (tensor cores, MFMA).
+  Profiler& set_dtype(const std::string& dtype, bool matrix_units = false);
+  Profiler& set_shape(std::string shape);  // the row's shape column: free text
+  Profiler& set_access_pattern(AccessPattern pattern);
+  // "cold" (default: caches flushed before every timed call) or "hot".
+  Profiler& set_cache(const std::string& cache);
+  // Warm-up calls, then timed calls until at least min_repeats and min_time_s (RunOptions).
+  Profiler& set_warmup(int warmup);
+  Profiler& set_repeats(int min_repeats, double min_time_s = 0.05, int max_repeats = 1000, double max_time_s = 2.0);
+  // The stream measure() hands its callable and times (GPU). Default: bwprof's own stream.
+  Profiler& set_stream(Stream stream);
+  // How a timed call waits for the host to queue its work: "block" (default for measure(): the
+  // stream is held until the call returns, so the host's launch overhead is not timed; a call
+  // that makes the host wait on the GPU times out after a second and is then timed behind the
+  // spin) or "spin" (~20 us of busy GPU ahead of the start; the default for start()/stop()).
+  Profiler& set_stream_hold(const std::string& how);
+  // Host memory the code touches (CPU): a cold run evicts exactly these lines. Without them a cold
+  // CPU run streams a buffer twice the last-level cache instead.
+  Profiler& set_host_buffers(std::vector<std::pair<const void*, std::size_t>> buffers);
+
+  const DeviceInfo& device() const;
+  // The stream measure() passes: the one set, else bwprof's own (nullptr on the CPU).
+  Stream stream() const;
+
+  // Times `fn` (CPU code, or GPU work it queues on the set stream, else the default stream) and
+  // derives the row.
+  Measurement measure(const std::function<void()>& fn);
+  // Times `fn`, which queues its GPU work on the stream it is given (stream()).
+  Measurement measure(const std::function<void(Stream)>& fn);
+
+  // The single-shot form, around code that cannot be wrapped: start() flushes (cold) and starts
+  // the clock on `stream` (default: the set stream, else the default stream); stop() stops it and
+  // returns the row over every start/stop pair so far (its `repeats` counts them); reset() forgets
+  // them.
+  void start();
+  void start(Stream stream);
+  Measurement stop();
+  void reset();
+
+ private:
+  Measurement row(const std::vector<double>& times_us, int warmup) const;
+  Measurement run(const std::function<void()>& fn, void* stream);
+
+  Backend* backend_;
+  std::string name_, shape_, dtype_ = "fp32", cache_ = "cold", bytes_source_ = "declared";
+  double bytes_read_ = 0, bytes_written_ = 0, flops_ = 0;
+  bool matrix_units_ = false;
+  AccessPattern pattern_ = AccessPattern::kCoalesced;
+  RunOptions opt_;
+  std::optional<Stream> stream_;
+  std::optional<std::string> hold_;
+  std::vector<std::pair<const void*, std::size_t>> buffers_;
+  bool buffers_set_ = false;
+  // The single-shot form's state.
+  bool open_ = false;
+  void* open_stream_ = nullptr;
+  std::string saved_hold_;
+  std::vector<double> shots_us_;
+};
+
+}  // namespace bwprof

@@ -1,0 +1,308 @@
+// The user's code measured the way bwprof measures its own kernels: the callable becomes a kernel
+// instance, timed by the runner's loop (run_repeats) on the backend's timed region, on the stream
+// the code launches on, then judged by the one row path (judge_on_device).
+#include "bwprof/profiler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+
+#include "bwprof/api.hpp"
+#include "bwprof/backend.hpp"
+#include "bwprof/error.hpp"
+#include "bwprof/stats.hpp"
+
+namespace bwprof {
+
+namespace {
+
+using BufferList = std::vector<std::pair<const void*, std::size_t>>;
+
+// The user's code as a kernel instance; it keeps the host time of every call.
+class UserWork final : public KernelInstance {
+ public:
+  UserWork(const std::function<void()>& fn, const BufferList& buffers, bool named)
+      : fn_(fn), buffers_(buffers), named_(named) {}
+  void launch() override {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn_();
+    host_us_.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  Check check() override { return {}; }  // the user's code has no reference here
+  BufferList host_buffers() const override { return buffers_; }
+  bool names_its_buffers() const override { return named_; }
+  const std::vector<double>& host_us() const { return host_us_; }
+
+ private:
+  const std::function<void()>& fn_;
+  const BufferList& buffers_;
+  bool named_;
+  std::vector<double> host_us_;
+};
+
+// No work, only the user's buffers: what an empty timed region measures on this stream, and what
+// a cold single-shot region flushes.
+class NoWork final : public KernelInstance {
+ public:
+  NoWork(const BufferList& buffers, bool named) : buffers_(buffers), named_(named) {}
+  void launch() override {}
+  Check check() override { return {}; }
+  BufferList host_buffers() const override { return buffers_; }
+  bool names_its_buffers() const override { return named_; }
+
+ private:
+  const BufferList& buffers_;
+  bool named_;
+};
+
+// Points the backend's timing at a stream and a hold for one measurement, and back afterwards
+// (also when the user's code throws).
+class StreamScope {
+ public:
+  StreamScope(Backend& b, void* stream, const std::string& hold) : b_(b), saved_hold_(b.stream_hold()) {
+    b_.set_timing_stream(stream);
+    if (!hold.empty() && !saved_hold_.empty()) b_.set_stream_hold(hold);
+  }
+  ~StreamScope() {
+    try {
+      if (!saved_hold_.empty()) b_.set_stream_hold(saved_hold_);
+    } catch (...) {
+    }
+    b_.reset_timing_stream();
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  Backend& b_;
+  std::string saved_hold_;
+};
+
+double median_of(std::vector<double> v) { return v.empty() ? 0.0 : summarize(std::move(v)).median; }
+
+void check_count(const char* what, double v) {
+  if (!std::isfinite(v) || v < 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: must be a finite number >= 0, got %g", what, v);
+    throw InvalidArgument(buf);
+  }
+}
+
+}  // namespace
+
+Profiler::Profiler(std::string name, const std::string& device) : name_(std::move(name)) {
+  if (name_.empty()) throw InvalidArgument("name: must not be empty");
+  backend_ = &backend_for(device);
+  opt_.verify = false;
+}
+
+Profiler& Profiler::set_bytes(double bytes_read, double bytes_written, const std::string& source) {
+  check_count("bytes_read", bytes_read);
+  check_count("bytes_written", bytes_written);
+  if (source != "declared" && source != "inferred" && source != "mixed")
+    throw InvalidArgument("bytes source: expected 'declared', 'inferred' or 'mixed', got '" + source + "'");
+  bytes_read_ = bytes_read;
+  bytes_written_ = bytes_written;
+  bytes_source_ = source;
+  return *this;
+}
+
+Profiler& Profiler::set_flops(double flops) {
+  check_count("flops", flops);
+  flops_ = flops;
+  return *this;
+}
+
+Profiler& Profiler::set_dtype(const std::string& dtype, bool matrix_units) {
+  parse_dtype(dtype);
+  dtype_ = dtype;
+  matrix_units_ = matrix_units;
+  return *this;
+}
+
+Profiler& Profiler::set_shape(std::string shape) {
+  shape_ = std::move(shape);
+  return *this;
+}
+
+Profiler& Profiler::set_access_pattern(AccessPattern pattern) {
+  pattern_ = pattern;
+  return *this;
+}
+
+Profiler& Profiler::set_cache(const std::string& cache) {
+  if (cache != "cold" && cache != "hot") throw InvalidArgument("cache: expected 'cold' or 'hot', got '" + cache + "'");
+  cache_ = cache;
+  return *this;
+}
+
+Profiler& Profiler::set_warmup(int warmup) {
+  if (warmup < 0) throw InvalidArgument("warmup: must be >= 0");
+  opt_.warmup = warmup;
+  return *this;
+}
+
+Profiler& Profiler::set_repeats(int min_repeats, double min_time_s, int max_repeats, double max_time_s) {
+  if (min_repeats < 1) throw InvalidArgument("repeats: must be >= 1");
+  if (max_repeats < min_repeats) throw InvalidArgument("max_repeats: must be >= repeats");
+  if (!(min_time_s >= 0) || !(max_time_s >= 0) || !std::isfinite(min_time_s) || !std::isfinite(max_time_s))
+    throw InvalidArgument("min_time_s/max_time_s: must be finite and >= 0");
+  opt_.min_repeats = min_repeats;
+  opt_.min_time_s = min_time_s;
+  opt_.max_repeats = max_repeats;
+  opt_.max_time_s = max_time_s;
+  return *this;
+}
+
+Profiler& Profiler::set_stream(Stream stream) {
+  stream_ = stream;
+  return *this;
+}
+
+Profiler& Profiler::set_stream_hold(const std::string& how) {
+  if (how != "spin" && how != "block") throw InvalidArgument("stream_hold: expected 'spin' or 'block', got '" + how + "'");
+  hold_ = how;
+  return *this;
+}
+
+Profiler& Profiler::set_host_buffers(std::vector<std::pair<const void*, std::size_t>> buffers) {
+  buffers_ = std::move(buffers);
+  buffers_set_ = true;
+  return *this;
+}
+
+const DeviceInfo& Profiler::device() const { return backend_->info(); }
+
+Stream Profiler::stream() const {
+  if (stream_) return *stream_;
+  return Stream{backend_->timing_stream()};
+}
+
+Measurement Profiler::row(const std::vector<double>& times_us, int warmup) const {
+  const DeviceInfo& info = backend_->info();
+  Measurement m;
+  m.kernel = name_;
+  m.family = "user";
+  m.variant = "user";
+  m.dtype = dtype_;
+  m.shape = shape_;
+  m.device = info.id;
+  m.device_name = info.name;
+  m.backend = info.backend;
+  m.cache = cache_;
+  m.warmup = warmup;
+  m.time_us = summarize(times_us);
+  m.unstable = is_unstable(m.time_us);
+  m.bytes_read = bytes_read_;
+  m.bytes_written = bytes_written_;
+  m.bytes_source = bytes_source_;
+  m.flops = flops_;
+  m.verified = false;  // no reference for the user's code
+  m.max_rel_error = std::nan("");
+  m.tolerance = std::nan("");
+  m.occupancy_pct = std::nan("");
+  judge_on_device(m, *backend_, pattern_, matrix_units_);
+  return m;
+}
+
+Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
+  if (!fn) throw InvalidArgument("fn: not callable (an empty function)");
+  if (open_) throw InvalidArgument("measure: a start() has no stop() yet");
+  RunOptions opt = opt_;
+  opt.cold = cache_ == "cold";
+  const bool gpu = backend_->info().kind != "cpu";
+  std::vector<double> times, empty;
+  std::vector<double> host_us;
+  {
+    StreamScope scope(*backend_, stream, hold_.value_or("block"));
+    UserWork work(fn, buffers_, buffers_set_);
+    times = run_repeats(*backend_, work, opt);
+    host_us = work.host_us();
+    if (gpu) {
+      // What an empty region measures here, for telling "no GPU work" from a short kernel.
+      RunOptions e = opt;
+      e.warmup = 1;
+      e.min_repeats = 5;
+      e.max_repeats = 5;
+      e.min_time_s = 0;
+      NoWork none(buffers_, buffers_set_);
+      empty = run_repeats(*backend_, none, e);
+    }
+  }
+  if (gpu) {
+    const double t = median_of(times), t0 = median_of(empty), host = median_of(host_us);
+    // A region that timed no more than an empty one while each call kept the host busy far longer:
+    // the code ran on the host, or queued its work on another stream. Its bandwidth would be a
+    // figure of nothing.
+    if (t <= 1.25 * t0 + 0.5 && host >= 20.0 * std::max(t, 0.05) && host >= 10.0) {
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "fn: '%s' queued no GPU work on the timed stream of %s: each call took %.1f us on the host "
+                    "while the device timed %.2f us (an empty region: %.2f us). Run host code with device='cpu', "
+                    "or pass the stream the code launches on (stream=)",
+                    name_.c_str(), backend_->info().id.c_str(), host, t, t0);
+      throw InvalidArgument(buf);
+    }
+  }
+  return row(times, opt.warmup);
+}
+
+Measurement Profiler::measure(const std::function<void()>& fn) {
+  // Code that is handed no stream launches on the default one, unless a stream was set.
+  return run(fn, stream_ ? stream_->handle : nullptr);
+}
+
+Measurement Profiler::measure(const std::function<void(Stream)>& fn) {
+  if (!fn) throw InvalidArgument("fn: not callable (an empty function)");
+  const Stream s = stream();
+  return run([&] { fn(s); }, s.handle);
+}
+
+void Profiler::start() { start(stream_ ? *stream_ : Stream{}); }
+
+void Profiler::start(Stream stream) {
+  if (open_) throw InvalidArgument("start: called twice without stop()");
+  saved_hold_ = backend_->stream_hold();
+  backend_->set_timing_stream(stream.handle);
+  try {
+    if (!saved_hold_.empty()) backend_->set_stream_hold(hold_.value_or("spin"));
+    if (cache_ == "cold") {
+      NoWork none(buffers_, buffers_set_);
+      backend_->flush_cache(none);
+    }
+    backend_->begin_region();
+  } catch (...) {
+    if (!saved_hold_.empty()) backend_->set_stream_hold(saved_hold_);
+    backend_->reset_timing_stream();
+    throw;
+  }
+  open_ = true;
+}
+
+Measurement Profiler::stop() {
+  if (!open_) throw InvalidArgument("stop: no start() before it");
+  open_ = false;
+  double us = 0;
+  bool timed_out = false;
+  try {
+    us = backend_->end_region_us();
+    timed_out = backend_->region_hold_timed_out();
+  } catch (...) {
+    if (!saved_hold_.empty()) backend_->set_stream_hold(saved_hold_);
+    backend_->reset_timing_stream();
+    throw;
+  }
+  if (!saved_hold_.empty()) backend_->set_stream_hold(saved_hold_);
+  backend_->reset_timing_stream();
+  if (timed_out)
+    throw Error("stop: the code between start() and stop() made the host wait on the GPU, so the block hold "
+                "gave up and this time includes the wait; use set_stream_hold(\"spin\") for such code");
+  shots_us_.push_back(us);
+  return row(shots_us_, 0);
+}
+
+void Profiler::reset() { shots_us_.clear(); }
+
+}  // namespace bwprof

@@ -1,0 +1,277 @@
+"""Profiling the user's own code: any Python callable (a PyTorch op, a Triton or CuPy kernel, a
+NumPy function), measured with bwprof's method (cold caches flushed on the callable's stream,
+warm-up, repeats, the median, the same peaks and roofline judgement) into the same row as bwprof's
+own kernels. ``sweep`` runs one over a grid of parameters into a DataFrame.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any, Callable
+
+import pandas as pd
+
+from . import _core
+from . import arguments as _args
+from .arrays import ArrayInfo, arrays_in, span, unique_bytes
+from .streams import current_handle, handle_of
+
+_HALF_KINDS = {"f2", "bf16", "V2"}
+_DTYPE_NAMES = {"fp32": "fp32", "float32": "fp32", "f4": "fp32", "fp16": "fp16", "float16": "fp16",
+                "half": "fp16", "f2": "fp16", "bf16": "fp16", "bfloat16": "fp16"}
+
+
+def _name_of(fn: Any) -> str:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return "lambda" if name == "<lambda>" else str(name)
+
+
+def _bytes_arg(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    return _args.number(name, value)
+
+
+def _dtype_of(dtype: Any, inputs: list[ArrayInfo]) -> str:
+    """The storage type whose compute roof judges the row: given ("fp16", numpy/torch dtypes ...)
+    or, from the inputs, fp16 when every floating-point input is 16-bit, else fp32."""
+    if dtype is not None:
+        if isinstance(dtype, str):
+            key = dtype
+        else:  # a numpy dtype (.name), a numpy scalar type (__name__) or a torch dtype ("torch.float16")
+            key = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
+        key = str(key).replace("torch.", "").lower()
+        if key not in _DTYPE_NAMES:
+            raise ValueError(f"dtype: expected 'fp32' or 'fp16' (or a float32/float16/bfloat16 dtype), "
+                             f"got {_args.show(dtype)}")
+        return _DTYPE_NAMES[key]
+    floats = [a.kind for a in inputs if a.kind.startswith(("f", "bf", "V"))]
+    return "fp16" if floats and all(k in _HALF_KINDS for k in floats) else "fp32"
+
+
+def _device_of(device: str, arrays: list[ArrayInfo]) -> str:
+    """"auto" follows the data: the GPU its arrays live on, the CPU for host arrays only."""
+    gpus = [a.location for a in arrays if a.location != "host"]
+    if device == "auto":
+        if gpus:
+            return gpus[0]
+        return "cpu" if arrays else "auto"
+    if device == "cpu" and gpus:
+        raise ValueError(f"device: 'cpu' cannot time work on {gpus[0]} (its arguments live there); "
+                         f"use device='auto' or '{gpus[0]}'")
+    return device
+
+
+def _shape_text(inputs: list[ArrayInfo], outputs: list[ArrayInfo]) -> str:
+    part = lambda xs: "+".join(a.shape_text for a in xs[:6]) + ("+..." if len(xs) > 6 else "")  # noqa: E731
+    out = []
+    if inputs:
+        out.append("in=" + part(inputs))
+    if outputs:
+        out.append("out=" + part(outputs))
+    return ",".join(out)
+
+
+def _host_spans(arrays: list[ArrayInfo]) -> list[tuple[int, int]]:
+    spans = []
+    for a in arrays:
+        if a.location == "host" and a.nbytes > 0:
+            lo, hi = span(a)
+            spans.append((lo, hi - lo))
+    return spans
+
+
+def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any = None,
+            bytes_written: Any = None, flops: Any = None, inputs: Any = None, outputs: Any = None,
+            dtype: Any = None, device: str = "auto", cache: str = "cold", warmup: int = 2,
+            repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool = False,
+            min_time_s: float = 0.05, max_repeats: int = 1000, max_time_s: float = 2.0,
+            stream_hold: str | None = None, **kwargs: Any):
+    """Time ``fn(*args, **kwargs)`` with bwprof's method and return its Measurement, whose record
+    has the same columns as bwprof's own kernels (``kernel`` = ``name``, default the callable's
+    name; ``variant`` = "user"), so ``save_run``, the plots, baselines and ``compare`` take it.
+
+    Bytes: ``bytes_read``/``bytes_written`` as given, else counted from ``inputs``/``outputs`` (default:
+    the arguments and the return value of a first call) for anything exposing
+    ``__cuda_array_interface__``, ``__array_interface__``, DLPack or the buffer protocol: each
+    input read once, each output written once, a buffer passed twice counted once. The row's
+    ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
+    the roofline; ``dtype`` picks the compute roof ("fp32"/"fp16"; default from the inputs) and
+    ``matrix_units=True`` judges FP16 work against the tensor cores' roof.
+
+    ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
+    GPU the calls are timed by events on ``stream`` (a raw handle or an object with
+    ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: PyTorch's current stream when
+    PyTorch has started CUDA, else CuPy's, else the default stream), where the L2 flush and the
+    stream hold go too. ``rotate``: a list of argument tuples used in turn (so that even hot runs
+    read from memory). A callable that raises has its exception re-raised as a BwprofError
+    chained to it; one that queues no GPU work on the timed stream is a ValueError.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable, got {_args.show(fn)} ({type(fn).__name__})")
+    name = _args.text("name", name) if name is not None else _name_of(fn)
+    if not name:
+        raise ValueError("name: must not be empty")
+    declared_read = _bytes_arg("bytes_read", bytes_read)
+    declared_written = _bytes_arg("bytes_written", bytes_written)
+    flops = _bytes_arg("flops", flops) or 0.0
+    device = _args.text("device", device)
+    cache = _args.text("cache", cache, ("cold", "hot"))
+    warmup = _args.count("warmup", warmup, 0, _args.MAX_WARMUP)
+    repeats = _args.count("repeats", repeats, 1, _args.MAX_REPEATS)
+    max_repeats = _args.count("max_repeats", max_repeats, 1, _args.MAX_REPEATS)
+    if max_repeats < repeats:
+        raise ValueError(f"max_repeats: must be at least repeats ({repeats}), got {max_repeats}")
+    min_time_s = _args.seconds("min_time_s", min_time_s)
+    max_time_s = _args.seconds("max_time_s", max_time_s)
+    matrix_units = _args.flag("matrix_units", matrix_units)
+    hold = _args.text("stream_hold", stream_hold, ("block", "spin")) if stream_hold is not None else ""
+
+    if rotate is not None:
+        if args:
+            raise ValueError("rotate: it replaces the positional arguments; pass either *args or rotate=")
+        if not isinstance(rotate, (list, tuple)) or not rotate:
+            raise ValueError(f"rotate: expected a non-empty list of argument tuples, got {_args.show(rotate)}")
+        for i, a in enumerate(rotate):
+            if not isinstance(a, (tuple, list)):
+                raise TypeError(f"rotate[{i}]: expected a tuple of arguments, got {type(a).__name__}")
+        sets = [tuple(a) for a in rotate]
+    else:
+        sets = [tuple(args)]
+
+    failure: dict = {"error": None}
+
+    def guarded(call_args: tuple):
+        try:
+            return fn(*call_args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - kept to tell the callable's errors from bwprof's
+            failure["error"] = e
+            raise
+
+    def run(step: Callable[[], Any]) -> Any:
+        try:
+            return step()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # noqa: BLE001
+            if failure["error"] is not None:
+                err = failure["error"]
+                raise _core.BwprofError(f"profile: {name} raised {type(err).__name__}: {err} "
+                                        f"(bwprof stopped timing it; the device is usable)") from err
+            raise
+
+    # Inputs: what one call reads (the set it is given); outputs: what it writes.
+    per_set_inputs = [arrays_in(inputs) if inputs is not None else arrays_in((s, kwargs)) for s in sets]
+    first_inputs = per_set_inputs[0]
+    result = run(lambda: guarded(sets[0]))  # a first call: its return value, JIT compiles, errors
+    out_arrays = arrays_in(outputs) if outputs is not None else arrays_in(result)
+    del result
+
+    if declared_read is None:
+        if not first_inputs:
+            raise ValueError(f"bytes_read: nothing to infer it from ({'inputs=' if inputs is not None else 'the arguments'} "
+                             f"hold no array); pass bytes_read= or inputs=[...]")
+        counts = [unique_bytes(x) for x in per_set_inputs]
+        bytes_r = float(sum(counts)) / len(counts)
+    else:
+        bytes_r = declared_read
+    if declared_written is None:
+        if not out_arrays:
+            raise ValueError(f"bytes_written: nothing to infer it from ({'outputs=' if outputs is not None else 'the return value'} "
+                             f"holds no array); pass bytes_written= (0 if it writes nothing) or outputs=[...]")
+        bytes_w = float(unique_bytes(out_arrays))
+    else:
+        bytes_w = declared_written
+    declared = (declared_read is not None, declared_written is not None)
+    source = "declared" if all(declared) else "inferred" if not any(declared) else "mixed"
+
+    every_input = [a for xs in per_set_inputs for a in xs]
+    device = _device_of(device, every_input + out_arrays)
+    resolved = _core.device_info(device)  # an unknown device fails here, before timing
+    handle = None
+    if resolved["kind"] != "cpu":
+        index = int(resolved["id"].split(":")[1])
+        handle = handle_of(stream) if stream is not None else current_handle(index)[0]
+    elif stream is not None:
+        handle_of(stream)  # checked, and meaningless on the CPU
+    row_dtype = _dtype_of(dtype, first_inputs)
+    # What a cold CPU run evicts: memory the caller keeps alive (the inputs, and outputs it passed);
+    # the first call's return value is gone by then, and each call returns a new one anyway.
+    alive = every_input + (out_arrays if outputs is not None else [])
+    buffers = _host_spans(alive) if resolved["kind"] == "cpu" else []
+
+    turn = itertools.count()
+
+    def call() -> None:
+        guarded(sets[next(turn) % len(sets)])
+
+    return run(lambda: _core.profile(
+        call, name, device, bytes_r, bytes_w, source, flops, row_dtype, matrix_units,
+        _shape_text(first_inputs, out_arrays), cache, warmup, repeats, min_time_s, max_repeats,
+        max_time_s, handle, hold, buffers))
+
+
+def _grid_points(grid: Any) -> list[dict]:
+    if isinstance(grid, dict):
+        if not grid:
+            raise ValueError("grid: empty")
+        keys = list(grid)
+        values = []
+        for k in keys:
+            v = grid[k]
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise TypeError(f"grid[{k!r}]: expected a list of values, got {type(v).__name__}")
+            v = list(v)
+            if not v:
+                raise ValueError(f"grid[{k!r}]: empty list")
+            values.append(v)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+    if isinstance(grid, (list, tuple)) and grid and all(isinstance(p, dict) for p in grid):
+        return [dict(p) for p in grid]
+    raise TypeError("grid: expected a dict of lists (every combination) or a non-empty list of dicts")
+
+
+def _cell(v: Any) -> Any:
+    return v if isinstance(v, (bool, int, float, str)) or v is None else str(v)
+
+
+def sweep(fn_factory: Callable, grid: Any, *, name: str | None = None, **profile_kwargs: Any) -> pd.DataFrame:
+    """Profile the callable ``fn_factory(**point)`` builds at every point of ``grid`` (a dict of
+    lists, taken as every combination, or a list of dicts), as Triton's ``perf_report`` does, and
+    return one DataFrame: the grid's columns (prefixed ``grid_`` where a name is a result column),
+    then the result columns. The factory returns a callable, a tuple ``(fn, *args)``, or a dict of
+    ``profile`` arguments with ``fn`` (and ``args``); ``profile_kwargs`` apply to every point.
+    Each row's ``shape`` is the point, e.g. ``n=4096,dtype=float16``."""
+    if not callable(fn_factory):
+        raise TypeError(f"fn_factory: expected a callable, got {type(fn_factory).__name__}")
+    points = _grid_points(grid)
+    columns = list(_core.columns())
+    base_name = name if name is not None else _name_of(fn_factory)
+    rows = []
+    for point in points:
+        made = fn_factory(**point)
+        kw = dict(profile_kwargs)
+        if isinstance(made, dict):
+            if "fn" not in made:
+                raise ValueError(f"sweep: the factory's dict for {point} has no 'fn'")
+            made = dict(made)
+            fn, args = made.pop("fn"), tuple(made.pop("args", ()))
+            kw.update(made)
+        elif isinstance(made, tuple) and made and callable(made[0]):
+            fn, args = made[0], tuple(made[1:])
+        elif callable(made):
+            fn, args = made, ()
+        else:
+            raise TypeError(f"sweep: the factory returned {type(made).__name__} for {point}; expected a "
+                            f"callable, (fn, *args) or a dict with 'fn'")
+        kw.setdefault("name", base_name)
+        m = profile(fn, *args, **kw)
+        rec = m.to_dict()
+        rec["shape"] = ",".join(f"{k}={_cell(v)}" for k, v in point.items())
+        row = {(f"grid_{k}" if k in columns else k): _cell(v) for k, v in point.items()}
+        row.update(rec)
+        rows.append(row)
+    grid_cols = [c for c in rows[0] if c not in columns]
+    return pd.DataFrame(rows, columns=grid_cols + columns)
