@@ -43,7 +43,6 @@ def torch_us(p, dtype, repeats):
     a = torch.rand(p["M"], p["K"], generator=g, device="cuda").mul_(2).sub_(1).to(dt)
     b = torch.rand(p["K"], p["N"], generator=g, device="cuda").mul_(2).sub_(1).to(dt)
     us = shared_timer().median_us(lambda: torch.matmul(a, b), repeats)
-    del a, b
     return us
 
 
