@@ -250,12 +250,12 @@ gpu-bf16-attn: gpu-build
 
 gpu-bf16-attn-quick: gpu-build
 	mkdir -p $(BF16_LOGS)
-	-timeout 90 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	-timeout 80 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
 	  > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; grep -E "PASSED|FAILED" $(BF16_LOGS)/gtest_compute.log | tail -n 25
-	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
+	-PYTHONUNBUFFERED=1 timeout 110 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
 	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; grep -E "^(torch|SDPA)" \
 	  $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }; grep -E "FAILED|Error" $(BF16_LOGS)/attention_sweep.log | head -n 5
-	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
+	-PYTHONUNBUFFERED=1 timeout 70 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 
