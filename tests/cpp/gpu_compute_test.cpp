@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
 #include <vector>
 #include <string>
 
@@ -43,19 +44,30 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   const KernelFamily& k = find_kernel(c.kernel);
   Backend& gpu = backend_for("gpu");
   Problem p = make_problem(k, "gpu", c.variant, c.dtype, c.params);
-  // Attention: every prefill tile shape (the BWPROF_FLASH_TILE knob), not only the default.
-  const std::vector<const char*> tiles = c.kernel == "attention" ? std::vector<const char*>{"0", "1", "2"}
-                                                                 : std::vector<const char*>{"0"};
-  for (const char* tile : tiles) {
-    setenv("BWPROF_FLASH_TILE", tile, 1);
+  // Attention: every flash tile shape (BWPROF_FLASH_TILE), not only the default, and the vector-unit
+  // rows kernel for FP16/BF16 too (BWPROF_ATTN_KERNEL=rows); GEMM tensor: each mma.sync tile
+  // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
+  using Env = std::vector<std::pair<const char*, const char*>>;
+  std::vector<Env> runs = {{}};
+  if (c.kernel == "attention") {
+    runs = {{{"BWPROF_FLASH_TILE", "0"}}, {{"BWPROF_FLASH_TILE", "1"}}, {{"BWPROF_FLASH_TILE", "2"}}};
+    if (c.dtype != "fp32") runs.push_back({{"BWPROF_ATTN_KERNEL", "rows"}});
+    // the Hopper wgmma kernel where the device and build have it (elsewhere the default runs again)
+    if (c.dtype != "fp32" && c.variant == "flash") runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}});
+  } else if (c.kernel == "gemm" && c.variant == "tensor") {
+    runs = {{}, {{"BWPROF_GEMM_TILE", "small"}}, {{"BWPROF_GEMM_TILE", "skinny"}}};
+  }
+  for (const Env& env : runs) {
+    std::string what;
+    for (auto& e : env) setenv(e.first, e.second, 1), what += std::string(" ") + e.first + "=" + e.second;
     auto inst = find_variant(k, "gpu", c.variant).make(gpu, p);
     inst->launch();
     gpu.synchronize();
     Check r = inst->check();
-    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << " tile " << tile
+    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << what
                       << ": error " << r.max_rel_error << " > " << r.tolerance;
+    for (auto& e : env) unsetenv(e.first);
   }
-  unsetenv("BWPROF_FLASH_TILE");
 }
 
 std::vector<GpuCase> cases() {
@@ -65,23 +77,38 @@ std::vector<GpuCase> cases() {
       {{"M", "70"}, {"N", "136"}, {"K", "40"}, {"bias", "true"}, {"act", "gelu"}},
       {{"M", "130"}, {"N", "264"}, {"K", "72"}, {"bias", "true"}, {"act", "relu"}},
       {{"M", "1"}, {"N", "40"}, {"K", "24"}},
+      // M <= 16 (the 16-row tile), K split over blocks, odd and aligned N/K, with an epilogue
+      {{"M", "3"}, {"N", "77"}, {"K", "1029"}},
+      {{"M", "16"}, {"N", "264"}, {"K", "2048"}, {"bias", "true"}, {"act", "gelu"}},
+      {{"M", "7"}, {"N", "129"}, {"K", "3001"}, {"bias", "true"}, {"act", "relu"}},
+      // a few rows and a long K past 16 rows: split K on the 64 x 64 tile, unaligned
+      {{"M", "33"}, {"N", "75"}, {"K", "2049"}, {"bias", "true"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
-    for (const char* dt : {"fp32", "fp16"}) {
+    for (const char* dt : {"fp32", "fp16", "bf16"}) {
       if (std::string(v) == "tensor" && std::string(dt) == "fp32") continue;
       for (auto& g : gemms) out.push_back({"gemm", v, dt, g});
     }
   for (const char* v : {"fused", "separate"})
-    for (const char* dt : {"fp32", "fp16"}) out.push_back({"qkv_projection", v, dt, {{"tokens", "19"}, {"hidden", "40"}}});
+    for (const char* dt : {"fp32", "fp16", "bf16"})
+      out.push_back({"qkv_projection", v, dt, {{"tokens", "19"}, {"hidden", "40"}}});
   const std::vector<Params> attn = {
       {{"heads", "2"}, {"seq_q", "70"}, {"head_dim", "64"}, {"causal", "true"}},
       {{"batch", "2"}, {"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "33"}, {"seq_kv", "90"}, {"head_dim", "128"}},
       {{"heads", "3"}, {"seq_q", "17"}, {"head_dim", "32"}},
       {{"batch", "2"}, {"heads", "8"}, {"kv_heads", "2"}, {"seq_q", "1"}, {"seq_kv", "700"}, {"head_dim", "128"}},
       {{"heads", "2"}, {"seq_q", "3"}, {"seq_kv", "50"}, {"head_dim", "64"}, {"causal", "true"}},
+      // head dims 80, 96 and 256; grouped-query ratios 3 and 7; batch 3; lengths off every tile
+      {{"batch", "3"}, {"heads", "9"}, {"kv_heads", "3"}, {"seq_q", "37"}, {"seq_kv", "101"}, {"head_dim", "80"},
+       {"causal", "true"}},
+      {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "1"}, {"seq_kv", "333"}, {"head_dim", "96"}},
+      {{"heads", "6"}, {"kv_heads", "2"}, {"seq_q", "130"}, {"head_dim", "96"}, {"causal", "true"}},
+      {{"batch", "3"}, {"heads", "14"}, {"kv_heads", "2"}, {"seq_q", "19"}, {"head_dim", "256"}, {"causal", "true"}},
+      {{"heads", "2"}, {"seq_q", "1"}, {"seq_kv", "1000"}, {"head_dim", "256"}},
+      {{"heads", "3"}, {"kv_heads", "1"}, {"seq_q", "5"}, {"seq_kv", "2100"}, {"head_dim", "80"}, {"causal", "true"}},
   };
   for (const char* v : {"flash", "flash_paged"})
-    for (const char* dt : {"fp32", "fp16"})
+    for (const char* dt : {"fp32", "fp16", "bf16"})
       for (auto a : attn) {
         if (std::string(v) == "flash_paged") a["block_size"] = "7";
         out.push_back({"attention", v, dt, a});
@@ -100,11 +127,13 @@ INSTANTIATE_TEST_SUITE_P(Small, GpuCompute, ::testing::ValuesIn(cases()), case_n
 TEST(GpuComputeErrors, UnsupportedHeadDimNamesTheSupportedOnes) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   const KernelFamily& k = find_kernel("attention");
-  Problem p = make_problem(k, "gpu", "flash", "fp16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", "96"}});
-  try {
-    find_variant(k, "gpu", "flash").make(backend_for("gpu"), p);
-    FAIL() << "head_dim 96 accepted";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("32, 64 and 128"), std::string::npos) << e.what();
+  for (const char* d : {"48", "112", "160", "512"}) {
+    Problem p = make_problem(k, "gpu", "flash", "bf16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", d}});
+    try {
+      find_variant(k, "gpu", "flash").make(backend_for("gpu"), p);
+      FAIL() << "head_dim " << d << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("32, 64, 80, 96, 128 and 256"), std::string::npos) << e.what();
+    }
   }
 }
