@@ -1,6 +1,7 @@
 """The default suite comes from the kernel families' own declarations (kernels/<family>/family.cpp)
 and equals, configuration for configuration, the list python/bwprof/suite.py used to hold
-(tests/data/default_suite.json, written from it before the move), plus the fill family's."""
+(tests/data/default_suite.json, written from it before the move), plus the fill family's, and BF16
+where issue #18 added it (the GEMM's decode and FFN shapes, attention's decode and prefill)."""
 import json
 import os
 
@@ -16,10 +17,19 @@ def _snapshot():
                 for c in json.load(f)]
 
 
+BF16_CONFIGS = {("gemm", "decode"), ("gemm", "ffn"), ("attention", "decode kv=4096 b=4"),
+                ("attention", "prefill causal 512")}
+
+
+def _without_bf16(c):
+    return Config(c.kernel, c.label, c.params, c.quick, c.variants, tuple(d for d in c.dtypes if d != "bf16"))
+
+
 def test_the_suite_is_the_one_suite_py_held_plus_fill():
     old = _snapshot()
     new = default_suite()
-    assert [c for c in new if c.kernel != "fill"] == old
+    assert [_without_bf16(c) for c in new if c.kernel != "fill"] == old
+    assert {(c.kernel, c.label) for c in new if "bf16" in c.dtypes} == BF16_CONFIGS
     # Types too: the parameters reach measure() as ints, bools and strings, as they always did.
     for a, b in zip([c for c in new if c.kernel != "fill"], old):
         for got, want in ((a.params, b.params), (a.quick, b.quick)):

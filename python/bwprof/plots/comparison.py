@@ -50,7 +50,8 @@ _DTYPE_ORDER = ("fp32", "fp16", "bf16")
 def _dtypes_in(df: pd.DataFrame, dtypes, baseline, what: str) -> tuple[list[str], str]:
     """The dtypes to compare (the given ones, else those the rows have: fp32, fp16, bf16 first)
     and the baseline the speed-ups are taken against (the given one, else the first)."""
-    have = [str(d) for d in pd.unique(df["dtype"].astype(str))] if "dtype" in df else []
+    have = [str(d) for d in pd.unique(df["dtype"].dropna().astype(str))] if "dtype" in df else []
+    have = [d for d in have if d.strip() and d != "nan"]  # a foreign CSV's blanks are no dtype
     if dtypes is None:
         dtypes = [d for d in _DTYPE_ORDER if d in have] + sorted(d for d in have if d not in _DTYPE_ORDER)
     else:
