@@ -10,7 +10,7 @@ PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothes
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build pip-check
+.PHONY: run test setup build cpp-test py-test install clean ci test-cpu-only hip-build pip-check hip-peak-check
 
 run: build
 	$(PYTHON) -m bwprof bench $(BENCH_ARGS)
@@ -103,6 +103,25 @@ hip-wmma-check:
 	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); b=$$(grep -c v_wmma_f32_16x16x16_bf16 build-hip/gemm_gfx1100.s); \
 	  if [ "$$n" -gt 0 ] && [ "$$b" -gt 0 ]; then echo "hip-wmma-check: $$n FP16 and $$b BF16 WMMA instructions in the gfx1100 GEMM"; \
 	  else echo "hip-wmma-check: FP16 $$n, BF16 $$b WMMA instructions in the gfx1100 GEMM (want both)"; exit 1; fi
+	$(MAKE) hip-peak-check
+
+# The matrix peak's instructions, per AMD target: each step of a wave issues 128 of each type's
+# MMA (256 for INT8 where its K is 8 or the WMMA's 16): FP16/BF16/INT8 on gfx90a, every type
+# (TF32 as xf32, FP8) on gfx940, FP16/BF16/IU8 WMMA on gfx1100.
+hip-peak-check:
+	@for t in gfx90a gfx940 gfx1100; do \
+	  HIP_PLATFORM=amd hipcc -x hip --offload-arch=$$t -nogpulib --offload-device-only -O3 -std=c++17 \
+	    -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/mma_peak_$$t.s \
+	    kernels/mma_peak/amd.hip 2>&1 | grep -v -e "linker' input unused" -e "argument unused during compilation"; \
+	done; true
+	@fail=0; for spec in gfx90a:v_mfma_f32_32x32x8f16:128 gfx90a:v_mfma_f32_32x32x8bf16_1k:128 \
+	  gfx90a:v_mfma_i32_32x32x8i8:256 gfx940:v_mfma_f32_32x32x8_f16:128 gfx940:v_mfma_f32_32x32x8_bf16:128 \
+	  gfx940:v_mfma_f32_32x32x4_xf32:128 gfx940:v_mfma_f32_32x32x16_fp8_fp8:128 gfx940:v_mfma_i32_32x32x16_i8:128 \
+	  gfx1100:v_wmma_f32_16x16x16_f16:128 gfx1100:v_wmma_f32_16x16x16_bf16:128 gfx1100:v_wmma_i32_16x16x16_iu8:256; do \
+	  t=$${spec%%:*}; rest=$${spec#*:}; ins=$${rest%%:*}; want=$${rest#*:}; \
+	  n=$$(grep -c "$$ins\b" build-hip/mma_peak_$$t.s); \
+	  if [ "$$n" = "$$want" ]; then echo "hip-peak-check: $$t $$ins x$$n"; \
+	  else echo "hip-peak-check: $$t $$ins: $$n, expected $$want"; fail=1; fi; done; exit $$fail
 
 # Debian 12 packages no rocBLAS; Debian 13's librocblas-dev (headers only, 66 kB) lets CI compile
 # the `vendor` rocBLAS path. Unpacked into build-hip-deps, never installed; nothing links it.
@@ -259,6 +278,22 @@ gpu-bf16-attn-quick: gpu-build
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 
+# Issue #17's .ncu-rep crash on the GPU machine: the .ncu-rep tests (the real sample through
+# ncu_report in a child and through ncu --import), the step-by-step probe of ncu_report under
+# faulthandler (which call crashes), and a fresh report read both ways against its CSV export.
+# Logs in $(OUT)/gpu_ncu_rep.tar.gz; the summary lines are printed.
+.PHONY: gpu-ncu-rep
+gpu-ncu-rep: gpu-build
+	rm -rf $(OUT)/ncu_rep && mkdir -p $(OUT)/ncu_rep
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_traces_ncu_rep.py \
+	  tests/python/test_traces_databases.py -k "ncu" > $(OUT)/ncu_rep/pytest.log 2>&1; \
+	  echo "pytest exit $$?"; grep -E "passed|failed|SKIPPED|Error" $(OUT)/ncu_rep/pytest.log | tail -n 8
+	-timeout 150 $(PYTHON) benchmarks/ncu_report_probe.py > $(OUT)/ncu_rep/probe.log 2>&1; \
+	  echo "probe exit $$?"; grep -E "^probe child|^bwprof read_ncu_rep|still running" $(OUT)/ncu_rep/probe.log
+	-timeout 240 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu_rep/sample > $(OUT)/ncu_rep/sample.log 2>&1; \
+	  echo "sample exit $$?"; grep -E "via=|ncu_report module|report size|failed" $(OUT)/ncu_rep/sample.log
+	tar -czf $(OUT)/gpu_ncu_rep.tar.gz -C $(OUT) ncu_rep && rm -rf $(OUT)/ncu_rep
+
 # Issue #13 on the GPU machine: bwprof.profile's tests (CPU and GPU), the Profiler's C++ tests,
 # benchmarks/profile_check.py (PyTorch copy / matmul / layer norm against bwprof's own kernels, a
 # Triton and a CuPy kernel, ncu's durations of the same launches), the C++ GPU example built
@@ -279,3 +314,22 @@ gpu-profile: gpu-build
 	  --upgrade --target /tmp/site .whl/*.whl; fi; PYTHONPATH=/tmp/site:$(CURDIR)/python timeout 200 $(PYTHON) \
 	  notebooks/execute.py $(OUT) 05_profile_your_code.ipynb > $(OUT)/logs/notebook.log 2>&1; echo "notebook exit $$?"
 	tar -C $(OUT) -czf $(OUT)/profile_logs.tgz logs && rm -rf $(OUT)/logs
+
+# Issue #14 part A on the GPU machine: the roof kernels' checks (gtest and pytest), the peak table
+# (every matrix type and cache level, measured beside theoretical) beside PyTorch's 8192^3 matmul
+# per type and its L2-resident sum, then a `bench --quick` roofline chart with the cache levels.
+# $(OUT): peaks.log, peaks.csv, roofline.png, roofline.svg, logs.tar.gz.
+.PHONY: gpu-peaks
+gpu-peaks: gpu-build
+	mkdir -p $(OUT)/logs
+	-timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='PeakKernels.*:Judge.*:Registry.*:Peaks.*' \
+	  > $(OUT)/logs/gtest.log 2>&1; echo "gtest exit $$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED  \]" $(OUT)/logs/gtest.log | tail -n 12
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider tests/python/test_peaks.py \
+	  tests/python/test_roofline_agreement.py tests/python/test_roofline.py > $(OUT)/logs/pytest.log 2>&1; \
+	  echo "pytest exit $$?"; tail -n 5 $(OUT)/logs/pytest.log
+	-PYTHONUNBUFFERED=1 timeout 200 $(PYTHON) benchmarks/peaks.py --csv $(OUT)/peaks.csv 2>&1 | tee $(OUT)/peaks.log
+	-PYTHONUNBUFFERED=1 timeout 200 $(PYTHON) -m bwprof bench --quick --out $(OUT)/logs/bench > $(OUT)/logs/bench.log 2>&1; \
+	  echo "bench exit $$?"; tail -n 4 $(OUT)/logs/bench.log; \
+	  cp $$(ls -d $(OUT)/logs/bench/*/ | head -n 1)roofline.png $$(ls -d $(OUT)/logs/bench/*/ | head -n 1)roofline.svg $(OUT)/ 2>/dev/null; true
+	cd $(OUT) && tar czf logs.tar.gz logs && rm -rf logs
+	ls $(OUT)

@@ -5,10 +5,12 @@
 #     benchmarks/make_ncu_rep_sample.sh OUT_DIR        (OUT_DIR defaults to $OUT)
 #
 # 1. profiles a few of bwprof's stream kernels: ncu --set basic -o OUT_DIR/sample ...
-# 2. reads OUT_DIR/sample.ncu-rep with bwprof.traces.read (through NVIDIA's ncu_report module,
-#    which the reader must find by itself beside ncu) and prints the frame;
-# 3. exports the same report as a raw-page CSV (ncu --import ... --csv --page raw) and checks
-#    that the .ncu-rep reader and the CSV reader agree on every launch.
+# 2. exports it as a raw-page CSV (ncu --import ... --csv --page raw --print-units base);
+# 3. reads the committed sample (tests/data/traces/ncu_stream_h100.ncu-rep) and the fresh report
+#    both ways, through the ncu command line (via="cli") and through NVIDIA's ncu_report module in
+#    a child process (via="module", found by bwprof beside ncu), and checks each against the CSV
+#    reader on every launch and metric. A crash of ncu_report is reported, not fatal; the exit
+#    status is 1 when the CLI path fails or a path that gave a frame disagrees.
 # If OUT_DIR/sample.ncu-rep is under 1 MB, copy it to tests/data/traces/ncu_stream_h100.ncu-rep.
 set -euo pipefail
 out=${1:-${OUT:?give OUT_DIR or set OUT}}
@@ -30,7 +32,7 @@ ncu --import "$out/sample.ncu-rep" --csv --page raw --print-units base > "$out/s
 echo "ncu_report.py found at: $(find "$(dirname "$(readlink -f "$(command -v ncu)")")/.." /opt/nvidia /usr/local \
   -name ncu_report.py -path '*extras/python*' 2>/dev/null | head -1)"
 
-$py - "$out" <<'EOF'
+$py - "$out" "$root/tests/data/traces" <<'EOF'
 import sys
 from pathlib import Path
 
@@ -38,45 +40,64 @@ import numpy as np
 import pandas as pd
 
 import bwprof.traces as traces
+from bwprof.traces import TraceFormatError
 from bwprof.traces.formats import ncu_report
 
-out = Path(sys.argv[1])
-module = ncu_report.find_ncu_report()
-print("ncu_report module:", getattr(module, "__file__", None) or "NOT FOUND by bwprof")
-if module is None:
-    sys.exit("bwprof did not find ncu_report by itself: set BWPROF_NCU_REPORT_PATH to the "
-             "extras/python folder above and report it")
-rep = traces.read(out / "sample.ncu-rep")
-csv = traces.read(out / "sample_raw.csv")
+out, data = Path(sys.argv[1]), Path(sys.argv[2])
+print("ncu_report module:", ncu_report.locate_ncu_report() or "NOT FOUND by bwprof (set BWPROF_NCU_REPORT_PATH)")
 pd.set_option("display.width", 200)
-print(rep[["short_name", "duration_ns", "grid_x", "block_x", "registers", "shared_mem_bytes",
-           "device", "stream", "correlation_id"]].to_string())
-print(f"{len(rep)} launches, {rep.shape[1]} columns from the .ncu-rep; {len(csv)} from the CSV")
-bad = []
-for col in ["kernel_name", "duration_ns", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
-            "block_z", "registers", "shared_mem_bytes", "device", "stream", "correlation_id"]:
-    x, y = rep[col].tolist(), csv[col].tolist()
-    if col == "duration_ns":
-        ok = np.allclose(x, y, rtol=5e-3)
-    else:
-        ok = x == y
-    if not ok:
-        bad.append(col)
-metrics = sorted(c for c in csv.columns if "__" in c)
-missing = [c for c in metrics if c not in rep.columns]
-for col in metrics:
-    if col in missing:
-        continue
-    a, b = rep[col], csv[col]
-    if b.dtype == np.float64:
-        # The CSV prints rounded values (a few significant digits); the report holds them exact.
-        if not np.allclose(pd.to_numeric(a, errors="coerce"), b, rtol=5e-3, equal_nan=True):
+COLS = ["kernel_name", "duration_ns", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+        "registers", "shared_mem_bytes", "device", "stream", "correlation_id"]
+
+
+def differ(rep, csv):
+    """Columns where a .ncu-rep frame and the CSV reader's frame of its export disagree."""
+    if len(rep) != len(csv):
+        return [f"{len(rep)} launches against {len(csv)}"]
+    bad = []
+    for col in COLS:
+        x, y = rep[col].tolist(), csv[col].tolist()
+        ok = np.allclose(x, y, rtol=5e-3) if col == "duration_ns" else x == y
+        if not ok:
             bad.append(col)
-    elif a.astype(str).tolist() != b.astype(str).tolist():
-        bad.append(col)
-print(f"{len(metrics)} metrics compared; missing from the .ncu-rep frame: {missing or 'none'}")
-print("AGREE with the raw-page CSV reader" if not bad else f"DIFFER in: {bad}")
+    metrics = sorted(c for c in csv.columns if "__" in c)
+    missing = [c for c in metrics if c not in rep.columns]
+    if missing:
+        bad.append(f"missing metrics {missing[:5]}")
+    for col in metrics:
+        if col in missing:
+            continue
+        a, b = rep[col], csv[col]
+        if b.dtype == np.float64:
+            # The CSV prints rounded values (a few significant digits); the report holds them exact.
+            if not np.allclose(pd.to_numeric(a, errors="coerce"), b, rtol=5e-3, equal_nan=True):
+                bad.append(col)
+        elif a.astype(str).tolist() != b.astype(str).tolist():
+            bad.append(col)
+    return bad
+
+
+status = 0
+for label, rep_path, csv_path in (("committed sample", data / "ncu_stream_h100.ncu-rep",
+                                   data / "ncu_stream_h100_raw.csv"),
+                                  ("fresh report", out / "sample.ncu-rep", out / "sample_raw.csv")):
+    csv = traces.read(csv_path)
+    print(f"\n{label}: {rep_path.name}, {len(csv)} launches in its raw-page CSV export")
+    for via in ("cli", "module"):
+        try:
+            rep = traces.read_ncu_rep(rep_path, via=via)
+        except TraceFormatError as exc:
+            print(f"  via={via}: FAILED (no frame; this process lives on): {exc}")
+            status = 1 if via == "cli" else status
+            continue
+        bad = differ(rep, csv)
+        print(f"  via={via}: {len(rep)} launches, {rep.shape[1]} columns; "
+              + ("AGREE with the raw-page CSV reader" if not bad else f"DIFFER in: {bad}"))
+        status = 1 if bad else status
+print()
+print(csv[["short_name", "duration_ns", "grid_x", "block_x", "registers", "shared_mem_bytes",
+           "device", "stream", "correlation_id"]].to_string())
 size = (out / "sample.ncu-rep").stat().st_size
-print(f"report size {size} bytes: {'small enough to commit' if size < 1_000_000 else 'too large to commit'}")
-sys.exit(1 if bad else 0)
+print(f"fresh report size {size} bytes: {'small enough to commit' if size < 1_000_000 else 'too large to commit'}")
+sys.exit(status)
 EOF

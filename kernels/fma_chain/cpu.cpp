@@ -17,15 +17,17 @@ namespace {
 // converges to exactly 1, so the result can be checked.
 constexpr float kA = 0.5f, kB = 0.5f;
 
-// Independent FMA chains, enough of them to cover the FMA latency on every vector port.
-__attribute__((noinline)) float fma_chain(long iters, float a, float b) {
-  float acc[kFmaCpuChains];
-  for (int k = 0; k < kFmaCpuChains; ++k) acc[k] = static_cast<float>(k) * 1e-3f;
+// Independent FMA chains, enough of them to cover the FMA latency on every vector port; T is
+// float (FP32) or double (FP64).
+template <typename T>
+__attribute__((noinline)) float fma_chain(long iters, T a, T b) {
+  T acc[kFmaCpuChains];
+  for (int k = 0; k < kFmaCpuChains; ++k) acc[k] = static_cast<T>(static_cast<float>(k) * 1e-3f);
   for (long it = 0; it < iters; ++it)
     for (int k = 0; k < kFmaCpuChains; ++k) acc[k] = acc[k] * a + b;
-  float s = 0;
+  T s = 0;
   for (int k = 0; k < kFmaCpuChains; ++k) s += acc[k];
-  return s;
+  return static_cast<float>(s);
 }
 
 struct FmaData {
@@ -34,8 +36,10 @@ struct FmaData {
 
 void run(FmaData& d, const Problem& p) {
   const long iters = static_cast<long>(p.i("iters"));
+  const bool fp64 = p.s("math") == "fp64";
   parallel_for(d.sink.size(), 1, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t t = lo; t < hi; ++t) d.sink[t] = fma_chain(iters, kA, kB);
+    for (std::size_t t = lo; t < hi; ++t)
+      d.sink[t] = fp64 ? fma_chain<double>(iters, kA, kB) : fma_chain<float>(iters, kA, kB);
   });
 }
 

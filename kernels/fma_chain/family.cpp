@@ -2,6 +2,7 @@
 // dtype (Ceiling::kVector). No suite configuration: bwprof.peaks() reports it.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "bwprof/registry.hpp"
 #include "fma_chain/fma_chain.hpp"
@@ -18,13 +19,15 @@ void register_family_fma_chain(Registry& r) {
   k.params = {int_param("workers", "1",
                         "CPU threads (128 chains each) or GPU blocks (256 threads of 8 chains); the peaks run "
                         "uses every thread, or 8 blocks per SM"),
-              int_param("iters", "4096", "FMAs along each chain (GPU: a multiple of 4096, one launch each)")};
+              int_param("iters", "4096", "FMAs along each chain (GPU: a multiple of 4096, one launch each)"),
+              choice_param("math", "dtype", {"dtype", "fp64"},
+                           "the arithmetic: the dtype's (FFMA; HFMA2 for FP16 on the GPU) or FP64 (DFMA)")};
   k.dtypes = {DType::kF32, DType::kF16};
   k.validate = [](const Problem& p) { checked_elements(p, {"workers", "iters"}); };
   k.traffic = [](const Problem& p) {
     const double workers = p.i("workers"), iters = p.i("iters");
     if (p.variant == "cpu") return Traffic{0, 0, 2.0 * kFmaCpuChains * iters * workers};
-    const double per_fma = p.dtype == DType::kF32 ? 2.0 : 4.0;  // HFMA2 does two FMAs
+    const double per_fma = p.dtype == DType::kF32 || p.s("math") == "fp64" ? 2.0 : 4.0;  // HFMA2 does two FMAs
     return Traffic{0, 0, workers * kFmaGpuThreads * iters * kFmaGpuChains * per_fma};
   };
   // The CPU computes FP16-stored data in FP32: its chains are FP32 only, its FP16 roof FP32's.
@@ -37,6 +40,16 @@ void register_family_fma_chain(Registry& r) {
     return {{"workers", std::to_string(8 * info.compute_units)}, {"iters", std::to_string(kFmaGpuIters)}};
   };
   k.ceiling_grow = "iters";
+  // FP64 beside the per-dtype runs: the same chains in double precision.
+  k.ceiling_runs = [](const DeviceInfo& info) {
+    CeilingRun run{"fp64", "fp32", {}};
+    if (info.kind == "cpu")
+      run.params = {{"workers", std::to_string(info.compute_units)}, {"iters", "16384"}, {"math", "fp64"}};
+    else
+      run.params = {{"workers", std::to_string(8 * info.compute_units)}, {"iters", std::to_string(kFmaGpuIters)},
+                    {"math", "fp64"}};
+    return std::vector<CeilingRun>{run};
+  };
   r.add_family(std::move(k));
 }
 

@@ -44,12 +44,27 @@ __global__ void __launch_bounds__(kBlock) bwprof_fma_chain_fp16(float* out, floa
   if (s == 1234.5f) out[threadIdx.x] = s;
 }
 
+__global__ void __launch_bounds__(kBlock) bwprof_fma_chain_fp64(float* out, double a, double b) {
+  double acc[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) acc[c] = threadIdx.x * 1e-3 + c;
+  for (int i = 0; i < kIters; ++i) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) acc[c] = fma(acc[c], a, b);
+  }
+  double s = 0.0;
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) s += acc[c];
+  if (s == 1234.5) out[threadIdx.x] = static_cast<float>(s);
+}
+
 static_assert(kBlock == kFmaGpuThreads && kChains == kFmaGpuChains && kIters == kFmaGpuIters,
               "fma_chain.hpp's traffic constants are this kernel's");
 
 class FmaChainGpu final : public KernelInstance {
  public:
-  FmaChainGpu(GpuBackend& g, const Problem& p) : g_(g), t_(p.dtype), out_(kBlock * sizeof(float), "FMA chain sink") {
+  FmaChainGpu(GpuBackend& g, const Problem& p)
+      : g_(g), t_(p.dtype), fp64_(p.s("math") == "fp64"), out_(kBlock * sizeof(float), "FMA chain sink") {
     if (p.i("workers") > 2147483647) throw InvalidArgument("workers: at most 2^31-1 blocks on the GPU");
     if (p.i("iters") % kIters)
       throw InvalidArgument("iters: a multiple of " + std::to_string(kIters) + " on the GPU (the kernel's steps)");
@@ -58,7 +73,9 @@ class FmaChainGpu final : public KernelInstance {
   }
   void launch() override {
     for (std::int64_t i = 0; i < launches_; ++i) {
-      if (t_ == DType::kF32)
+      if (fp64_)
+        bwprof_fma_chain_fp64<<<blocks_, kBlock, 0, g_.stream()>>>(out_.get<float>(), 0.999, 1e-4);
+      else if (t_ == DType::kF32)
         bwprof_fma_chain_fp32<<<blocks_, kBlock, 0, g_.stream()>>>(out_.get<float>(), 0.999f, 1e-4f);
       else
         bwprof_fma_chain_fp16<<<blocks_, kBlock, 0, g_.stream()>>>(out_.get<float>(), 0.999f, 1e-4f);
@@ -69,6 +86,7 @@ class FmaChainGpu final : public KernelInstance {
   // compare; the CPU variant's output is checked.
   Check check() override { return Check{0, 0, true}; }
   Resources resources() const override {
+    if (fp64_) return kernel_resources(bwprof_fma_chain_fp64, kBlock);
     return t_ == DType::kF32 ? kernel_resources(bwprof_fma_chain_fp32, kBlock)
                              : kernel_resources(bwprof_fma_chain_fp16, kBlock);
   }
@@ -76,6 +94,7 @@ class FmaChainGpu final : public KernelInstance {
  private:
   GpuBackend& g_;
   DType t_;
+  bool fp64_;
   DeviceBuffer out_;
   int blocks_ = 1;
   std::int64_t launches_ = 1;

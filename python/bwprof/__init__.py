@@ -10,7 +10,7 @@ Quick use::
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
-from .api import Device, columns, device, devices, kernels, measure, peaks
+from .api import Device, columns, device, devices, kernels, measure, peak_table, peaks
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
@@ -18,6 +18,6 @@ from .usercode import profile, sweep
 
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",
-    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peaks", "profile", "run_suite",
-    "save_run", "sweep",
+    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peak_table", "peaks", "profile",
+    "run_suite", "save_run", "sweep",
 ]

@@ -42,9 +42,54 @@ def device(id: str = "auto") -> Device:
 def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> dict:
     """Measured peak bandwidth (best stream kernel) and compute of a device, with their sources.
 
+    For ``dtype`` ("fp32" or "fp16"): ``bandwidth_gbs``, ``gflops`` (vector units),
+    ``matrix_gflops`` (the matrix units; FP16 only), ``l2_gbs`` and ``l1_gbs`` (cache levels),
+    each with its theoretical figure and source. Whatever ``dtype``, ``matrix`` and ``vector`` map
+    each arithmetic type (fp16, bf16, tf32, fp8, int8; fp32, fp16, fp64) to its measured
+    ``gflops``, ``gflops_theoretical`` and ``source``, and ``levels`` each cache level ("l2", "l1",
+    "shared") to ``read_gbs``, ``rw_gbs``, ``working_set_bytes`` and ``source``; 0 with source
+    "none" where the device has no such roof. :func:`peak_table` puts them in one DataFrame.
+
     Measured once per device and process, then cached; ``refresh=True`` measures them again (and
     later measurements use the new figures)."""
     return _core.peaks(_args.text("device", device), _args.text("dtype", dtype), _args.flag("refresh", refresh))
+
+
+PEAK_TABLE_COLUMNS = ["kind", "type", "measured", "theoretical", "pct_of_theoretical", "unit", "source"]
+
+
+def peak_table(device: str = "auto", refresh: bool = False):
+    """Every roof of a device as a DataFrame, one row each: memory (DRAM, the best stream kernel),
+    the cache levels (L2, L1, shared memory: read and read+write), the vector units (fp32, fp16,
+    fp64) and the matrix units (fp16, bf16, tf32, fp8, int8), measured by bwprof's own kernels beside
+    the architecture table's figure (NaN where it has none). Columns: kind, type, measured,
+    theoretical, pct_of_theoretical, unit (GB/s, GFLOP/s, GOP/s), source."""
+    import math
+
+    import pandas as pd
+
+    p = peaks(device, "fp32", refresh)
+    nan = math.nan
+
+    def num(v):
+        return float(v) if v and float(v) > 0 else nan
+
+    rows = [("memory", "dram", num(p["bandwidth_gbs"]), num(p["bandwidth_theoretical_gbs"]), "GB/s",
+             p["bandwidth_source"] or "none")]
+    for level, f in sorted(p["levels"].items(), key=lambda kv: ("l2", "l1", "shared").index(kv[0])
+                           if kv[0] in ("l2", "l1", "shared") else 9):
+        rows.append(("cache", f"{level} read", num(f["read_gbs"]), nan, "GB/s", f["source"]))
+        if level != "l1":
+            rows.append(("cache", f"{level} rw", num(f["rw_gbs"]), nan, "GB/s", f["source"]))
+    order = ("fp32", "fp16", "bf16", "tf32", "fp8", "int8", "fp64")
+    for kind in ("vector", "matrix"):
+        for t, f in sorted(p[kind].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99):
+            rows.append((kind, t, num(f["gflops"]), num(f["gflops_theoretical"]), "GOP/s" if t == "int8" else "GFLOP/s",
+                         f["source"]))
+    df = pd.DataFrame([{"kind": k, "type": t, "measured": m, "theoretical": th,
+                        "pct_of_theoretical": 100.0 * m / th if th == th and m == m else nan, "unit": u, "source": s}
+                       for k, t, m, th, u, s in rows], columns=PEAK_TABLE_COLUMNS)
+    return df
 
 
 def kernels() -> list[dict]:

@@ -26,6 +26,11 @@ TABLE_COLUMNS = [
 ]
 
 
+PEAK_COLUMNS = [("kind", "kind", "{}"), ("type", "type", "{}"), ("measured", "measured", "{:.1f}"),
+                ("theoretical", "theoretical", "{:.1f}"), ("pct_of_theoretical", "%theo", "{:.0f}"),
+                ("unit", "unit", "{}"), ("source", "source", "{}")]
+
+
 def format_table(df: pd.DataFrame) -> str:
     """A readable fixed-width table of the main columns."""
     return _tables.format_table(df, TABLE_COLUMNS)
@@ -62,6 +67,10 @@ def _cmd_peaks(args) -> int:
     for k, v in sorted(p["bandwidth_by_kernel"].items()):
         print(f"    {k:14s} {v:8.1f} GB/s")
     print(f"  peak compute   : {p['gflops']:.1f} GFLOP/s {args.dtype} ({p['compute_source']})")
+    from .api import peak_table
+    print("  every roof (measured by bwprof's kernels; theoretical from the architecture table):")
+    for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():
+        print("    " + line)
     return 0
 
 

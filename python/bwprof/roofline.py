@@ -27,11 +27,15 @@ LATENCY_EFFICIENCY_PCT = 25.0
 ABOVE_MEASURED_FACTOR = 1.10
 
 CEILING_COLUMNS = ["name", "dtype", "kind", "value", "unit", "source", "detail"]
-KINDS = ("memory", "vector", "matrix")
-UNITS = {"memory": "GB/s", "vector": "GFLOP/s", "matrix": "GFLOP/s"}
-# Families whose best row of a run may stand in for the measured matrix roof (until bwprof measures
-# one of its own). Which rows are JUDGED against the matrix roof is the registry's answer: the
-# variants that run a dtype on the matrix units (``bwprof.kernels()``: ``matrix_dtypes``).
+# memory: DRAM; l2 and l1 (L1 / shared memory): the cache levels' bandwidth, measured by bwprof's
+# own kernels (bwprof.peaks()); vector and matrix: the compute roofs.
+KINDS = ("memory", "vector", "matrix", "l2", "l1")
+UNITS = {"memory": "GB/s", "vector": "GFLOP/s", "matrix": "GFLOP/s", "l2": "GB/s", "l1": "GB/s"}
+LEVEL_NAMES = {"l2": "L2", "l1": "L1/shared"}
+# The families ``roofs_for`` and ``classify(matrix_families=...)`` judge against the matrix roof
+# when asked by family. By default that is the registry's answer: the variants that run a dtype on
+# the matrix units (``bwprof.kernels()``: ``matrix_dtypes``). The matrix roof itself is always
+# bwprof's own matrix-peak kernel's (``mma_peak``), never a GEMM of the run.
 MATRIX_FAMILIES = ("gemm",)
 SWEEP_KERNEL = "intensity_sweep"
 
@@ -67,7 +71,7 @@ def _row(name, dtype, kind, value, source, detail="") -> dict:
             "source": source, "detail": detail or ""}
 
 
-def _from_peaks(dtype: str, p: dict, info: dict | None, matrix_gflops=None) -> list[dict]:
+def _from_peaks(dtype: str, p: dict, info: dict | None, matrix: bool = True) -> list[dict]:
     """Ceilings of one dtype from a ``bwprof.peaks()`` dict and a device's info dict."""
     info = info or {}
     rows = []
@@ -88,14 +92,23 @@ def _from_peaks(dtype: str, p: dict, info: dict | None, matrix_gflops=None) -> l
         fl_t = _num(info.get(f"{dtype}_gflops_theoretical"))
     if not math.isnan(fl_t):
         rows.append(_row(f"{dtype} vector (theoretical)", dtype, "vector", fl_t, "theoretical", "datasheet"))
-    # The measured matrix roof is the best GEMM; the core's peaks may carry it one day.
-    mx = _num(matrix_gflops if matrix_gflops is not None else p.get("matrix_gflops"))
-    if not math.isnan(mx):
-        rows.append(_row(f"{dtype} matrix", dtype, "matrix", mx, "measured",
-                         str(p.get("matrix_source") or "best GEMM")))
-    mx_t = _num(info.get(f"{dtype}_matrix_gflops_theoretical"))
-    if not math.isnan(mx_t):
-        rows.append(_row(f"{dtype} matrix (theoretical)", dtype, "matrix", mx_t, "theoretical", "datasheet"))
+    # The matrix roof: bwprof's matrix-peak kernel (the peaks' matrix_gflops), and the datasheet's.
+    if matrix:
+        mx = _num(p.get("matrix_gflops"))
+        if not math.isnan(mx):
+            rows.append(_row(f"{dtype} matrix", dtype, "matrix", mx, "measured",
+                             str(p.get("matrix_source") or "measured")))
+        mx_t = _num(p.get("matrix_gflops_theoretical"))
+        if math.isnan(mx_t):
+            mx_t = _num(info.get(f"{dtype}_matrix_gflops_theoretical"))
+        if not math.isnan(mx_t):
+            rows.append(_row(f"{dtype} matrix (theoretical)", dtype, "matrix", mx_t, "theoretical", "datasheet"))
+    # The cache levels (measured only: no datasheet figure).
+    for kind in ("l2", "l1"):
+        v = _num(p.get(f"{kind}_gbs"))
+        if not math.isnan(v):
+            rows.append(_row(f"{LEVEL_NAMES[kind]}", dtype, kind, v, "measured",
+                             str(p.get("cache_source") or "measured")))
     return rows
 
 
@@ -132,22 +145,6 @@ def _device_info_for(df: pd.DataFrame) -> dict:
     return d.info
 
 
-def _best_gemm(df: pd.DataFrame, dtype: str) -> tuple[float, str]:
-    if "family" not in df or "gflops" not in df:
-        return math.nan, ""
-    g = df[(df["family"].astype(str).isin(MATRIX_FAMILIES)) & (df["dtype"] == dtype)]
-    if "above_peak" in g:
-        g = g[~_as_bool(g["above_peak"])]
-    fl = pd.to_numeric(g["gflops"], errors="coerce")
-    if not fl.notna().any():
-        return math.nan, ""
-    i = fl.idxmax()
-    what = f"best GEMM: {g.at[i, 'variant']}" if "variant" in g else "best GEMM"
-    if "label" in g and isinstance(g.at[i, "label"], str):
-        what += f" ({g.at[i, 'label']})"
-    return float(fl[i]), what
-
-
 def _from_results(df: pd.DataFrame, dtypes, info: dict | None, matrix) -> list[dict]:
     info = info if info is not None else _device_info_for(df)
     rows = []
@@ -162,15 +159,27 @@ def _from_results(df: pd.DataFrame, dtypes, info: dict | None, matrix) -> list[d
             if "theoretical_bandwidth_gbs" in d else math.nan,
             "gflops": _mode(d["peak_gflops"]) if "peak_gflops" in d else math.nan,
             "compute_source": _first_text(d["peak_compute_source"]) if "peak_compute_source" in d else "",
+            "matrix_gflops": _mode(d["peak_matrix_gflops"]) if "peak_matrix_gflops" in d else math.nan,
+            "matrix_source": _first_text(d["peak_matrix_source"]) if "peak_matrix_source" in d else "",
+            "l2_gbs": _mode(d["peak_l2_gbs"]) if "peak_l2_gbs" in d else math.nan,
+            "l1_gbs": _mode(d["peak_l1_gbs"]) if "peak_l1_gbs" in d else math.nan,
+            "cache_source": _first_text(d["peak_cache_source"]) if "peak_cache_source" in d else "",
         }
-        mx, what = _best_gemm(df, dt) if matrix else (math.nan, "")
-        # A GEMM only sets a matrix roof where it beats the vector roof (matrix units exist);
-        # on a CPU the best GEMM is just a slow kernel, not a ceiling.
-        has_units = not math.isnan(_num(info.get(f"{dt}_matrix_gflops_theoretical")))
-        if not (has_units or (mx > p["gflops"] if not math.isnan(p["gflops"]) else False)):
-            mx = math.nan
-        p["matrix_source"] = what
-        rows += _from_peaks(dt, p, info, matrix_gflops=mx)
+        # A row judged against the matrix roof records it as its compute roof (an older run
+        # without the matrix columns still says so there).
+        if math.isnan(p["matrix_gflops"]) and "peak_compute_source" in d and "peak_gflops" in d:
+            src = d["peak_compute_source"].astype(str)
+            mrows = d[src.str.startswith("measured") & src.str.contains("mma_peak")]
+            if len(mrows):
+                p["matrix_gflops"] = _mode(mrows["peak_gflops"])
+                p["matrix_source"] = _first_text(mrows["peak_compute_source"])
+        if "peak_compute_source" in d and "peak_gflops" in d:  # the vector roof: rows not on the matrix units
+            src = d["peak_compute_source"].astype(str)
+            vrows = d[~src.str.contains("matrix") & ~src.str.contains("mma_peak")]
+            if len(vrows):
+                p["gflops"] = _mode(vrows["peak_gflops"])
+                p["compute_source"] = _first_text(vrows["peak_compute_source"])
+        rows += _from_peaks(dt, p, info, matrix=matrix)
     return rows
 
 
@@ -184,12 +193,13 @@ def ceilings(source="auto", dtypes: Iterable[str] | str | None = None, *, info: 
              matrix: bool = True) -> pd.DataFrame:
     """The roofs per dtype: memory (GB/s), vector and matrix compute (GFLOP/s), measured and
     theoretical. Columns: name, dtype, kind (memory/vector/matrix), value, unit, source
-    (measured/theoretical), detail (which kernel set it).
+    (measured/theoretical), detail (which kernel set it); kinds l2 and l1 (GB/s) are the cache
+    levels' bandwidth where bwprof measured them. The matrix roof is bwprof's matrix-peak kernel's
+    (``matrix=False`` leaves it out), never a GEMM of a run.
 
     ``source`` is a device (id such as "gpu:0" or a ``bwprof.Device``; its peaks are measured), a
     ``bwprof.peaks()`` dict (of ``dtypes[0]``), a dict ``{dtype: peaks dict}``, or a results
-    DataFrame (its peak columns, and its best GEMM as the matrix roof where that beats the vector
-    roof). ``info`` is the device's property dict for the theoretical compute roofs.
+    DataFrame (its peak columns). ``info`` is the device's property dict for the theoretical compute roofs.
     """
     if dtypes is not None:
         dtypes = _args.texts("dtypes", dtypes)
@@ -212,12 +222,12 @@ def ceilings(source="auto", dtypes: Iterable[str] | str | None = None, *, info: 
         for dt, p in per.items():
             if not isinstance(p, dict):
                 raise ValueError(f"ceilings: peaks of {dt} must be a dict, got {type(p).__name__}")
-        rows = [r for dt, p in per.items() for r in _from_peaks(dt, p, info)]
+        rows = [r for dt, p in per.items() for r in _from_peaks(dt, p, info, matrix)]
     else:
         from .api import device as _device, peaks as _peaks
         dev = source if hasattr(source, "info") and hasattr(source, "id") else _device(source)
         rows = [r for dt in _dtypes_of(dtypes) for r in _from_peaks(dt, _peaks(dev.id, dt),
-                                                                     info or dev.info)]
+                                                                     info or dev.info, matrix)]
     return pd.DataFrame(rows, columns=CEILING_COLUMNS)
 
 
@@ -253,7 +263,10 @@ def roofs_for(ceil: pd.DataFrame, dtype: str, family: str = "", prefer: str = "m
     kind = "matrix" if "matrix" in fl_name else "vector"
     bw_t = ceil[(ceil.dtype == dtype) & (ceil.kind == "memory") & (ceil.source == "theoretical")]
     fl_t = ceil[(ceil.dtype == dtype) & (ceil.kind == kind) & (ceil.source == "theoretical")]
+    l2, _ = _pick(ceil, dtype, "l2", "measured")
+    l1, _ = _pick(ceil, dtype, "l1", "measured")
     return {"bandwidth_gbs": bw, "bandwidth_name": bw_name, "gflops": fl, "gflops_name": fl_name,
+            "l2_gbs": l2, "l1_gbs": l1,
             "bandwidth_theoretical_gbs": float(bw_t["value"].max()) if len(bw_t) else math.nan,
             "gflops_theoretical": float(fl_t["value"].max()) if len(fl_t) else math.nan}
 
@@ -288,6 +301,7 @@ def _own_roofs(out: pd.DataFrame, prefer: str, info: dict) -> list[dict]:
         return pd.to_numeric(out[name], errors="coerce") if name in out else \
             pd.Series(default, index=out.index, dtype=float)
     bw, bw_t, fl = col("peak_bandwidth_gbs"), col("theoretical_bandwidth_gbs"), col("peak_gflops")
+    l2, l1 = col("peak_l2_gbs"), col("peak_l1_gbs")
     src = out["peak_compute_source"].astype(str) if "peak_compute_source" in out else \
         pd.Series("", index=out.index)
     dts = out["dtype"].astype(str) if "dtype" in out else pd.Series("", index=out.index)
@@ -301,6 +315,7 @@ def _own_roofs(out: pd.DataFrame, prefer: str, info: dict) -> list[dict]:
         fl_t = fl[i] if matrix and s.startswith("theoretical") else \
             _num(info.get(f"{dt}_matrix_gflops_theoretical" if matrix else f"{dt}_gflops_theoretical"))
         r = {"bandwidth_gbs": _num(bw[i]), "bandwidth_theoretical_gbs": _num(bw_t[i]),
+             "l2_gbs": _num(l2[i]), "l1_gbs": _num(l1[i]),
              "gflops": _num(fl[i]), "gflops_theoretical": fl_t,
              "bandwidth_name": f"{dt} memory", "gflops_name": f"{dt} {units}"}
         if s.startswith("theoretical"):
@@ -385,6 +400,8 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         "gflops_roof": [_zero(r["gflops"]) for r in roofs],
         "gflops_theoretical": [_zero(r["gflops_theoretical"]) for r in roofs],
         "compute_name": [r["gflops_name"] or f"{dt} compute" for r, dt in zip(roofs, dts)],
+        "l2_roof_gbs": [_zero(r.get("l2_gbs")) for r in roofs],
+        "l1_roof_gbs": [_zero(r.get("l1_gbs")) for r in roofs],
     })
     out["attainable_gflops"] = j["attainable_gflops"]
     out["roofline_efficiency_pct"] = j["roofline_efficiency_pct"]
@@ -412,5 +429,5 @@ def split_sweep(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return df[~is_sweep], df[is_sweep]
 
 
-__all__ = ["CEILING_COLUMNS", "LATENCY_EFFICIENCY_PCT", "MATRIX_FAMILIES", "SWEEP_KERNEL", "attainable",
+__all__ = ["CEILING_COLUMNS", "LATENCY_EFFICIENCY_PCT", "LEVEL_NAMES", "MATRIX_FAMILIES", "SWEEP_KERNEL", "attainable",
            "ceilings", "classify", "matrix_variants", "ridge_point", "roofs_for", "split_sweep"]

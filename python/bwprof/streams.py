@@ -1,8 +1,9 @@
 """The GPU stream a profiled callable launches on, as a raw handle (an int: a cudaStream_t or
 hipStream_t; 0 is the default stream).
 
-Without ``stream=``: PyTorch's current stream when PyTorch is imported and has started CUDA, else
-CuPy's current stream when CuPy is imported, else the default stream. Neither library is imported
+Without ``stream=``: the current stream of PyTorch (once it has started CUDA) or of CuPy, whichever
+is not on its default stream (both on different streams: an error asking for ``stream=``), else
+the default stream. Neither library is imported
 here (only looked up in ``sys.modules``).
 """
 from __future__ import annotations
@@ -37,18 +38,31 @@ def handle_of(stream: Any) -> int:
 
 
 def current_handle(device_index: int = 0) -> tuple[int, str]:
-    """The stream work is launched on now, and whose it is ("torch", "cupy" or "default")."""
+    """The stream work is launched on now, and whose it is ("torch", "cupy" or "default").
+
+    Each imported library that can launch (PyTorch once it has started CUDA, CuPy) names its
+    current stream. A library inside a stream context (a non-default stream) is where the work
+    goes: ``with cupy.cuda.Stream():`` in a process where PyTorch sits on its default stream
+    times CuPy's stream. Two different non-default streams are ambiguous: a ValueError asks
+    for ``stream=``."""
+    found = []
     torch = sys.modules.get("torch")
     if torch is not None:
         try:
             if torch.cuda.is_initialized():
-                return int(torch.cuda.current_stream(device_index).cuda_stream), "torch"
+                found.append((int(torch.cuda.current_stream(device_index).cuda_stream), "torch"))
         except Exception:  # noqa: BLE001 - a PyTorch without CUDA: look further
             pass
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         try:
-            return int(cupy.cuda.get_current_stream().ptr), "cupy"
+            found.append((int(cupy.cuda.get_current_stream().ptr), "cupy"))
         except Exception:  # noqa: BLE001 - a CuPy without a GPU
             pass
-    return 0, "default"
+    busy = [f for f in found if f[0] != 0]
+    if len({h for h, _ in busy}) > 1:
+        raise ValueError("stream: PyTorch's current stream (%#x) and CuPy's (%#x) are both set and differ; "
+                         "pass stream= to say which one the callable launches on" % (busy[0][0], busy[1][0]))
+    if busy:
+        return busy[0]
+    return found[0] if found else (0, "default")

@@ -99,15 +99,17 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     Bytes: ``bytes_read``/``bytes_written`` as given, else counted from ``inputs``/``outputs`` (default:
     the arguments and the return value of a first call) for anything exposing
     ``__cuda_array_interface__``, ``__array_interface__``, DLPack or the buffer protocol: each
-    input read once, each output written once, a buffer passed twice counted once. The row's
+    input read once, each output written once, a buffer passed twice counted once; an argument
+    that is also returned counts as written only (the destination of ``copy_`` or ``out=``: a
+    call that reads and rewrites it in place declares ``inputs=`` or ``bytes_read=``). The row's
     ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
     the roofline; ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
     ``matrix_units=True`` judges FP16 work against the tensor cores' roof.
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
     GPU the calls are timed by events on ``stream`` (a raw handle or an object with
-    ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: PyTorch's current stream when
-    PyTorch has started CUDA, else CuPy's, else the default stream), where the L2 flush and the
+    ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: the current stream of PyTorch
+    (once it has started CUDA) or CuPy that is not a default stream, else the default stream), where the L2 flush and the
     stream hold go too. ``rotate``: a list of argument tuples used in turn (so that even hot runs
     read from memory). A callable that raises has its exception re-raised as a BwprofError
     chained to it; one that queues no GPU work on the timed stream is a ValueError.
@@ -168,12 +170,23 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     # Inputs: what one call reads (the set it is given); outputs: what it writes.
     per_set_inputs = [arrays_in(inputs) if inputs is not None else arrays_in((s, kwargs)) for s in sets]
     first_inputs = per_set_inputs[0]
+    had_inputs = bool(first_inputs)
     result = run(lambda: guarded(sets[0]))  # a first call: its return value, JIT compiles, errors
     out_arrays = arrays_in(outputs) if outputs is not None else arrays_in(result)
     del result
+    if inputs is None and outputs is None:
+        # An argument handed back as the result is the call's destination (``out=``, ``copy_``):
+        # written, not read. Read-modify-write calls (``x.mul_(2)``) declare it: inputs=/bytes_read=.
+        returned = {(a.location, a.address, a.shape, a.strides, a.itemsize) for a in out_arrays}
+        dest = [i for i, a in enumerate(first_inputs)
+                if (a.location, a.address, a.shape, a.strides, a.itemsize) in returned]
+        if dest:
+            per_set_inputs = [[a for i, a in enumerate(xs) if i not in dest] if len(xs) == len(first_inputs) else xs
+                              for xs in per_set_inputs]
+            first_inputs = per_set_inputs[0]
 
     if declared_read is None:
-        if not first_inputs:
+        if not had_inputs:
             raise ValueError(f"bytes_read: nothing to infer it from ({'inputs=' if inputs is not None else 'the arguments'} "
                              f"hold no array); pass bytes_read= or inputs=[...]")
         counts = [unique_bytes(x) for x in per_set_inputs]

@@ -52,7 +52,13 @@ py::dict device_dict(const DeviceInfo& i) {
   d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
   // BF16 runs at FP16's rates on every GPU the architecture table knows (vector and matrix units).
   d["bf16_gflops_theoretical"] = i.fp16_gflops_theoretical;
-  d["bf16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  const auto bf = i.matrix_gflops_theoretical.find("bf16");
+  d["bf16_matrix_gflops_theoretical"] =
+      bf != i.matrix_gflops_theoretical.end() ? bf->second : i.fp16_matrix_gflops_theoretical;
+  d["matrix_gflops_theoretical"] = i.matrix_gflops_theoretical;
+  d["vector_gflops_theoretical"] = i.vector_gflops_theoretical;
+  d["l1_cache_bytes"] = i.l1_cache_bytes;
+  d["l2_cache_bytes"] = i.l2_cache_bytes;
   return d;
 }
 
@@ -65,6 +71,36 @@ py::dict peaks_dict(const Peaks& p) {
   d["compute_source"] = p.compute_source;
   d["gflops_theoretical"] = p.gflops_theoretical;
   d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
+  d["matrix_gflops"] = p.matrix_gflops;
+  d["matrix_gflops_theoretical"] = p.matrix_gflops_theoretical;
+  d["matrix_source"] = p.matrix_source;
+  d["l2_gbs"] = p.l2_gbs;
+  d["l1_gbs"] = p.l1_gbs;
+  d["cache_source"] = p.cache_source;
+  // Every roof the device has, whatever the dtype: {"matrix": {type: {...}}, "vector": ...}.
+  auto compute = [](const std::map<std::string, ComputePeak>& m) {
+    py::dict out;
+    for (auto& kv : m) {
+      py::dict c;
+      c["gflops"] = kv.second.gflops;
+      c["gflops_theoretical"] = kv.second.gflops_theoretical;
+      c["source"] = kv.second.source;
+      out[py::str(kv.first)] = c;
+    }
+    return out;
+  };
+  d["matrix"] = compute(p.matrix);
+  d["vector"] = compute(p.vector);
+  py::dict levels;
+  for (auto& kv : p.levels) {
+    py::dict l;
+    l["read_gbs"] = kv.second.read_gbs;
+    l["rw_gbs"] = kv.second.rw_gbs;
+    l["working_set_bytes"] = kv.second.working_set_bytes;
+    l["source"] = kv.second.source;
+    levels[py::str(kv.first)] = l;
+  }
+  d["levels"] = levels;
   return d;
 }
 
@@ -249,7 +285,8 @@ py::dict judge_columns(const py::dict& c) {
   const auto flops = nums("flops", n, 0), time_us = nums("time_us", n, nan), bw = nums("bandwidth_gbs", n, nan),
              fl = nums("gflops", n, nan), bw_roof = nums("bandwidth_roof_gbs", n, 0),
              bw_theo = nums("bandwidth_theoretical_gbs", n, 0), fl_roof = nums("gflops_roof", n, 0),
-             fl_theo = nums("gflops_theoretical", n, 0);
+             fl_theo = nums("gflops_theoretical", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
+             l1_roof = nums("l1_roof_gbs", n, 0);
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
              name = strs("compute_name", n);
   std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n);
@@ -271,6 +308,8 @@ py::dict judge_columns(const py::dict& c) {
     r.gflops = fl_roof[i];
     r.gflops_theoretical = fl_theo[i];
     r.compute_name = name[i];
+    r.l2_gbs = l2_roof[i];
+    r.l1_gbs = l1_roof[i];
     const Judgement j = judge(w, r);
     o_bw_pct[i] = j.bandwidth_pct_peak;
     o_fl_pct[i] = j.compute_pct_peak;
@@ -318,6 +357,12 @@ Peaks peaks_from(const py::dict& d) {
   p.gflops_theoretical = num_or(d, "gflops_theoretical");
   p.bandwidth_source = str_or(d, "bandwidth_source");
   p.compute_source = str_or(d, "compute_source");
+  p.matrix_gflops = num_or(d, "matrix_gflops");
+  p.matrix_gflops_theoretical = num_or(d, "matrix_gflops_theoretical");
+  p.matrix_source = str_or(d, "matrix_source", "none");
+  p.l2_gbs = num_or(d, "l2_gbs");
+  p.l1_gbs = num_or(d, "l1_gbs");
+  p.cache_source = str_or(d, "cache_source", "none");
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,12 +38,12 @@ const Variant& variant(const std::string& kernel, const std::string& backend, co
 }  // namespace
 
 TEST(Registry, EveryKernelInItsOrderOnce) {
-  // The list as bwprof.kernels() has always shown it, fill after the stream kernels and the FMA
-  // chains last.
+  // The list as bwprof.kernels() has always shown it, fill after the stream kernels, then the
+  // roof kernels: the FMA chains, the matrix peak, the cache levels.
   const std::vector<std::string> expect = {
       "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "fill", "gemm", "qkv_projection",
       "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
-      "intensity_sweep", "fma_chain"};
+      "intensity_sweep", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth", "shared_bandwidth"};
   EXPECT_EQ(names(), expect);
   load_builtins();  // a second load registers nothing twice
   EXPECT_EQ(names(), expect);
@@ -88,6 +89,20 @@ TEST(Registry, VariantFlagsAreDeclaredWithTheVariants) {
     }
   EXPECT_EQ(memory, (std::set<std::string>{"stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot"}));
   EXPECT_EQ(vector, (std::set<std::string>{"fma_chain"}));
+  // The matrix units and the cache levels: bwprof's own kernels, each flagged with its roof.
+  std::map<std::string, std::set<std::string>> roofs;
+  for (auto& k : kernel_registry())
+    for (auto& v : k.variants)
+      if (v.ceiling != Ceiling::kNone && v.ceiling != Ceiling::kMemory && v.ceiling != Ceiling::kVector)
+        roofs[to_string(v.ceiling)].insert(k.name + "/" + v.backend);
+  std::map<std::string, std::set<std::string>> expect_roofs = {{"l2", {"l2_bandwidth/cpu"}}, {"l1", {"l1_bandwidth/cpu"}}};
+#ifdef BWPROF_WITH_GPU
+  expect_roofs["l2"].insert("l2_bandwidth/gpu");
+  expect_roofs["l1"].insert("l1_bandwidth/gpu");
+  expect_roofs["shared"] = {"shared_bandwidth/gpu"};
+  expect_roofs["matrix"] = {"mma_peak/gpu"};
+#endif
+  EXPECT_EQ(roofs, expect_roofs);
   EXPECT_EQ(variant("fma_chain", "cpu", "cpu").dtypes, (std::vector<DType>{DType::kF32}));
 #ifdef BWPROF_WITH_GPU
   // The GPU variants whose FP16 work runs on the matrix units, and only those.

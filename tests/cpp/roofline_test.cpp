@@ -110,3 +110,46 @@ TEST(Judge, SaysWhenOnlyAMeasuredPeakIsExceeded) {
   EXPECT_FALSE(j.above_measured_only);
   EXPECT_FALSE(judge(work(1e9, 0, 1000.0), roofs(1000, 0, 0, 0)).above_measured_only);
 }
+
+TEST(Judge, AboveDramTheTextNamesTheLevelThatCanServeIt) {
+  // 8 MB in 1.5 us (5.6 TB/s) hot, on a device whose DRAM roof is 3 TB/s and L2 roof 7.1 TB/s.
+  Roofs r = roofs(3000, 3350, 0, 0);
+  r.l2_gbs = 7100;
+  r.l1_gbs = 30000;
+  Judgement j = judge(work(8.4e6, 0, 1.5, "hot"), r);
+  EXPECT_TRUE(j.above_peak);
+  EXPECT_EQ(j.bottleneck.rfind("above DRAM: L2 can serve it (L2 roof 7.1 TB/s); 5.6 TB/s is above", 0), 0u) << j.bottleneck;
+  EXPECT_TRUE(has(j.bottleneck, "measure with cache='cold'")) << j.bottleneck;
+  // Faster than the L2 (within 10 % counts as the L2): L1 / shared memory serves it.
+  j = judge(work(8.4e6, 0, 0.7, "hot"), r);
+  EXPECT_EQ(j.bottleneck.rfind("above DRAM: L1/shared memory can serve it (L1/shared memory roof 30 TB/s); ", 0), 0u)
+      << j.bottleneck;
+  j = judge(work(7.8e6, 0, 1.0, "hot"), r);  // 7.8 TB/s: within 10 % of the L2 roof
+  EXPECT_TRUE(has(j.bottleneck, "L2 can serve it")) << j.bottleneck;
+  // Above every level: the declared bytes cannot be right.
+  j = judge(work(8.4e6, 0, 0.1, "hot"), r);
+  EXPECT_TRUE(has(j.bottleneck, "above every measured memory roof (the fastest, L1/shared memory, 30 TB/s)"))
+      << j.bottleneck;
+  // Without levels: the text it always had.
+  j = judge(work(8.4e6, 0, 1.5, "hot"), roofs(3000, 3350, 0, 0));
+  EXPECT_EQ(j.bottleneck.rfind("5.6 TB/s is above the device's theoretical memory bandwidth", 0), 0u) << j.bottleneck;
+  EXPECT_EQ(serving_level(2000, r).first, "L2");
+  EXPECT_EQ(serving_level(1e6, r).first, "");
+}
+
+TEST(Judge, MatrixRowsTakeTheMeasuredMatrixRoof) {
+  Peaks p;
+  p.gflops = 120000;
+  use_matrix_roof(p, 1070530, "fp16");  // nothing measured: the architecture table's
+  EXPECT_EQ(p.gflops, 1070530);
+  EXPECT_EQ(p.compute_source, "theoretical:fp16_matrix_units");
+  Peaks m;
+  m.matrix_gflops = 820000;
+  m.matrix_gflops_theoretical = 1070530;
+  m.matrix_source = "measured:mma_peak_fp16";
+  use_matrix_roof(m, 999, "fp16");
+  EXPECT_EQ(m.gflops, 820000);
+  EXPECT_EQ(m.gflops_theoretical, 1070530);
+  EXPECT_EQ(m.compute_source, "measured:mma_peak_fp16 (matrix units)");
+  EXPECT_EQ(roofs_from(m, "fp16").compute_name, "fp16 matrix");
+}

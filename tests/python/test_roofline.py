@@ -80,10 +80,19 @@ def test_ceilings_per_dtype_dict_and_from_results_columns():
     fp32 = c[c.dtype == "fp32"]
     assert sorted(zip(fp32.kind, fp32.source, fp32.value)) == [
         ("memory", "measured", BW), ("memory", "theoretical", BW_THEO), ("vector", "measured", FL)]
-    # the best fp16 GEMM beats the vector roof: it is the measured matrix roof
+    # a GEMM of the run never sets the matrix roof, however fast (it beats the vector roof here)
+    assert not len(c[c.kind == "matrix"])
+    # the matrix roof and the cache levels come from the peak columns bwprof's own kernels filled
+    df["peak_matrix_gflops"] = [0.0, 6000.0]
+    df["peak_matrix_source"] = ["none", "measured:mma_peak_fp16"]
+    df["peak_l2_gbs"], df["peak_l1_gbs"] = 400.0, 900.0
+    c = rl.ceilings(df, info={})
     m = c[(c.dtype == "fp16") & (c.kind == "matrix")]
-    assert m["value"].item() == 4000.0 and m["source"].item() == "measured"
-    assert "ffn" in m["detail"].item()
+    assert m["value"].item() == 6000.0 and m["source"].item() == "measured"
+    assert m["detail"].item() == "measured:mma_peak_fp16"
+    assert not len(c[(c.dtype == "fp32") & (c.kind == "matrix")])
+    levels = c[(c.dtype == "fp32") & c.kind.isin(["l2", "l1"])]
+    assert sorted(zip(levels.kind, levels.value, levels.unit)) == [("l1", 900.0, "GB/s"), ("l2", 400.0, "GB/s")]
 
 
 def test_classify_memory_compute_and_latency_by_hand():
@@ -178,6 +187,6 @@ def test_ceilings_of_a_device_and_of_a_run(cpu_run):
     assert set(zip(c.kind, c.source)) >= {("memory", "measured"), ("vector", "measured")}
     assert (c["value"] > 0).all()
     run = rl.ceilings(cpu_run)
-    # a CPU GEMM is slower than the FMA chain: no matrix roof is invented from it
+    # the CPU has no matrix units: no matrix roof, and none is made up from a GEMM of the run
     assert "matrix" not in set(run["kind"])
     assert run[run.kind == "memory"]["value"].iloc[0] == cpu_run["peak_bandwidth_gbs"].iloc[0]

@@ -22,8 +22,13 @@ PEAKS = {
     "fp32": {"bandwidth_gbs": 3075.0, "bandwidth_source": "measured:stream_add", "bandwidth_theoretical_gbs": 3352.0,
              "gflops": 60000.0, "compute_source": "measured:fma_chain_fp32", "gflops_theoretical": 66908.0},
     "fp16": {"bandwidth_gbs": 3075.0, "bandwidth_source": "measured:stream_add", "bandwidth_theoretical_gbs": 3352.0,
-             "gflops": 120000.0, "compute_source": "measured:fma_chain_fp16", "gflops_theoretical": 133816.0},
+             "gflops": 120000.0, "compute_source": "measured:fma_chain_fp16", "gflops_theoretical": 133816.0,
+             "matrix_gflops": 820000.0, "matrix_gflops_theoretical": 1070530.0,
+             "matrix_source": "measured:mma_peak_fp16"},
 }
+# The cache levels bwprof measures on every device (the same for both dtypes).
+for _p in PEAKS.values():
+    _p.update(l2_gbs=7100.0, l1_gbs=30000.0, cache_source="measured:l2_bandwidth,shared_bandwidth")
 ATTN = dict(heads=32, seq_q=4096, head_dim=128, causal=True)
 CASES = [  # kernel, variant, dtype, params, time_us, cache
     ("attention", "flash", "fp16", ATTN, 800.0, "cold"),             # matrix units, compute side
@@ -65,6 +70,19 @@ def test_the_rows_cover_matrix_vector_latency_and_above_peak(rows):
                                   False, False]
     assert set(rows["bound"]) >= {"compute", "memory", "latency"}
     assert rows["above_peak"].sum() == 2
+    # The matrix rows are judged against bwprof's measured matrix peak, not the datasheet's.
+    assert set(rows[on_matrix]["peak_gflops"]) == {820000.0}
+    assert rows[on_matrix]["peak_compute_source"].str.startswith("measured:mma_peak_fp16").all()
+    # A copy hot in L2, above the DRAM datasheet figure: the text names the level that serves it.
+    copy = rows[rows["kernel"] == "stream_copy"].iloc[0]
+    assert copy["bottleneck"].startswith("above DRAM: L2 can serve it (L2 roof 7.1 TB/s); "), copy["bottleneck"]
+    assert copy["peak_l2_gbs"] == 7100.0 and copy["peak_l1_gbs"] == 30000.0
+
+
+def test_without_cache_columns_the_text_is_the_plain_above_peak_one(rows):
+    old = rl.classify(rows.drop(columns=["peak_l2_gbs", "peak_l1_gbs"]), info=INFO)
+    note = old[old["kernel"] == "stream_copy"]["roofline_note"].iloc[0]
+    assert note.startswith("5.592 TB/s is above the device's theoretical memory bandwidth"), note
 
 
 def test_a_run_re_judged_from_its_own_columns_agrees(rows):

@@ -48,8 +48,10 @@ def test_kernels_keep_their_order_and_say_where_their_suite_goes():
            "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
            "intensity_sweep"]
     assert [n for n in names if n in old] == old
-    assert set(names) - set(old) == {"fill", "fma_chain"}
+    assert set(names) - set(old) == {"fill", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth",
+                                     "shared_bandwidth"}
     for k in _core.kernels():
         assert isinstance(k["suite_order"], int) and isinstance(k["suite"], list)
         for v in k["variants"]:
-            assert isinstance(v["matrix_units"], bool) and v["ceiling"] in ("none", "memory", "vector")
+            assert isinstance(v["matrix_units"], bool) and v["ceiling"] in ("none", "memory", "vector", "matrix", "l2", "l1",
+                                                                          "shared")

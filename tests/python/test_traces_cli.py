@@ -64,6 +64,63 @@ def test_trace_bad_input_exit_2_one_line(tmp_path, capsys):
     assert "missing.csv" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("top", ["0", "-3", "two"])
+def test_trace_top_must_be_a_positive_number(capsys, top):
+    with pytest.raises(SystemExit) as info:
+        cli("trace", DATA / "rocprofv3_kernel_stats.csv", "--top", top)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --top:" in err and "Empty DataFrame" not in err
+    assert ("must be at least 1" in err) if top != "two" else ("'two' is not a whole number" in err)
+
+
+def test_trace_top_one(capsys):
+    assert cli("trace", DATA / "rocprofv3_kernel_stats.csv", "--top", "1") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("GPU time 141.090 ms") and out[2].split()[0] == "GEMM" and len(out) == 3
+
+
+def negative_trace(tmp_path):
+    import csv
+
+    lines = TRACE_TEXT.splitlines()
+    fields = next(csv.reader([lines[2]]))
+    fields[9], fields[10] = fields[10], fields[9]   # end before start: a negative duration
+    lines[2] = ",".join(f'"{f}"' for f in fields)
+    path = tmp_path / "kernel_trace.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+TRACE_TEXT = (DATA / "rocprofv3_kernel_trace.csv").read_text()
+
+
+def test_trace_invalid_rows_are_an_error_or_dropped(tmp_path, capsys):
+    path = negative_trace(tmp_path)
+    assert cli("trace", path) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}: 1 of 8 rows have an invalid duration or timestamp (line 3: negative duration" in err
+    assert "--drop-invalid" in err
+    assert cli("trace", path, "--drop-invalid") == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"bwprof: warning: {path}: left out 1 of 8 rows")
+    assert "in 7 kernel calls" in captured.out
+    assert cli("trace", "diff", path, DATA / "rocprofv3_kernel_trace.csv") == 2
+    assert "invalid duration" in capsys.readouterr().err
+    assert cli("trace", "diff", path, DATA / "rocprofv3_kernel_trace.csv", "--drop-invalid") == 0
+    captured = capsys.readouterr()
+    assert "left out 1 of 8 rows" in captured.err and "GPU time A:" in captured.out
+
+
+def test_trace_without_durations_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "counters.csv"
+    path.write_text('"ID","Kernel Name","dram__bytes_read.sum"\n"0","k","100"\n"1","k","200"\n')
+    assert cli("trace", path) == 2
+    err = capsys.readouterr().err
+    assert "no row has a duration" in err and "Traceback" not in err
+
+
 # --- fake profilers -----------------------------------------------------------------------
 
 TRACE = (DATA / "rocprofv3_kernel_trace.csv").read_text()

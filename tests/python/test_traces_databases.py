@@ -687,10 +687,12 @@ def test_ncu_rep_matches_the_raw_csv_reader(tmp_path):
     assert not any(c.startswith("device__attribute_") for c in df.columns)
 
 
-def test_ncu_rep_without_the_module(tmp_path, monkeypatch):
+def test_ncu_rep_without_the_module(tmp_path, monkeypatch, no_tools_path):
+    # Neither ncu_report nor the ncu command (which would be tried first) is there.
     rep = tmp_path / "k.ncu-rep"
     rep.write_bytes(b"\x00report")
     monkeypatch.setattr(ncu_report, "find_ncu_report", lambda: None)
+    monkeypatch.setattr(ncu_report, "locate_ncu_report", lambda: None)
     with pytest.raises(TraceFormatError, match=r"k\.ncu-rep: reading a \.ncu-rep needs NVIDIA's ncu_report "
                                                r"module .* ncu --import k\.ncu-rep --csv --page raw"):
         traces.read(rep)

@@ -1,5 +1,6 @@
 // What a device is and what it can do (list_devices() and build_features() are in bwprof/api.hpp).
 #pragma once
+#include <map>
 #include <string>
 
 namespace bwprof {
@@ -22,6 +23,11 @@ struct DeviceInfo {
   double fp32_gflops_theoretical = 0;
   double fp16_gflops_theoretical = 0;
   double fp16_matrix_gflops_theoretical = 0;
+  // Per arithmetic type, from the architecture table (absent where the device has no such unit):
+  // matrix "fp16", "bf16", "tf32", "fp8", "int8"; vector "fp32", "fp16", "fp64".
+  std::map<std::string, double> matrix_gflops_theoretical, vector_gflops_theoretical;
+  // Per-core cache sizes where the system reports them (the CPU: L1 data and L2), bytes; 0 unknown.
+  double l1_cache_bytes = 0, l2_cache_bytes = 0;
 };
 
 }  // namespace bwprof

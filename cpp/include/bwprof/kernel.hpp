@@ -111,9 +111,21 @@ class KernelInstance {
 using Factory = std::function<std::unique_ptr<KernelInstance>(Backend&, const Problem&)>;
 
 // Which roof a variant measures for the peaks policy (bwprof/peaks.hpp): the best of the memory
-// variants of a backend is its achievable bandwidth, the vector variants its compute per dtype.
-enum class Ceiling { kNone, kMemory, kVector };
-const char* to_string(Ceiling c);  // "none", "memory", "vector"
+// variants of a backend is its achievable bandwidth, the vector variants its compute per dtype,
+// the matrix variants the matrix units' per arithmetic type (fp16, bf16, tf32, fp8, int8), and
+// the cache variants the bandwidth of one level of the hierarchy (L2, L1, shared memory / LDS).
+enum class Ceiling { kNone, kMemory, kVector, kMatrix, kL2, kL1, kShared };
+// "none", "memory", "vector", "matrix", "l2", "l1", "shared"
+const char* to_string(Ceiling c);
+
+// One run of a ceiling variant that the peaks policy makes on a device: what it measures (an
+// arithmetic type such as "bf16", or an access such as "read" / "rw"), the storage dtype and the
+// parameters. A family that lists none for a device has no such roof there (absent, not zero).
+struct CeilingRun {
+  std::string what;
+  std::string dtype = "fp32";
+  std::map<std::string, std::string> params;
+};
 
 struct Variant {
   Variant(std::string name_, std::string backend_, Factory make_)
@@ -174,6 +186,11 @@ struct KernelFamily {
   // that a run timed by a host clock (the CPU) multiplies until one launch is long enough to time.
   std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;
   std::string ceiling_grow;
+  // Ceiling variants that measure several figures (matrix types, cache accesses, FP64 chains):
+  // the runs to make on a device, beyond a vector ceiling's one run per dtype (ceiling_params).
+  std::function<std::vector<CeilingRun>(const DeviceInfo&)> ceiling_runs;
+  // Cache-level ceilings: the bytes a run's working set spans (the figure the peaks report).
+  std::function<double(const Problem&)> ceiling_working_set;
 };
 
 // Validates dtype, variant (empty: the backend's first) and parameters (unknown, missing,

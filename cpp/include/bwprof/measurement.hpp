@@ -26,6 +26,23 @@ double expected_efficiency(AccessPattern p);
 // fair >= 30 %, poor below. NaN -> "n/a".
 std::string grade(double pct_of_peak);
 
+// One compute roof of one arithmetic type: measured by bwprof's own kernel and from the
+// architecture table. Zero means unknown; source "none" where bwprof measures no such roof.
+struct ComputePeak {
+  double gflops = 0;              // GFLOP/s (GOP/s for int8)
+  double gflops_theoretical = 0;
+  std::string source = "none";    // "measured:mma_peak_bf16", "none"
+};
+
+// The bandwidth of one cache level, measured by bwprof's own kernel over a working set sized to
+// the level, reading only and reading + writing. Zero means not measured (source "none").
+struct LevelPeak {
+  double read_gbs = 0, rw_gbs = 0;
+  double working_set_bytes = 0;   // of the read run, in all
+  std::string source = "none";    // "measured:l2_bandwidth", "none"
+  double best() const { return read_gbs > rw_gbs ? read_gbs : rw_gbs; }
+};
+
 // The peaks a result is judged against. Zero means unknown.
 struct Peaks {
   double bandwidth_gbs = 0;              // achievable (measured) memory bandwidth
@@ -36,6 +53,19 @@ struct Peaks {
   std::string compute_source;
   std::string compute_units = "vector";  // whose roof `gflops` is: "vector" or "matrix" units
   std::map<std::string, double> bandwidth_by_kernel;  // GB/s of each measured stream kernel
+  // The matrix units' roof for the row's dtype (FP16: FP16 with FP32 accumulation), measured
+  // by bwprof's matrix-peak kernel; 0 / "none" where the device has none (the CPU) or the dtype
+  // runs on none (FP32).
+  double matrix_gflops = 0, matrix_gflops_theoretical = 0;
+  std::string matrix_source = "none";
+  // The cache levels' roofs: L2, and L1 / shared memory (the faster of the two), GB/s.
+  double l2_gbs = 0, l1_gbs = 0;
+  std::string cache_source = "none";  // "measured:l2_bandwidth,shared_bandwidth", "none"
+  // Every figure the policy holds for the device, whatever the row's dtype: matrix roofs per
+  // arithmetic type (fp16, bf16, tf32, fp8, int8), vector roofs (fp32, fp16, fp64), cache
+  // levels ("l2", "l1", "shared").
+  std::map<std::string, ComputePeak> matrix, vector;
+  std::map<std::string, LevelPeak> levels;
 };
 
 struct Measurement {

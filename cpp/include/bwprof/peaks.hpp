@@ -2,6 +2,11 @@
 // Memory: the best of every variant flagged Ceiling::kMemory for the backend's kind (bwprof's
 // stream kernels), FP32. Compute, per dtype: the variants flagged Ceiling::kVector (the FMA
 // chains); a backend without a variant for the dtype (the CPU computes FP16 in FP32) takes FP32's.
+// The families that list their runs (KernelFamily::ceiling_runs) add the rest: FP64 chains
+// (kVector), the matrix units per arithmetic type (kMatrix: fp16, bf16, tf32, fp8, int8; the
+// row's matrix roof is its dtype's) and the cache levels (kL2, kL1, kShared: read and read+write
+// over a working set sized to the level). A run that fails (an arithmetic this build or device
+// lacks, an output that fails its reference) leaves its roof at 0 and says why in its source.
 // Theoretical figures come from the device. Measured once per device and process.
 #pragma once
 #include "bwprof/backend.hpp"

@@ -5,6 +5,7 @@
 #pragma once
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "bwprof/measurement.hpp"
 
@@ -36,6 +37,9 @@ struct Roofs {
   double gflops = 0;                     // the compute roof: vector units or matrix units
   double gflops_theoretical = 0;
   std::string compute_name;              // "fp32 vector", "fp16 matrix": words for the text
+  // The cache levels' measured bandwidth: a figure above the memory roof is told which level
+  // can serve it.
+  double l2_gbs = 0, l1_gbs = 0;         // L2; L1 / shared memory (LDS)
 };
 
 struct Judgement {
@@ -54,7 +58,11 @@ Judgement judge(const Work& w, const Roofs& r);
 // units' roof (theoretical, from the architecture table) for work that runs on them, else the
 // vector roof the peaks carry.
 Roofs roofs_from(const Peaks& p, const std::string& dtype);
-// Work that runs on the matrix units (FP16 on tensor cores / MFMA) is judged against their roof.
+// Work that runs on the matrix units (FP16 on tensor cores / MFMA) is judged against their roof:
+// the measured one the peaks carry (Peaks::matrix_gflops), else the architecture table's.
 void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype);
+// The level of the memory hierarchy that can serve `bandwidth_gbs` ("L2", "L1/shared memory"),
+// the roof of that level; empty when none of the measured levels can (or none is known).
+std::pair<std::string, double> serving_level(double bandwidth_gbs, const Roofs& r);
 
 }  // namespace bwprof

@@ -180,10 +180,53 @@ std::vector<Arch> build_table() {
   };
 }
 
+// The other arithmetic types, dense, per SM / CU per clock: the datasheet's TFLOP/s (TOP/s) over
+// units x the clock the datasheet quotes. NVIDIA: A100 SXM (108 SMs, 1410 MHz) FP64 9.7, BF16 312,
+// TF32 156, INT8 624; A10 / A40 (GA102) and L40S (AD102, 142 SMs, 2520 MHz) BF16 362, TF32 183,
+// FP8 733, INT8 733, FP64 at 1/64 of FP32; H100 SXM (132 SMs, 1830 MHz tensor boost) FP64 33.5
+// (vector), BF16 989, TF32 495, FP8 1979, INT8 1979; V100 FP64 7.8; T4 INT8 130. AMD: MI250X (220
+// CUs, 1700 MHz) FP64 47.9 (vector), BF16 383, INT8 383, no TF32/FP8; MI300X (304 CUs, 2100 MHz)
+// FP64 81.7 (vector), BF16 1307, TF32 654, FP8 2615, INT8 2615; RX 7900 XTX (96 CUs, 2500 MHz)
+// WMMA BF16 and IU8 at the FP16 rate, FP64 at 1/32 of non-dual-issue FP32.
+struct OtherRates {
+  const char* name;
+  double fp64, bf16_matrix, tf32_matrix, fp8_matrix, int8_matrix;
+};
+constexpr OtherRates kOtherRates[] = {
+    //          FP64  BF16  TF32  FP8   INT8 (matrix)
+    {"sm_70",   64,   0,    0,    0,    0},
+    {"sm_75",   4,    0,    0,    0,    2048},
+    {"sm_80",   64,   2048, 1024, 0,    4096},
+    {"sm_86",   4,    1024, 512,  0,    2048},
+    {"sm_87",   4,    1024, 512,  0,    2048},
+    {"sm_89",   4,    1024, 512,  2048, 2048},
+    {"sm_90",   128,  4096, 2048, 8192, 8192},
+    {"gfx90a",  128,  1024, 0,    0,    1024},
+    {"gfx940",  128,  2048, 1024, 4096, 4096},
+    {"gfx941",  128,  2048, 1024, 4096, 4096},
+    {"gfx942",  128,  2048, 1024, 4096, 4096},
+    {"gfx1100", 8,    512,  0,    0,    512},
+    {"gfx1101", 8,    512,  0,    0,    512},
+    {"gfx1102", 8,    512,  0,    0,    512},
+};
+
+std::vector<Arch> with_other_rates(std::vector<Arch> table) {
+  for (Arch& a : table)
+    for (const OtherRates& r : kOtherRates)
+      if (a.name == r.name) {
+        a.rates.fp64 = r.fp64;
+        a.rates.bf16_matrix = r.bf16_matrix;
+        a.rates.tf32_matrix = r.tf32_matrix;
+        a.rates.fp8_matrix = r.fp8_matrix;
+        a.rates.int8_matrix = r.int8_matrix;
+      }
+  return table;
+}
+
 }  // namespace
 
 const std::vector<Arch>& architectures() {
-  static const std::vector<Arch> table = build_table();
+  static const std::vector<Arch> table = with_other_rates(build_table());
   return table;
 }
 

@@ -33,6 +33,10 @@ const char* to_string(Ceiling c) {
   switch (c) {
     case Ceiling::kMemory: return "memory";
     case Ceiling::kVector: return "vector";
+    case Ceiling::kMatrix: return "matrix";
+    case Ceiling::kL2: return "l2";
+    case Ceiling::kL1: return "l1";
+    case Ceiling::kShared: return "shared";
     default: return "none";
   }
 }

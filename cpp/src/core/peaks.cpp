@@ -23,6 +23,9 @@ struct DevicePeaks {
   Peaks memory;                      // bandwidth figures, no compute
   std::map<DType, double> gflops;    // per dtype
   std::map<DType, std::string> source;
+  // The per-type roofs and the cache levels (see Peaks::matrix, vector, levels).
+  std::map<std::string, ComputePeak> matrix, vector;
+  std::map<std::string, LevelPeak> levels;
 };
 
 std::mutex g_mutex;
@@ -113,6 +116,87 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
   return k.traffic(p).flops / (t[t.size() / 2] * 1e-6) / 1e9;
 }
 
+// One run of a ceiling that lists its runs (CeilingRun): its problem and the seconds of one
+// launch. The GPU: checked against its reference first (a kernel whose body this build lacks, or
+// that computes wrongly, sets no roof), then the median of hot runs. The CPU: one launch timed by
+// the host clock, the `ceiling_grow` parameter multiplied until that launch takes 50 ms.
+std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, const Variant& v, CeilingRun run) {
+  const std::string kind = kind_of(backend.info());
+  if (kind == "cpu") {
+    for (;;) {
+      Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+      auto inst = v.make(backend, p);
+      const double seconds = backend.time_launch_us(*inst, 1) * 1e-6;
+      const long long grow = k.ceiling_grow.empty() ? 0 : p.i(k.ceiling_grow);
+      if (seconds > 0.05 || k.ceiling_grow.empty() || grow > (1LL << 30)) return {p, seconds};
+      run.params[k.ceiling_grow] = std::to_string(grow * 4);
+    }
+  }
+  Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+  auto inst = v.make(backend, p);
+  inst->launch();
+  backend.synchronize();
+  const Check c = inst->check();
+  if (!c.ok) throw Error("its output failed the reference check (max rel. error " + std::to_string(c.max_rel_error) + ")");
+  RunOptions opt;
+  opt.cold = false;
+  opt.warmup = 2;
+  opt.min_repeats = 5;
+  opt.min_time_s = 0.01;
+  opt.verify = false;
+  std::vector<double> t = run_repeats(backend, *inst, opt);
+  std::sort(t.begin(), t.end());
+  return {p, t[t.size() / 2] * 1e-6};
+}
+
+const char* level_name(Ceiling c) { return c == Ceiling::kL2 ? "l2" : c == Ceiling::kL1 ? "l1" : "shared"; }
+
+// The roofs of the ceilings that list their runs: vector (FP64 and the others), matrix per type,
+// cache levels per access. A run that fails leaves its roof at 0 with the reason as its source.
+void measure_runs(Backend& backend, DevicePeaks& d) {
+  const DeviceInfo& info = backend.info();
+  const std::string kind = kind_of(info);
+  for (const KernelFamily& k : registry().families()) {
+    if (!k.ceiling_runs) continue;
+    for (const Variant& v : k.variants) {
+      if (v.ceiling == Ceiling::kNone || v.ceiling == Ceiling::kMemory || v.backend != kind) continue;
+      for (const CeilingRun& run : k.ceiling_runs(info)) {
+        const std::string name = k.name + "_" + run.what;
+        const bool compute = v.ceiling == Ceiling::kVector || v.ceiling == Ceiling::kMatrix;
+        auto& table = v.ceiling == Ceiling::kVector ? d.vector : d.matrix;
+        if (compute && table.count(run.what) && table[run.what].gflops > 0) continue;  // the first variant's
+        double figure = 0;
+        std::string source = "measured:" + name;
+        try {
+          const auto pt = time_run(backend, k, v, run);
+          const Traffic t = k.traffic(pt.first);
+          figure = (compute ? t.flops : t.bytes_read + t.bytes_written) / pt.second / 1e9;
+        } catch (const Error& e) {
+          source = std::string("failed:") + name + ": " + e.what();
+        }
+        if (compute) {
+          ComputePeak& c = table[run.what];
+          c.gflops = figure;
+          c.source = source;
+        } else {
+          LevelPeak& l = d.levels[level_name(v.ceiling)];
+          if (run.what == "read") {
+            l.read_gbs = figure;
+            const Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+            l.working_set_bytes = k.ceiling_working_set ? k.ceiling_working_set(p) : 0;
+          } else {
+            l.rw_gbs = figure;
+          }
+          if (figure > 0 || l.source == "none") l.source = figure > 0 ? "measured:" + k.name : source;
+        }
+      }
+    }
+  }
+  // Theoretical figures from the architecture table, for every type the device has.
+  for (auto& kv : info.vector_gflops_theoretical) d.vector[kv.first].gflops_theoretical = kv.second;
+  for (auto& kv : info.matrix_gflops_theoretical) d.matrix[kv.first].gflops_theoretical = kv.second;
+}
+
 DevicePeaks measure_all(Backend& backend) {
   DevicePeaks d;
   d.memory = measure_memory(backend);
@@ -126,8 +210,13 @@ DevicePeaks measure_all(Backend& backend) {
       }
     }
   }
+  measure_runs(backend, d);
   // A dtype without a vector ceiling of its own on this backend computes in FP32 (FP16 storage
   // on the CPU; BF16 everywhere, its kernels converting to FP32): FP32's roof is its roof.
+  for (auto& kv : d.gflops) {  // the per-type table: only the chains that ran (no CPU FP16, no BF16)
+    d.vector[to_string(kv.first)].gflops = kv.second;
+    d.vector[to_string(kv.first)].source = d.source[kv.first];
+  }
   for (DType t : {DType::kF16, DType::kBF16}) {
     if (!d.gflops.count(t) && d.gflops.count(DType::kF32)) {
       d.gflops[t] = d.gflops[DType::kF32];
@@ -152,6 +241,29 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
     p.compute_source = it->second.source.at(dtype);
   }
   p.gflops_theoretical = dtype == DType::kF32 ? info.fp32_gflops_theoretical : info.fp16_gflops_theoretical;
+  const DevicePeaks& d = it->second;
+  p.matrix = d.matrix;
+  p.vector = d.vector;
+  p.levels = d.levels;
+  // The matrix roof of the row's dtype: FP16 (BF16) data runs FP16 (BF16) MMAs (FP32
+  // accumulation); bwprof's FP32 kernels use no matrix units (TF32 is another arithmetic), so FP32
+  // has none.
+  auto mx = d.matrix.find(to_string(dtype));
+  if (dtype != DType::kF32 && mx != d.matrix.end()) {
+    p.matrix_gflops = mx->second.gflops;
+    p.matrix_gflops_theoretical = mx->second.gflops_theoretical;
+    p.matrix_source = mx->second.gflops > 0 ? mx->second.source : "none";
+  }
+  std::string levels;
+  auto level = [&](const char* name) {
+    auto l = d.levels.find(name);
+    if (l == d.levels.end() || l->second.best() <= 0) return 0.0;
+    levels += (levels.empty() ? "" : ",") + l->second.source.substr(l->second.source.find(':') + 1);
+    return l->second.best();
+  };
+  p.l2_gbs = level("l2");
+  p.l1_gbs = std::max(level("l1"), level("shared"));
+  p.cache_source = levels.empty() ? "none" : "measured:" + levels;
   return p;
 }
 

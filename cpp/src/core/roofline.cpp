@@ -35,7 +35,17 @@ std::string rate(double v, const char* unit) {
 std::string above_text(const Work& w, const Roofs& r, double bw, double fl, bool bw_above) {
   if (bw_above) {
     const bool theo = known(r.bandwidth_theoretical_gbs) && bw > r.bandwidth_theoretical_gbs;
-    std::string t = rate(bw, "B/s") + " is above the device's " +
+    // Which level of the hierarchy can serve this figure, where bwprof measured the levels.
+    std::string lead;
+    const auto level = serving_level(bw, r);
+    if (!level.first.empty()) {
+      lead = "above DRAM: " + level.first + " can serve it (" + level.first + " roof " + rate(level.second, "B/s") + "); ";
+    } else if (known(r.l2_gbs) || known(r.l1_gbs)) {
+      const double top = std::max(known(r.l2_gbs) ? r.l2_gbs : 0.0, known(r.l1_gbs) ? r.l1_gbs : 0.0);
+      lead = "above every measured memory roof (the fastest, " + std::string(top == r.l1_gbs ? "L1/shared memory" : "L2") +
+             ", " + rate(top, "B/s") + "): the declared bytes overstate the traffic, or the time is wrong; ";
+    }
+    std::string t = lead + rate(bw, "B/s") + " is above the device's " +
                     (theo ? "theoretical memory bandwidth (" + rate(r.bandwidth_theoretical_gbs, "B/s") + ")"
                           : "measured peak bandwidth (" + rate(r.bandwidth_gbs, "B/s") + ")") +
                     ": the data stayed in cache, so this is not a DRAM figure";
@@ -145,14 +155,30 @@ Roofs roofs_from(const Peaks& p, const std::string& dtype) {
   r.gflops = p.gflops;
   r.gflops_theoretical = p.gflops_theoretical;
   r.compute_name = dtype + " " + p.compute_units;
+  r.l2_gbs = p.l2_gbs;
+  r.l1_gbs = p.l1_gbs;
   if (p.compute_source.rfind("theoretical", 0) == 0) r.compute_name += " (theoretical)";
   return r;
 }
 
 void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype) {
+  p.compute_units = "matrix";
+  if (p.matrix_gflops > 0) {  // bwprof's own matrix-peak kernel measured it
+    p.gflops = p.matrix_gflops;
+    p.gflops_theoretical = p.matrix_gflops_theoretical > 0 ? p.matrix_gflops_theoretical : matrix_gflops_theoretical;
+    p.compute_source = p.matrix_source + " (matrix units)";
+    return;
+  }
   p.gflops = p.gflops_theoretical = matrix_gflops_theoretical;
   p.compute_source = "theoretical:" + dtype + "_matrix_units";
-  p.compute_units = "matrix";
+}
+
+std::pair<std::string, double> serving_level(double bw, const Roofs& r) {
+  if (!(bw > 0)) return {};
+  // The same tolerance as "above the peak": 10 % over a measured roof is noise in that roof.
+  if (known(r.l2_gbs) && bw <= kAboveMeasuredFactor * r.l2_gbs) return {"L2", r.l2_gbs};
+  if (known(r.l1_gbs) && bw <= kAboveMeasuredFactor * r.l1_gbs) return {"L1/shared memory", r.l1_gbs};
+  return {};
 }
 
 }  // namespace bwprof

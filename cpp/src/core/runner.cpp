@@ -98,9 +98,9 @@ bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const De
 
 bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks) {
   m.peaks = peaks;
-  // FP16 and BF16 on the matrix units (the same rate on every GPU bwprof knows): their roof, from the architecture table (bwprof measures no matrix
-  // peak of its own; the roofline module takes the best GEMM of a run as the measured one).
-  if (matrix_units && info.fp16_matrix_gflops_theoretical > 0)
+  // FP16 and BF16 on the matrix units: their roof, measured by bwprof's matrix-peak kernel (the
+  // architecture table's where it measured none; BF16 runs at FP16's rate on every GPU it knows).
+  if (matrix_units && (peaks.matrix_gflops > 0 || info.fp16_matrix_gflops_theoretical > 0))
     use_matrix_roof(m.peaks, info.fp16_matrix_gflops_theoretical, m.dtype);
   return derive_rates(m, pattern);
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -52,6 +53,34 @@ std::string cpu_vendor(const std::string& name) {
   return "unknown";
 }
 
+// The size of cpu0's data or unified cache of `level` (1 or 2) in bytes: sysconf where glibc
+// knows it, else /sys/devices/system/cpu/cpu0/cache/index*/ ("48K"); 0 when neither says.
+double cpu_cache_bytes(int level) {
+  long v = sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
+  if (v > 0) return double(v);
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    auto read = [&](const char* name) {
+      std::string out;
+      if (std::FILE* f = std::fopen((dir + name).c_str(), "r")) {
+        char buf[64] = {0};
+        if (std::fgets(buf, sizeof buf, f)) out = buf;
+        std::fclose(f);
+      }
+      while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+      return out;
+    };
+    const std::string lvl = read("level"), type = read("type"), size = read("size");
+    if (lvl.empty()) break;
+    if (std::atoi(lvl.c_str()) != level || type == "Instruction" || size.empty()) continue;
+    double bytes = std::atof(size.c_str());
+    if (size.back() == 'K') bytes *= 1024;
+    if (size.back() == 'M') bytes *= 1024 * 1024;
+    return bytes;
+  }
+  return 0;
+}
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend() {
@@ -70,6 +99,8 @@ class CpuBackend final : public Backend {
     info_.compute_units = cpu_threads();
     long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     info_.cache_bytes = l3 > 0 ? double(l3) : (l2 > 0 ? double(l2) : 0);
+    info_.l1_cache_bytes = cpu_cache_bytes(1);
+    info_.l2_cache_bytes = cpu_cache_bytes(2);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     info_.memory_bytes = pages > 0 && page > 0 ? double(pages) * page : 0;
   }

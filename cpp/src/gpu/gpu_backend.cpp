@@ -129,6 +129,15 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
     info_.fp32_gflops_theoretical = a->rates.fp32 * per_clock;
     info_.fp16_gflops_theoretical = a->rates.fp16 * per_clock;
     info_.fp16_matrix_gflops_theoretical = a->rates.fp16_matrix * per_clock;
+    const std::pair<const char*, double> vector[] = {{"fp32", a->rates.fp32}, {"fp16", a->rates.fp16},
+                                                     {"fp64", a->rates.fp64}};
+    const std::pair<const char*, double> matrix[] = {{"fp16", a->rates.fp16_matrix}, {"bf16", a->rates.bf16_matrix},
+                                                     {"tf32", a->rates.tf32_matrix}, {"fp8", a->rates.fp8_matrix},
+                                                     {"int8", a->rates.int8_matrix}};
+    for (auto& r : vector)
+      if (r.second > 0) info_.vector_gflops_theoretical[r.first] = r.second * per_clock;
+    for (auto& r : matrix)
+      if (r.second > 0) info_.matrix_gflops_theoretical[r.first] = r.second * per_clock;
   }
   BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&own_stream_, hipStreamNonBlocking));
   stream_ = own_stream_;

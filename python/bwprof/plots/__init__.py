@@ -29,8 +29,8 @@ from .figure import NoData, _device_name
 from .labels import place_labels
 from .peaks import peak_bandwidth
 from .roofline_chart import roofline
-from .style import (DTYPE_COLORS, FAMILY_MARKERS, POINT_LABEL_GID, POINTS_GID, RIDGE_LABEL_GID, ROOF_GID,
-                    SWEEP_GID)
+from .style import (DTYPE_COLORS, FAMILY_MARKERS, LEVEL_GID, POINT_LABEL_GID, POINTS_GID, RIDGE_LABEL_GID,
+                    ROOF_GID, SWEEP_GID)
 
 
 def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None, sweep=None,
@@ -96,7 +96,7 @@ def register_cli(subparsers) -> None:
     s.set_defaults(func=_cmd_plot)
 
 
-__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
+__all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "LEVEL_GID", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
            "ROOF_GID", "SWEEP_GID",
            "compare_dtypes", "comparison_table", "fp32_vs_fp16", "peak_bandwidth", "place_labels", "plot_all", "register_cli",
            "roofline", "time_breakdown"]

@@ -12,7 +12,8 @@ import pandas as pd
 from .. import roofline as rl
 from .figure import NoData, _device_name, _figure, _num, _save
 from .labels import place_labels
-from .style import POINTS_GID, RIDGE_LABEL_GID, ROOF_GID, SWEEP_GID, _color, _fmt_rate, _marker, _wrap
+from .style import (LEVEL_COLORS, LEVEL_GID, POINTS_GID, RIDGE_LABEL_GID, ROOF_GID, SWEEP_GID, _color, _fmt_rate,
+                    _marker, _wrap)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -62,6 +63,16 @@ def _roofs(ceil: pd.DataFrame, dtypes) -> list[tuple]:
     return out
 
 
+def _levels(ceil: pd.DataFrame) -> list[tuple]:
+    """(kind, name, GB/s) of each measured cache level in the ceilings, slowest first."""
+    out = []
+    for kind in ("l2", "l1"):
+        v = ceil[(ceil.kind == kind) & (ceil.source == "measured")]["value"] if "kind" in ceil else []
+        if len(v) and float(v.max()) > 0:
+            out.append((kind, rl.LEVEL_NAMES[kind], float(v.max())))
+    return out
+
+
 def _point_labels(pts: pd.DataFrame) -> list[str]:
     """A label per point; points of one dtype with equal labels get the parameters that differ."""
     recs = pts.to_dict("records")
@@ -83,10 +94,13 @@ def _point_labels(pts: pd.DataFrame) -> list[str]:
 
 
 def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.DataFrame | None = None,
-             path=None, *, device_name=None, label_points: bool = True, fontsize: float = 7.0) -> Figure:
+             path=None, *, device_name=None, label_points: bool = True, fontsize: float = 7.0,
+             hierarchy: bool | None = None) -> Figure:
     """Log-log roofline: the roofs per dtype (measured solid, theoretical dashed), ridge points,
     the measured intensity sweep when given, and every kernel as a labelled point (colour by
-    dtype, marker by family). Rows without FLOPs cannot sit on it and are listed underneath."""
+    dtype, marker by family). Rows without FLOPs cannot sit on it and are listed underneath.
+    ``hierarchy`` draws the cache levels' roofs (L2, L1/shared memory) above the DRAM one, grey
+    and dash-dotted; by default they are drawn when the ceilings hold them (bwprof measured them)."""
     from matplotlib.lines import Line2D
 
     if not isinstance(df, pd.DataFrame):
@@ -97,6 +111,9 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
     ceil = rl.ceilings(rows) if ceilings is None else ceilings
     if not isinstance(ceil, pd.DataFrame) or not len(ceil):
         raise NoData("roofline: no ceilings (no peak columns in the DataFrame and none given)")
+    levels = _levels(ceil) if hierarchy is None or hierarchy else []
+    if hierarchy and not levels:
+        raise NoData("roofline: hierarchy=True but the ceilings hold no cache level (bwprof.peaks() measures them)")
     inten, gfl = _num(rows, "intensity_flop_per_byte"), _num(rows, "gflops")
     on = (inten > 0) & (gfl > 0) & np.isfinite(inten) & np.isfinite(gfl)
     pts, off = rows[on], rows[~on]
@@ -149,8 +166,20 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
                                    label=f"{dt} {kind}, {src}:\n{_fmt_rate(bw, 'GB/s')}, "
                                          f"{_fmt_rate(fl, 'GFLOP/s')}"))
         flat_labels.setdefault((kind, round(math.log10(fl), 2)), []).append((dt, src, fl))
-    # One text per distinct flat roof (fp32 and fp16, or measured and datasheet, often share one).
     fixed_texts = []
+    # The cache levels: bandwidth roofs above DRAM's, up to the highest compute roof.
+    top = max([r[4] for r in roofs if r[2] != "memory"] or [y_hi])
+    for kind, name, bw in levels:
+        y = np.minimum(grid * bw, top)
+        ax.plot(grid, y, ls="-.", lw=1.4, color=LEVEL_COLORS[kind], gid=LEVEL_GID, label=f"{name} roof")
+        line_paths.append(np.column_stack([grid, y]))
+        roof_handles.append(Line2D([], [], ls="-.", lw=1.4, color=LEVEL_COLORS[kind],
+                                   label=f"{name}, measured: {_fmt_rate(bw, 'GB/s')}"))
+        x_text = max(x_lo * 1.3, y_lo * 1.5 / bw)
+        if x_text * bw < top:
+            fixed_texts.append(ax.text(x_text, x_text * bw * 1.12, f"{name} {_fmt_rate(bw, 'GB/s')}", fontsize=7.5,
+                                       color=LEVEL_COLORS[kind], rotation=0, ha="left", va="bottom"))
+    # One text per distinct flat roof (fp32 and fp16, or measured and datasheet, often share one).
     for (kind, _), same in flat_labels.items():
         dts = list(dict.fromkeys(d for d, _, _ in same))
         theoretical_only = all(src == "theoretical" for _, src, _ in same)

@@ -19,6 +19,8 @@ POINTS_GID = "bwprof-kernels"      # the kernels' scatter collections on a roofl
 ROOF_GID = "bwprof-roof"           # roof lines (their label says dtype, kind, source)
 SWEEP_GID = "bwprof-sweep"         # the measured intensity-sweep curve
 RIDGE_LABEL_GID = "bwprof-ridge-label"
+LEVEL_GID = "bwprof-cache-roof"    # the cache levels' roofs (L2, L1/shared) on a roofline
+LEVEL_COLORS = {"l2": "#555555", "l1": "#999999"}
 
 
 def _color(dtype: str) -> str:

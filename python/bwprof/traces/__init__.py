@@ -4,13 +4,14 @@ break GPU time down, compare two traces, and run the profilers. Pure Python (pan
 no compiled extension.
 
     import bwprof.traces as traces
-    df = traces.read("kernel_trace.csv")        # format detected
+    df = traces.read("kernel_trace.csv")        # format detected; invalid rows are an error
+    df = traces.read("x.csv", drop_invalid=True)  # ... or left out, with a warning
     traces.breakdown(df, by="category")         # total/calls/avg/% of GPU time
     traces.amdahl(df)                           # overall speed-up if a category were faster
     traces.diff(before, after).categories       # what changed between two traces
 """
 
-from .errors import TraceFormatError
+from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
 from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read_dir,
                       read_ncu, read_ncu_details, read_ncu_raw, read_ncu_rep, read_nsys_kern_sum,
                       read_nsys_rep, read_nsys_sqlite, read_pytorch_trace, read_rocpd,
@@ -25,7 +26,7 @@ from .profilers import ProfileRun, build_command, run_profile
 from .diff import TraceDiff, diff, plot_diff
 
 __all__ = [
-    "TraceFormatError", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
+    "TraceFormatError", "InvalidRowsError", "InvalidRowsWarning", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
     "read_rocprofv3_kernel_trace", "read_rocprofv3_counter_collection",
     "read_rocprofv3_kernel_stats", "read_rocprof_results", "read_rocprof_stats", "read_ncu",
     "read_ncu_raw", "read_ncu_details", "read_nsys_kern_sum", "read_pytorch_trace",

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .categories import categorize
+from .table import check_frame
 
 _BY = {"category": "category", "kernel": "kernel_name", "short_name": "short_name"}
 
@@ -27,16 +28,20 @@ def _group_key(by):
     return _BY[by]
 
 
-def breakdown(df, by="category", rules=None, extra_rules=None, per=None):
+def breakdown(df, by="category", rules=None, extra_rules=None, per=None, drop_invalid=False):
     """Total time, calls, average and % of GPU time per category (or kernel), largest first.
 
     Columns: <by>, total_time_ns, calls, avg_time_ns, pct_gpu_time (and short_name, category
     when by="kernel"). ``per="device"``, ``"pid"`` or a list of such columns gives one
-    breakdown per GPU and/or process instead (see breakdown_per()).
+    breakdown per GPU and/or process instead (see breakdown_per()). Rows with a negative,
+    empty or infinite duration are a ValueError naming them, or left out (with a warning)
+    under ``drop_invalid=True``.
     """
     if per is not None:
-        return breakdown_per(df, per, by=by, rules=rules, extra_rules=extra_rules)
+        return breakdown_per(df, per, by=by, rules=rules, extra_rules=extra_rules,
+                             drop_invalid=drop_invalid)
     key = _group_key(by)
+    df = check_frame(df, drop_invalid)
     data = _with_category(df, rules, extra_rules)
     work = pd.DataFrame({
         key: data[key].astype(object),
@@ -59,13 +64,14 @@ def breakdown(df, by="category", rules=None, extra_rules=None, per=None):
     return out[cols].reset_index(drop=True)
 
 
-def breakdown_per(df, per, by="category", rules=None, extra_rules=None):
+def breakdown_per(df, per, by="category", rules=None, extra_rules=None, drop_invalid=False):
     """breakdown() within each group of ``per`` (a column name or a list: "device", "pid").
 
     Columns: the ``per`` columns, <by> (plus short_name, category for kernels),
     total_time_ns, calls, avg_time_ns, pct_gpu_time (share of its group's GPU time) and
     pct_of_total (share of all GPU time). Groups in order of their keys; largest first
-    within a group. Rows whose group is unknown (NA) form a group of their own.
+    within a group. Rows whose group is unknown (NA) form a group of their own. Invalid
+    durations as in breakdown().
     """
     key = _group_key(by)
     per_cols = [per] if isinstance(per, str) else list(per)
@@ -75,6 +81,7 @@ def breakdown_per(df, per, by="category", rules=None, extra_rules=None):
     if missing:
         raise ValueError(f"per: the trace has no column {', '.join(map(repr, missing))} "
                          f"(columns: device, pid, stream, ...)")
+    df = check_frame(df, drop_invalid)
     data = _with_category(df, rules, extra_rules)
     work = pd.DataFrame({c: data[c].astype(object).where(data[c].notna(), None) for c in per_cols})
     work[key] = data[key].astype(object)
@@ -113,13 +120,13 @@ def _group_order(value):
     return (0, 1, 0, str(value))
 
 
-def amdahl(df, by="category", factors=(2.0, 10.0), rules=None, extra_rules=None):
+def amdahl(df, by="category", factors=(2.0, 10.0), rules=None, extra_rules=None, drop_invalid=False):
     """Overall speed-up of the GPU time if one category (or kernel) were k times faster or free.
 
     With p its fraction of GPU time: speed-up = 1 / ((1 - p) + p / k), and 1 / (1 - p) when it
     takes no time. Columns: <by>, total_time_ns, fraction, speedup_if_<k>x..., speedup_if_free.
     """
-    table = breakdown(df, by=by, rules=rules, extra_rules=extra_rules)
+    table = breakdown(df, by=by, rules=rules, extra_rules=extra_rules, drop_invalid=drop_invalid)
     key = _group_key(by)
     total = table["total_time_ns"].sum()
     out = table[[key, "total_time_ns"]].copy()

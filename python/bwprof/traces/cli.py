@@ -6,8 +6,20 @@ input (one line on stderr, no traceback), else the profiled command's own exit c
 
 import argparse
 import sys
+import warnings
 
-from .errors import TraceFormatError
+from .errors import InvalidRowsWarning, TraceFormatError
+
+
+def _at_least_one(text):
+    """--top: a whole number of rows, 1 or more (0 would print an empty table)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (rows to print), not {value}")
+    return value
 
 
 def register_cli(subparsers):
@@ -24,12 +36,16 @@ def register_cli(subparsers):
     p.add_argument("--amdahl", action="store_true",
                    help="also print the overall speed-up if a group were 2x, 10x faster or free")
     p.add_argument("--findings", action="store_true", help="also print findings from counters")
-    p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
+    p.add_argument("--top", type=_at_least_one, default=20, help="rows to print, at least 1 (default 20)")
     p.add_argument("--plot", action="store_true", help="save a bar chart of the breakdown")
     p.add_argument("--plot-file", default=None,
                    help="where --plot writes (default bwprof_breakdown.png; bwprof_diff.png for diff)")
     p.add_argument("--per", default=None, metavar="COLUMNS",
                    help="one breakdown per device, pid or both (--per pid,device)")
+    p.add_argument("--drop-invalid", action="store_true",
+                   help="leave out rows with a negative, empty or infinite duration or an "
+                        "out-of-range timestamp (with a warning saying how many) instead of "
+                        "stopping with an error that names them")
     p.set_defaults(func=_trace)
 
     q = subparsers.add_parser(
@@ -94,27 +110,45 @@ def _print_analysis(df, by, top, with_amdahl=False, with_findings=False):
     return table
 
 
+def _warnings_to_stderr(caught):
+    for w in caught:
+        if issubclass(w.category, InvalidRowsWarning):
+            print(f"bwprof: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _read_all(paths, drop_invalid):
+    """The traces of ``paths``; warnings about dropped rows go to stderr as one line each."""
+    from .readers import read
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InvalidRowsWarning)
+        try:
+            return [read(f, drop_invalid=drop_invalid) for f in paths]
+        finally:
+            _warnings_to_stderr(caught)
+
+
 def _trace(args):
     import pandas as pd
-
-    from .readers import read
 
     if args.files[0] == "diff":
         return _diff(args)
     try:
-        frames = [read(f) for f in args.files]
+        frames = _read_all(args.files, args.drop_invalid)
     except (TraceFormatError, FileNotFoundError, ValueError) as exc:
         return _fail(str(exc))
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if df.empty:
         return _fail(f"no GPU kernels in {', '.join(args.files)}")
-    if args.per:
-        try:
+    try:
+        if args.per:
             _print_per(df, args.by, [c.strip() for c in args.per.split(",") if c.strip()], args.top)
-        except ValueError as exc:
-            return _fail(str(exc))
-        print()
-    table = _print_analysis(df, args.by, args.top, args.amdahl, args.findings)
+            print()
+        table = _print_analysis(df, args.by, args.top, args.amdahl, args.findings)
+    except ValueError as exc:
+        return _fail(str(exc))
     if args.plot:
         try:
             path = plot_breakdown(table, args.by, args.plot_file or "bwprof_breakdown.png", top=args.top)
@@ -147,19 +181,21 @@ def _print_per(df, by, per, top):
 
 def _diff(args):
     from .diff import diff, plot_diff
-    from .readers import read
 
     paths = args.files[1:]
     if len(paths) != 2:
         return _fail("trace diff compares two traces: bwprof trace diff BEFORE AFTER")
     try:
-        a, b = (read(p) for p in paths)
+        a, b = _read_all(paths, args.drop_invalid)
     except (TraceFormatError, FileNotFoundError, ValueError) as exc:
         return _fail(str(exc))
     for p, df in zip(paths, (a, b)):
         if df.empty:
             return _fail(f"no GPU kernels in {p}")
-    result = diff(a, b, labels=("A", "B"))
+    try:
+        result = diff(a, b, labels=("A", "B"))
+    except ValueError as exc:
+        return _fail(str(exc))
     print(f"A = {paths[0]}\nB = {paths[1]}")
     print(result.summary())
     tables = (("category", result.categories), ("kernel", result.kernels))
@@ -233,5 +269,8 @@ def _profile(args):
         print(f"bwprof: {message}", file=sys.stderr)
     if run.trace is not None and not run.trace.empty:
         print(f"\nProfile written to {run.out_dir}")
-        _print_analysis(run.trace, args.by, 20)
+        try:
+            _print_analysis(run.trace, args.by, 20)
+        except ValueError as exc:
+            print(f"bwprof: no breakdown: {exc}", file=sys.stderr)
     return run.returncode

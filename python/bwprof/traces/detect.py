@@ -5,7 +5,8 @@ from pathlib import Path
 
 from .errors import TraceFormatError
 from .sqlitedb import Database, is_sqlite
-from .table import _find_header, _is_preamble, _lines, _read_text, _split
+from .csv_table import _find_header, _is_preamble, _lines, _split
+from .table import _read_head
 
 # Files read_dir() looks at: the text formats, then databases and reports.
 SUFFIXES = (".csv", ".json", ".json.gz", ".txt",
@@ -112,4 +113,4 @@ def is_rocprofv3_json(text):
 
 def detect_format(path):
     """Which profiler output ``path`` is, e.g. "rocprofv3_kernel_trace", "ncu_raw", "rocpd"."""
-    return sniff(path) or _detect_from_text(path, _read_text(path))
+    return sniff(path) or _detect_from_text(path, _read_head(path))

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .categories import categorize
+from .table import check_frame, drop_invalid_flag
 
 # Explaining the change: the largest changes until they account for this share of it.
 EXPLAIN_SHARE = 0.8
@@ -58,12 +59,12 @@ def _pct_text(value):
     return f"{value:+.1f}%"
 
 
-def _as_trace(x):
+def _as_trace(x, drop_invalid=False):
     if isinstance(x, pd.DataFrame):
-        return x
+        return check_frame(x, drop_invalid)
     if isinstance(x, (str, Path)):
         from .readers import read
-        return read(x)
+        return read(x, drop_invalid=drop_invalid)
     raise TypeError(f"diff() takes kernel-trace DataFrames or paths, not {type(x).__name__}")
 
 
@@ -105,7 +106,7 @@ def _compare(ta, tb, key, net):
     return out.reset_index(drop=True)
 
 
-def diff(a, b, rules=None, extra_rules=None, labels=("a", "b")):
+def diff(a, b, rules=None, extra_rules=None, labels=("a", "b"), drop_invalid=False):
     """Compare trace ``b`` with trace ``a`` (DataFrames from read(), or paths).
 
     Returns a TraceDiff with:
@@ -119,10 +120,13 @@ def diff(a, b, rules=None, extra_rules=None, labels=("a", "b")):
       change, with their cumulative share.
     - ``totals``: time_a_ns, time_b_ns, calls_a, calls_b, delta_ns, delta_pct, kernels_a,
       kernels_b, matched_kernels.
-    The kernel and category deltas each add up to the total delta.
+    The kernel and category deltas each add up to the total delta. Rows with an invalid
+    duration are an error naming them, or left out (with a warning) under
+    ``drop_invalid=True``.
     """
-    da = categorize(_as_trace(a), rules=rules, extra_rules=extra_rules)
-    db = categorize(_as_trace(b), rules=rules, extra_rules=extra_rules)
+    drop = drop_invalid_flag(drop_invalid)
+    da = categorize(_as_trace(a, drop), rules=rules, extra_rules=extra_rules)
+    db = categorize(_as_trace(b, drop), rules=rules, extra_rules=extra_rules)
     ka = _totals(da, "short_name", ("category",))
     kb = _totals(db, "short_name", ("category",))
     time_a, time_b = float(ka["time_ns"].sum()), float(kb["time_ns"].sum())

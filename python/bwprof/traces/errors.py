@@ -1,4 +1,4 @@
-"""The one error type that trace readers raise for malformed input."""
+"""The error and warning types of the trace readers."""
 
 
 class TraceFormatError(ValueError):
@@ -10,3 +10,18 @@ class TraceFormatError(ValueError):
         self.reason = reason
         where = f"{self.path}, line {line}" if line is not None else self.path
         super().__init__(f"{where}: {reason}")
+
+
+class InvalidRowsError(TraceFormatError):
+    """Rows whose duration or timestamps cannot be right (negative, empty, infinite, beyond
+    64-bit nanoseconds). ``rows`` names the first offenders (lines, row ids or event
+    indices), ``count`` says how many there are."""
+
+    def __init__(self, path, reason, rows=(), count=0):
+        super().__init__(path, None, reason)
+        self.rows = list(rows)
+        self.count = count
+
+
+class InvalidRowsWarning(UserWarning):
+    """Rows with invalid durations or timestamps were left out (``drop_invalid=True``)."""

@@ -33,7 +33,7 @@ from .formats.rocprofv3 import (read_agent_info, read_rocprofv3_counter_collecti
                                 read_rocprofv3_kernel_stats, read_rocprofv3_kernel_trace)
 from .formats.rocprofv3_json import read_rocprofv3_json
 from .formats.rpd import read_rpd
-from .table import SCHEMA, SCHEMA_COLUMNS
+from .table import SCHEMA, SCHEMA_COLUMNS, reader
 
 READERS = {
     "rocprofv3_kernel_trace": read_rocprofv3_kernel_trace,
@@ -59,21 +59,30 @@ _PER_DISPATCH = {"rocprofv3_kernel_trace", "rocprofv3_counter_collection", "rocp
                  "nsys_rep", "ncu_rep", "rocprofv3_json"}
 
 
-def read(path):
+@reader
+def read(path, **options):
     """Read any supported profiler output (format detected) into the kernel-trace schema.
 
     ``path`` may also be a folder written by a profiler run; see read_dir().
+    ``drop_invalid=True`` leaves out rows with a negative, empty or infinite duration or a
+    timestamp beyond 64-bit nanoseconds (with an InvalidRowsWarning saying how many); by
+    default such rows are an InvalidRowsError (a TraceFormatError) naming them. Other
+    ``options`` go to the format's reader (``via="cli"`` for a .ncu-rep, ``memory_ops=False``
+    for an nsys export, ...).
     """
     p = Path(path)
     if p.is_dir():
+        if options:
+            raise TypeError(f"read(folder) takes no reader options ({', '.join(options)})")
         return read_dir(p)
     fmt = detect_format(p)
     if fmt == "rocprofv3_agent_info":
         raise TraceFormatError(p, 1, "a rocprofv3 agent_info.csv describes devices, not kernels;"
                                      " read it with read_agent_info()")
-    return READERS[fmt](p)
+    return READERS[fmt](p, **options)
 
 
+@reader
 def read_dir(path):
     """Every kernel trace under a profiler output folder, concatenated.
 

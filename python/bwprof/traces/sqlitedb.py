@@ -12,7 +12,6 @@ fetched as one ``group_concat`` string that numpy parses in C (see ``int_columns
 (kernel names, devices) is looked up once per distinct value and spread with numpy.
 """
 
-import math
 import os
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
@@ -22,12 +21,15 @@ import numpy as np
 import pandas as pd
 
 from .errors import TraceFormatError
-from .names import short_kernel_name
+# The one frame builder (and its helpers) lives in table.py; database readers use it from here.
+from .table import Note, Origin, empty_frame, factorize_text, schema_frame  # noqa: F401
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # A NULL in an integer column comes back as this value (no column read here is negative).
 _NULL = -1
+# A real number (inf, 1e300, 12.5) in a timestamp column read leniently (see int_columns).
+_REAL = -2
 
 
 def is_sqlite(path):
@@ -112,7 +114,8 @@ def _explain(exc):
     return f"SQLite error: {text}"
 
 
-def int_columns(db, source, exprs, key, where="", params=(), page=250_000, bounds=None):
+def int_columns(db, source, exprs, key, where="", params=(), page=250_000, bounds=None,
+                lenient=()):
     """Whole integer columns of ``SELECT exprs FROM source`` as int64 arrays and NULL masks.
 
     ``exprs`` maps result names to SQL expressions; ``key`` is a unique integer column of
@@ -121,7 +124,9 @@ def int_columns(db, source, exprs, key, where="", params=(), page=250_000, bound
     query, so the aggregates see the rows in the same order and the columns stay aligned.
     With ``bounds`` (the smallest and largest key) a large table is read in two halves on two
     connections at once: SQLite runs without the interpreter lock, so two cores share it.
-    A value that is not an integer (text, a real number) is a TraceFormatError.
+    A value that is not an integer (text, a real number) is a TraceFormatError, except that in
+    the columns named in ``lenient`` (timestamps) a real number (inf, 1e300) comes back as
+    the value _REAL, for real_values() to hand to the frame builder as an invalid row.
     Returns ({name: (values, null_mask)}, row count).
     """
     names = list(exprs)
@@ -130,11 +135,12 @@ def int_columns(db, source, exprs, key, where="", params=(), page=250_000, bound
         lo, hi = int(bounds[0]), int(bounds[1])
         mid = (lo + hi) // 2
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [pool.submit(_read_range, db.path, source, exprs, key, where, params, page, a, b)
+            futures = [pool.submit(_read_range, db.path, source, exprs, key, where, params, page, a, b,
+                                   lenient)
                        for a, b in ((lo - 1, mid), (mid, hi))]
             halves = [f.result() for f in futures]
     else:
-        halves = [_pages(db, source, exprs, key, where, params, page, None, None)]
+        halves = [_pages(db, source, exprs, key, where, params, page, None, None, lenient)]
     out, total = {}, sum(h[1] for h in halves)
     for name in names:
         got = [piece for h in halves for piece in h[0].pop(name)]   # freed column by column
@@ -148,18 +154,23 @@ def int_columns(db, source, exprs, key, where="", params=(), page=250_000, bound
     return out, total
 
 
-def _read_range(path, source, exprs, key, where, params, page, after, upto):
+def _read_range(path, source, exprs, key, where, params, page, after, upto, lenient):
     with Database(path) as db:
-        return _pages(db, source, exprs, key, where, params, page, after, upto)
+        return _pages(db, source, exprs, key, where, params, page, after, upto, lenient)
 
 
-def _pages(db, source, exprs, key, where, params, page, after, upto):
+def _pages(db, source, exprs, key, where, params, page, after, upto, lenient=()):
     """Pages of ``source`` with ``after < key <= upto`` (None: unbounded) -> ({name: [pieces]}, n)."""
     names = list(exprs)
     conds = [f"({where})"] if where else []
     if upto is not None:
         conds.append(f"{key} <= {int(upto)}")
-    inner = "".join(f", {exprs[n]} AS _c{i}" for i, n in enumerate(names))
+    def expr(n):
+        if n in lenient:
+            return f"CASE WHEN typeof({exprs[n]}) = 'real' THEN {_REAL} ELSE {exprs[n]} END"
+        return exprs[n]
+
+    inner = "".join(f", {expr(n)} AS _c{i}" for i, n in enumerate(names))
     parts = "".join(f", group_concat(IFNULL(_c{i}, {_NULL}), ',')" for i in range(len(names)))
     pieces = {n: [] for n in names}
     last, total = after, 0
@@ -212,6 +223,22 @@ def int_array(pair):
     return pd.arrays.IntegerArray(values.astype(np.int64, copy=False), mask.copy())
 
 
+def real_values(got, columns):
+    """{schema column: {row: "a real number"}} for the rows of lenient timestamp columns that
+    held a real number, and those values masked as NULL; ``columns`` maps the names in ``got``
+    to schema columns ("start" -> "start_ns")."""
+    bad = {}
+    for name, target in columns.items():
+        if name not in got:
+            continue
+        values, mask = got[name]
+        rows = np.flatnonzero(values == _REAL)
+        if len(rows):
+            mask[rows] = True
+            bad[target] = {int(r): Note("a real number, not integer nanoseconds") for r in rows}
+    return bad
+
+
 def float_array(pair):
     values, mask = pair
     out = values.astype(np.float64)
@@ -259,85 +286,3 @@ def labels(pair):
     if mask.any():
         out[mask] = None
     return out
-
-
-def factorize_text(values):
-    """Integer codes and uniques for an object array of strings (None allowed)."""
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
-    return codes, list(uniques)
-
-
-def schema_frame(columns, n, tool, extras=None):
-    """A kernel-trace DataFrame from arrays (the vectorised counterpart of the CSV readers).
-
-    ``columns`` holds schema columns as numpy/pandas arrays: Int64 columns as IntegerArray,
-    ``duration_ns`` as float64, text as object arrays. ``short_name`` is computed once per
-    distinct kernel name. Missing schema columns are NA; ``calls`` defaults to 1 and
-    ``duration_ns`` to end - start. ``extras`` follow the schema columns; the arrays are used
-    as they are, not copied.
-    """
-    from .table import SCHEMA
-
-    data = {}
-    for name, dtype in SCHEMA.items():
-        values = columns.get(name)
-        if values is None:
-            if dtype == "Int64":
-                values = pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
-            elif dtype == "float64":
-                values = np.full(n, np.nan)
-            else:
-                values = np.full(n, None, dtype=object)
-        elif dtype == "Int64" and not isinstance(values, pd.arrays.IntegerArray):
-            values = _as_int64(values)
-        elif dtype == "float64":
-            values = np.asarray(values, dtype=np.float64)
-        elif dtype == "object":
-            values = np.asarray(values, dtype=object)
-        data[name] = values
-    if columns.get("short_name") is None:
-        codes, uniques = factorize_text(data["kernel_name"])
-        shorts = np.array([short_kernel_name(u) for u in uniques] + [""], dtype=object)
-        data["short_name"] = shorts[codes]
-    if columns.get("calls") is None:
-        data["calls"] = pd.arrays.IntegerArray(np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool))
-    if columns.get("duration_ns") is None:
-        start, end = data["start_ns"], data["end_ns"]
-        duration = (end.to_numpy(dtype=np.float64, na_value=np.nan)
-                    - start.to_numpy(dtype=np.float64, na_value=np.nan))
-        exact = ~(start.isna() | end.isna())
-        # Exact in integers first: ns timestamps exceed a float's 53 bits.
-        duration[exact] = (end[exact].to_numpy(dtype=np.int64)
-                           - start[exact].to_numpy(dtype=np.int64)).astype(np.float64)
-        data["duration_ns"] = duration
-    data["source_tool"] = np.full(n, tool, dtype=object)
-    for name, values in (extras or {}).items():
-        if name not in data:
-            data[name] = values
-    for name, values in data.items():
-        # Text stays object dtype (as in the CSV readers); pandas would convert it to its
-        # string dtype, a copy of every value.
-        if isinstance(values, np.ndarray) and values.dtype == object:
-            data[name] = pd.Series(values, dtype=object, copy=False)
-    return pd.DataFrame(data, copy=False)
-
-
-def _as_int64(values):
-    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
-    if arr.dtype.kind in "iu":
-        return pd.arrays.IntegerArray(arr.astype(np.int64), np.zeros(len(arr), dtype=bool))
-    if arr.dtype.kind == "f":
-        mask = np.isnan(arr)
-        return pd.arrays.IntegerArray(np.where(mask, 0, np.round(arr)).astype(np.int64), mask)
-    out = []
-    for v in arr:
-        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
-            out.append(pd.NA)
-        else:
-            out.append(int(round(float(v))))
-    return pd.array(out, dtype="Int64")
-
-
-def empty_frame(tool, extras=()):
-    """A schema frame with no rows (a trace that recorded no GPU work)."""
-    return schema_frame({}, 0, tool, {name: [] for name in extras})

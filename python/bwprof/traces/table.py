@@ -1,21 +1,32 @@
-"""The layer every trace reader stands on: a profiler file's text (gzip, encodings, binary junk
-caught with its line), CSV tables found after tool preambles and read with line numbers, JSON,
-and the builder of frames in the kernel-trace schema. Malformed input becomes a
-TraceFormatError naming the file and the line."""
+"""The layer every trace reader stands on: a profiler file's bytes and text (gzip, encodings,
+binary junk caught with its line), JSON, and the ONE builder of frames in the kernel-trace
+schema (``schema_frame``), which is also where every row's duration and timestamps are checked.
+CSV tables are read by csv_table.py over this layer; databases by sqlitedb.py.
 
-import csv
+Malformed input becomes a TraceFormatError naming the file and the line. Rows whose duration
+cannot be right (negative, empty, infinite) or whose timestamps do not fit 64-bit nanoseconds
+are an InvalidRowsError naming the first offenders, or, when the caller asked for it with
+``drop_invalid=True``, left out with one InvalidRowsWarning per table that says how many.
+
+Short names are made once per distinct kernel name; a categorical kernel_name (csv_table.py)
+is never expanded to one Python string per row before that.
+"""
+
+import codecs
+import contextvars
+import functools
 import gzip
 import json
 import math
-import re
+import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .errors import TraceFormatError
+from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
 from .names import short_kernel_name
-from .units import parse_number
 
 # Column order and dtypes of the kernel-trace schema (docs/traces.md describes each).
 SCHEMA = {
@@ -37,291 +48,444 @@ SCHEMA = {
 }
 SCHEMA_COLUMNS = list(SCHEMA)
 
-# How far into a file to look for the header line: the ncu and nsys preambles are short.
-_HEADER_SCAN_LINES = 200
+_HEAD_BYTES = 1 << 17
+# Spellings of "no value" in profiler CSVs (units.parse_number reads the same as NaN).
+_MISSING = ["", "n/a", "N/A", "na", "NA", "nan", "NaN", "-", "--", "(null)", "None"]
+_INT64_MAX = 2 ** 63 - 1
+_INT64_MIN = -2 ** 63
 
 
 # --------------------------------------------------------------------------------------------
-# Reading text, CSV and JSON with line numbers
+# The drop_invalid option: given to read() and every reader, seen by the one frame builder
 # --------------------------------------------------------------------------------------------
 
-def _read_text(path):
-    """The file's text; binary or undecodable content is a TraceFormatError at its line."""
+_DROP_INVALID = contextvars.ContextVar("bwprof_traces_drop_invalid", default=False)
+
+
+def drop_invalid_flag(value, name="drop_invalid"):
+    """``value`` as a bool; anything but True/False (or 0/1) is a TypeError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, not {value!r}")
+
+
+def reader(fn):
+    """Give a reader the ``drop_invalid`` keyword (default: the caller's setting, else False).
+
+    Rows with invalid durations or timestamps are an InvalidRowsError, or with
+    ``drop_invalid=True`` left out with an InvalidRowsWarning. Readers that call other readers
+    (read, read_dir, read_ncu) pass the setting on without naming it.
+    """
+    @functools.wraps(fn)
+    def wrapped(*args, drop_invalid=None, **kwargs):
+        if drop_invalid is None:
+            return fn(*args, **kwargs)
+        token = _DROP_INVALID.set(drop_invalid_flag(drop_invalid))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _DROP_INVALID.reset(token)
+    return wrapped
+
+
+# --------------------------------------------------------------------------------------------
+# Reading bytes and text
+# --------------------------------------------------------------------------------------------
+
+def _check_file(path):
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise TraceFormatError(path, None, "is a directory, not a profiler output file")
+    return path
+
+
+def _check_block(path, block, line0=0, decoder=None, final=True):
+    """Binary data (a NUL byte, bytes that are not UTF-8) in ``block`` is a TraceFormatError at
+    its line (``line0`` lines come before the block). A file checked a block at a time passes
+    one incremental ``decoder`` with ``final=False``, then b"" with ``final=True``."""
+    nul = block.find(b"\x00")
+    if nul >= 0:
+        raise TraceFormatError(path, line0 + block.count(b"\n", 0, nul) + 1,
+                               "binary data (NUL byte); expected a CSV or JSON text file")
+    decoder = decoder or codecs.getincrementaldecoder("utf-8")()
+    pending = decoder.getstate()[0]
+    if pending or not block.isascii():
+        try:
+            decoder.decode(block, final=final)
+        except UnicodeDecodeError as exc:
+            # The decoder's position counts the bytes it held back from the block before.
+            pos = max(exc.start - len(pending), 0)
+            raise TraceFormatError(path, line0 + block.count(b"\n", 0, pos) + 1,
+                                   "binary data (not UTF-8 text); expected CSV or JSON") from None
+
+
+def _check_bytes(path, data, complete=True):
+    """Empty data, and binary data as _check_block says; ``complete`` False for the head of a
+    file, which may end inside a character."""
+    if not data or data.isspace():
+        if complete:
+            raise TraceFormatError(path, 1, "file is empty")
+        return
+    _check_block(path, data, final=complete)
+
+
+def _read_bytes(path):
+    """The file's bytes (gunzipped, UTF-8 byte order mark removed), checked by _check_bytes."""
+    path = _check_file(path)
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":                 # PyTorch writes .json.gz traces
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise TraceFormatError(path, None, f"truncated or corrupt gzip data ({exc})") from None
-    if not data.strip():
-        raise TraceFormatError(path, 1, "file is empty")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise TraceFormatError(path, line, "binary data (NUL byte); expected a CSV or JSON text file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise TraceFormatError(path, line, "binary data (not UTF-8 text); expected CSV or JSON") from None
-    return text
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    _check_bytes(path, data)
+    return data
 
 
-def _is_preamble(line):
-    """Lines that tools print before (or between) CSV rows: ncu's ==PROF==, nsys's progress."""
-    s = line.strip()
-    return (not s or s.startswith("==") or s.startswith("Generating ") or s.startswith("Processing [")
-            or s.startswith("** ") or s.startswith("NOTICE:") or s.startswith("WARNING:"))
+def _read_text(path):
+    """The file's text; binary or undecodable content is a TraceFormatError at its line."""
+    return _read_bytes(path).decode("utf-8")
 
 
-def _lines(text):
-    # Only real line breaks: kernel names never hold them, but may hold other odd characters.
-    return re.split(r"\r?\n", text)
-
-
-def _split(line):
-    try:
-        return next(csv.reader([line]))
-    except (csv.Error, StopIteration):
-        return []
-
-
-class _Table:
-    """A CSV table: header, rows and the line number where each row starts."""
-
-    def __init__(self, path, header, header_line, rows, lines):
-        self.path = path
-        self.header = header
-        self.header_line = header_line
-        self.rows = rows
-        self.lines = lines
-        self.index = {}
-        for i, name in enumerate(header):
-            self.index.setdefault(name.strip().lower(), i)
-
-    def has(self, *names):
-        return any(n.lower() in self.index for n in names)
-
-    def col(self, *names):
-        """Raw strings of the first of ``names`` present (case-insensitive), else None."""
-        for n in names:
-            i = self.index.get(n.lower())
-            if i is not None:
-                return [r[i] if i < len(r) else "" for r in self.rows]
-        return None
-
-    def numbers(self, *names):
-        """Floats of the first of ``names`` present, NaN for blanks, None if absent."""
-        raw = self.col(*names)
-        if raw is None:
-            return None
-        out = np.empty(len(raw), dtype="float64")
-        for k, text in enumerate(raw):
-            v = parse_number(text)
-            if v is None:
-                raise TraceFormatError(self.path, self.lines[k],
-                                       f"column {names[0]!r}: {text!r} is not a number")
-            out[k] = v
-        return out
-
-    def ints(self, *names):
-        """Like numbers(), but exact for 64-bit integers such as nanosecond timestamps."""
-        raw = self.col(*names)
-        if raw is None:
-            return None
-        out = []
-        for k, text in enumerate(raw):
-            s = str(text).strip().replace(",", "")
-            if s == "" or s.lower() in ("n/a", "nan"):
-                out.append(pd.NA)
-                continue
+def _read_head(path, limit=_HEAD_BYTES):
+    """The first ``limit`` bytes of the file's text (enough to detect its format), checked as
+    _read_text checks the whole file; a cut last line is left out."""
+    path = _check_file(path)
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+        if data[:2] == b"\x1f\x8b":
+            f.seek(0)
             try:
-                out.append(int(s))
-            except ValueError:
-                v = parse_number(s)
-                if v is None or math.isnan(v):
-                    raise TraceFormatError(self.path, self.lines[k],
-                                           f"column {names[0]!r}: {text!r} is not an integer") from None
-                out.append(int(round(v)))
-        return pd.array(out, dtype="Int64")
-
-
-def _find_header(path, lines, is_header):
-    """Index of the first line whose fields satisfy ``is_header``, skipping tool preambles."""
-    first_content = None
-    for i, line in enumerate(lines[:_HEADER_SCAN_LINES]):
-        if _is_preamble(line):
-            continue
-        if first_content is None:
-            first_content = i
-        if is_header([f.strip() for f in _split(line)]):
-            return i
-    if first_content is None:
-        raise TraceFormatError(path, 1, "no CSV header found (only tool messages or blank lines)")
-    return None
-
-
-def _read_csv(path, required, text=None, ragged=False, what="this format"):
-    """Parse ``path`` as CSV whose header holds every group in ``required``.
-
-    ``required`` is a list of alternatives per needed column, e.g. [("Kernel_Name",), ...].
-    Rows with the wrong number of fields are errors unless ``ragged`` (ncu details pages).
-    """
-    text = _read_text(path) if text is None else text
-    lines = _lines(text)
-
-    def ok(fields):
-        low = {f.lower() for f in fields}
-        return all(any(a.lower() in low for a in alts) for alts in required)
-
-    h = _find_header(path, lines, ok)
-    if h is None:
-        first = next(i for i, line in enumerate(lines) if not _is_preamble(line))
-        have = [f.strip() for f in _split(lines[first])]
-        missing = [alts[0] for alts in required
-                   if not any(a.lower() in {x.lower() for x in have} for a in alts)]
-        raise TraceFormatError(path, first + 1,
-                               f"not {what}: missing column(s) {', '.join(missing)}; "
-                               f"header has {', '.join(have[:12]) or 'nothing'}")
-    header = [f.strip() for f in _split(lines[h])]
-    reader = csv.reader(_LineFeeder(lines, h + 1), strict=True)
-    rows, row_lines = [], []
-    try:
-        while True:
-            line_no = h + 2 + reader.line_num     # 1-based line where the next record starts
-            try:
-                fields = next(reader)
-            except StopIteration:
-                break
-            if not fields or all(not f.strip() for f in fields):
-                continue
-            if len(fields) == 1 and _is_preamble(fields[0]):
-                continue
-            if len(fields) != len(header):
-                if not ragged:
-                    raise TraceFormatError(
-                        path, line_no,
-                        f"{len(fields)} fields where the header (line {h + 1}) has {len(header)}"
-                        f" (truncated file or wrong columns?)")
-                fields = (fields + [""] * len(header))[:len(header)]
-            rows.append(fields)
-            row_lines.append(line_no)
-    except csv.Error as exc:
-        raise TraceFormatError(path, h + 1 + reader.line_num, f"malformed CSV ({exc})") from None
-    return _Table(str(path), header, h + 1, rows, row_lines)
-
-
-class _LineFeeder:
-    """Feeds csv.reader the lines after the header so reader.line_num counts file lines."""
-
-    def __init__(self, lines, start):
-        self._it = iter(lines[start:])
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return next(self._it) + "\n"
+                with gzip.open(f) as g:
+                    data = g.read(limit + 1)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise TraceFormatError(path, None, f"truncated or corrupt gzip data ({exc})") from None
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    complete = len(data) <= limit
+    if not complete:
+        cut = data.rfind(b"\n", 0, limit)
+        data = data[:cut + 1] if cut >= 0 else data[:limit]
+        if data.isspace():
+            return data.decode("ascii")             # only blank lines so far: let the reader see
+    _check_bytes(path, data, complete=complete)
+    return data.decode("utf-8", errors="ignore" if not complete else "strict")
 
 
 def _read_json(path, text=None):
-    """The file's JSON document; malformed JSON is a TraceFormatError at its line."""
-    text = _read_text(path) if text is None else text
+    """The file's JSON document; malformed JSON is a TraceFormatError at its line, JSON nested
+    too deeply for the parser one that says so."""
+    data = _read_bytes(path) if text is None else text
     try:
-        return json.loads(text)
+        return json.loads(data)
     except json.JSONDecodeError as exc:
         raise TraceFormatError(path, exc.lineno,
                                f"malformed JSON ({exc.msg}, column {exc.colno})") from None
+    except RecursionError:
+        raise TraceFormatError(path, None, "JSON nested too deeply to read (thousands of levels "
+                                           "of arrays or objects): not a profiler trace") from None
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(path, None, f"binary data (not UTF-8 text) ({exc})") from None
 
 
 # --------------------------------------------------------------------------------------------
-# Building schema frames
+# Building schema frames, and checking every row's duration and timestamps
 # --------------------------------------------------------------------------------------------
 
-def _frame(columns, n, tool, extras=None):
-    """A DataFrame in the schema from a dict of column -> values (missing ones are NA)."""
+class Origin:
+    """Where a frame's rows came from, for messages: the file and how to name row ``i``
+    (``fmt`` with the value ``locate`` gives: a line, a row id, an event index)."""
+
+    def __init__(self, path, fmt="row {}", locate=None):
+        self.path = str(path)
+        self.fmt = fmt
+        self.locate = locate
+
+    def describe(self, rows):
+        rows = np.asarray(rows, dtype=np.int64)
+        where = self.locate(rows) if self.locate is not None else rows.tolist()
+        return [self.fmt.format(w) for w in where]
+
+
+def _as_int64(values, name=None, bad=None):
+    """``values`` as an Int64 array. Values that do not fit 64 bits (inf, beyond +-2^63,
+    text) become NA and are recorded in ``bad`` ({column: {row: value}}) when given."""
+    if isinstance(values, pd.arrays.IntegerArray):
+        return values
+    if isinstance(values, pd.Series):
+        values = values.array
+    if isinstance(values, pd.api.extensions.ExtensionArray) and pd.api.types.is_integer_dtype(values.dtype):
+        return pd.array(values, dtype="Int64")
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+    if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and len(arr) and arr.max() > _INT64_MAX:
+            arr = arr.astype(object)
+        else:
+            return pd.arrays.IntegerArray(arr.astype(np.int64), np.zeros(len(arr), dtype=bool))
+    if arr.dtype.kind in "fb":
+        arr = arr.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            fits = np.isfinite(arr) & (np.abs(arr) < 2.0 ** 63)
+        wrong = np.flatnonzero(~np.isnan(arr) & ~fits)
+        if len(wrong) and bad is not None:
+            bad.setdefault(name, {}).update({int(i): float(arr[i]) for i in wrong})
+        return pd.arrays.IntegerArray(np.round(np.where(fits, arr, 0.0)).astype(np.int64), ~fits)
+    try:                                # Python ints and None (JSON): exact, in C
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return pd.array(arr, dtype="Int64")
+    except (TypeError, ValueError, OverflowError):
+        pass                            # text, fractions, values beyond 64 bits: one by one
+    data = np.zeros(len(arr), dtype=np.int64)
+    mask = np.zeros(len(arr), dtype=bool)
+    for i, v in enumerate(arr):
+        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+            mask[i] = True
+            continue
+        try:
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                iv = int(v)
+            else:
+                iv = int(round(float(v)))
+        except (TypeError, ValueError, OverflowError):
+            iv = None
+        if iv is None or not _INT64_MIN <= iv <= _INT64_MAX:
+            mask[i] = True
+            if bad is not None:
+                bad.setdefault(name, {})[i] = v
+            continue
+        data[i] = iv
+    return pd.arrays.IntegerArray(data, mask)
+
+
+def _as_float(values):
+    """float64 array; Python integers too large for a float become inf (reported as such)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except OverflowError:
+        out = []
+        for v in values:
+            try:
+                out.append(float(v) if v is not None else math.nan)
+            except OverflowError:
+                out.append(math.inf if v > 0 else -math.inf)
+        return np.array(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        return pd.array(values, dtype="Float64").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def factorize_text(values):
+    """Integer codes and uniques for an object array of strings (None allowed)."""
+    if isinstance(values, pd.Categorical):
+        return values.codes.astype(np.int64), [str(c) for c in values.categories]
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    return codes, list(uniques)
+
+
+def _text_column(values):
+    """Object array of text (None for missing) from a list, array or categorical."""
+    if isinstance(values, pd.Categorical):
+        cats = np.array([str(c) for c in values.categories] + [None], dtype=object)
+        codes = values.codes
+        return cats[np.where(codes < 0, len(values.categories), codes)]
+    return np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) or values.dtype != object \
+        else values
+
+
+def schema_frame(columns, n, tool, extras=None, origin=None, bad=None, int_extras=()):
+    """A kernel-trace DataFrame from the columns a reader found, with every row checked.
+
+    ``columns`` holds schema columns as arrays or lists: Int64 ones as IntegerArray or anything
+    _as_int64 turns into one (values that do not fit are invalid rows), ``duration_ns`` as
+    floats, text as object arrays or a pandas Categorical. ``short_name`` is computed once per
+    distinct kernel name. Missing schema columns are NA; ``calls`` defaults to 1 and
+    ``duration_ns`` to end - start (exact in integers). ``extras`` follow the schema columns,
+    used as they are, except those named in ``int_extras``, which become Int64 as the schema's
+    integer columns do. ``origin`` (an Origin) names rows in messages; ``bad`` holds values a
+    reader already found out of range ({column: {row: value}}).
+
+    Rows with an empty (where the format gives durations), negative or infinite duration, a
+    negative call count or an out-of-range value are an InvalidRowsError, or left out with an
+    InvalidRowsWarning under drop_invalid=True (see reader()).
+    """
+    bad = {} if bad is None else bad
     data = {}
     for name, dtype in SCHEMA.items():
         values = columns.get(name)
         if values is None:
-            values = [pd.NA] * n if dtype != "float64" else np.full(n, np.nan)
-        if dtype == "Int64":
-            data[name] = _to_int64(values)
+            if dtype == "Int64":
+                values = pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+            elif dtype == "float64":
+                values = np.full(n, np.nan)
+            else:
+                values = np.full(n, None, dtype=object)
+        elif dtype == "Int64":
+            values = _as_int64(values, name, bad)
         elif dtype == "float64":
-            data[name] = pd.array(values, dtype="Float64").astype("float64") \
-                if not isinstance(values, np.ndarray) else values.astype("float64")
+            values = _as_float(values)
         else:
-            data[name] = pd.Series(list(values), dtype="object")
-    df = pd.DataFrame(data)
+            values = _text_column(values)
+        data[name] = values
+    kernel = columns.get("kernel_name")
     if columns.get("short_name") is None:
-        df["short_name"] = [short_kernel_name(k) for k in df["kernel_name"]]
-    df["source_tool"] = tool
+        codes, uniques = factorize_text(kernel if isinstance(kernel, pd.Categorical) else data["kernel_name"])
+        shorts = np.array([short_kernel_name(u) for u in uniques] + [""], dtype=object)
+        data["short_name"] = shorts[codes]
     if columns.get("calls") is None:
-        df["calls"] = pd.array([1] * n, dtype="Int64")
+        data["calls"] = pd.arrays.IntegerArray(np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool))
     if columns.get("duration_ns") is None:
-        df["duration_ns"] = (df["end_ns"] - df["start_ns"]).astype("Float64").astype("float64")
-    for name in ("short_name", "source_tool"):
-        df[name] = pd.Series(list(df[name]), dtype="object")
-    extra = {name: values for name, values in (extras or {}).items() if name not in df.columns}
-    if extra:
-        # One concat instead of many inserts: an ncu raw page brings ~100 metric columns.
-        df = pd.concat([df, pd.DataFrame(extra, index=df.index)], axis=1)
-    return df
+        start, end = data["start_ns"], data["end_ns"]
+        exact = ~(start.isna() | end.isna())
+        duration = np.full(n, np.nan)
+        # Exact in integers first: ns timestamps exceed a float's 53 bits. A difference beyond
+        # 64 bits is made in Python integers.
+        s = start.to_numpy(dtype=np.int64, na_value=0)
+        e = end.to_numpy(dtype=np.int64, na_value=0)
+        with np.errstate(over="ignore"):
+            diff = e - s
+        wrapped = exact & (np.abs(e.astype(np.float64) - s.astype(np.float64)) >= 2.0 ** 62)
+        duration[exact] = diff[exact].astype(np.float64)
+        for i in np.flatnonzero(wrapped):
+            duration[i] = float(int(e[i]) - int(s[i]))
+        data["duration_ns"] = duration
+    data["source_tool"] = np.full(n, tool, dtype=object)
+    for name, values in (extras or {}).items():
+        if name not in data:
+            data[name] = _as_int64(values, name, bad) if name in int_extras else values
+    for name, values in data.items():
+        # Text stays object dtype (as in every reader); pandas would convert it to its
+        # string dtype, a copy of every value.
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            data[name] = pd.Series(values, dtype=object, copy=False)
+    df = pd.DataFrame(data, copy=False)
+    expect = columns.get("duration_ns") is not None or (
+        columns.get("start_ns") is not None and columns.get("end_ns") is not None)
+    return check_rows(df, origin or Origin(tool), bad=bad, expect_duration=expect)
 
 
-def _to_int64(values):
-    if isinstance(values, pd.arrays.IntegerArray):
-        return values
-    arr = np.asarray(values, dtype="object")
-    out = []
-    for v in arr:
-        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
-            out.append(pd.NA)
-        else:
-            out.append(int(round(float(v))))
-    return pd.array(out, dtype="Int64")
+def empty_frame(tool, extras=()):
+    """A schema frame with no rows (a trace that recorded no GPU work)."""
+    return schema_frame({}, 0, tool, {name: [] for name in extras})
 
 
-def _ceil_div(num, den):
-    """Workgroups from work-items: rocprof's grid sizes count work-items, the schema blocks."""
-    if num is None or den is None:
-        return None
-    num = np.asarray(num, dtype="float64")
-    den = np.asarray(den, dtype="float64")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(den > 0, np.ceil(num / den), np.nan)
-    return out
+# --- the check ----------------------------------------------------------------------------
+
+_SHOW = 5
 
 
-def _text(values):
-    """Identifiers (agent, stream) as strings: "2", "Agent 4", "GPU 3" stay recognisable."""
-    if values is None:
-        return None
-    out = []
-    for v in values:
-        s = str(v).strip()
-        if s.endswith(".0") and s[:-2].isdigit():
-            s = s[:-2]
-        out.append(s if s else None)
-    return out
+def _problems(df, bad, expect_duration):
+    """(invalid mask, function giving row i's reason) for a frame in the schema."""
+    n = len(df)
+    duration = pd.to_numeric(df["duration_ns"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan) \
+        if n else np.zeros(0)
+    calls = pd.to_numeric(df["calls"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan) \
+        if "calls" in df.columns and n else np.zeros(n)
+    out_of_range = np.zeros(n, dtype=bool)
+    for rows in bad.values():
+        if rows:
+            out_of_range[np.fromiter(rows.keys(), dtype=np.int64, count=len(rows))] = True
+    empty = np.isnan(duration) if expect_duration else np.zeros(n, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        negative = duration < 0
+        infinite = np.isposinf(duration)
+        negative_calls = calls < 0
+    # Nanosecond clocks (boot or epoch time) are never negative.
+    early = {}
+    for name in ("start_ns", "end_ns"):
+        if name in df.columns and n:
+            values = df[name]
+            if isinstance(values.dtype, pd.Int64Dtype):
+                early[name] = (values.array._data < 0) & ~values.array._mask
+    negative_time = np.zeros(n, dtype=bool)
+    for mask in early.values():
+        negative_time |= mask
+    invalid = out_of_range | empty | negative | infinite | negative_calls | negative_time
+
+    def reason(i):
+        for name, rows in bad.items():
+            if i in rows:
+                value = rows[i]
+                if isinstance(value, Note):
+                    return f"{name} holds {value}"
+                if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                    return f"{name} {_show(value)} is beyond 64-bit integers"
+                return f"{name} {_show(value)} is not an integer"
+        for name, mask in early.items():
+            if mask[i]:
+                return f"negative timestamp ({name} {int(df[name].iloc[i])})"
+        if negative[i]:
+            return f"negative duration ({duration[i]:g} ns)"
+        if infinite[i]:
+            return "infinite duration"
+        if empty[i]:
+            return "no duration (empty or missing)"
+        return f"negative call count ({calls[i]:g})"
+
+    return invalid, reason
 
 
-def _numeric_extras(table, skip):
-    """Every column not in ``skip`` as a float column (counters); non-numeric ones as text."""
-    skip = {s.lower() for s in skip}
-    extras = {}
-    for name in table.header:
-        if not name or name.lower() in skip:
-            continue
-        raw = table.col(name)
-        values = [parse_number(x) for x in raw]
-        if all(v is not None for v in values):
-            extras[name] = np.array(values, dtype="float64")
-        else:
-            extras[name] = raw
-    return extras
+class Note(str):
+    """A reader's description of a bad value, shown as it is ("a real number, not integer ns")."""
+
+
+def _show(value):
+    if isinstance(value, Note):
+        return str(value)
+    text = repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def check_rows(df, origin, bad=None, expect_duration=True, drop_invalid=None,
+               hint="Fix the file, or pass drop_invalid=True (trace --drop-invalid) to leave such "
+                    "rows out"):
+    """``df`` without its invalid rows (see schema_frame), or an InvalidRowsError naming
+    them. ``drop_invalid`` None follows the reader's setting."""
+    bad = bad or {}
+    invalid, reason = _problems(df, bad, expect_duration)
+    if not invalid.any():
+        return df
+    rows = np.flatnonzero(invalid)
+    count = len(rows)
+    shown = rows[:_SHOW]
+    labels = origin.describe(shown)
+    listing = "; ".join(f"{w}: {reason(int(i))}" for w, i in zip(labels, shown))
+    more = f"; and {count - len(shown)} more" if count > len(shown) else ""
+    drop = _DROP_INVALID.get() if drop_invalid is None else drop_invalid
+    if drop:
+        warnings.warn(InvalidRowsWarning(
+            f"{origin.path}: left out {count} of {len(df)} rows with an invalid duration or "
+            f"timestamp ({listing}{more})"), stacklevel=3)
+        return df.loc[~invalid].reset_index(drop=True)
+    raise InvalidRowsError(
+        origin.path,
+        f"{count} of {len(df)} rows have an invalid duration or timestamp ({listing}{more}); "
+        f"a time breakdown with them would be wrong. {hint}",
+        rows=labels, count=count)
+
+
+def check_frame(df, drop_invalid=False, what="trace"):
+    """Check the durations of a kernel-trace DataFrame before adding them up (breakdown,
+    amdahl, diff): rows with a negative, empty or infinite duration or a negative call count
+    are a ValueError naming their index labels, or left out with a warning when
+    ``drop_invalid``. A frame without any duration is a ValueError of its own."""
+    drop = drop_invalid_flag(drop_invalid)
+    missing = [c for c in ("duration_ns", "kernel_name") if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: not a kernel-trace DataFrame (no {', '.join(missing)} column)")
+    if "calls" not in df.columns:
+        df = df.assign(calls=1)
+    duration = pd.to_numeric(df["duration_ns"], errors="coerce")
+    if len(df) and duration.isna().all():
+        raise ValueError(f"{what}: no row has a duration (duration_ns is empty in all {len(df)} "
+                         "rows: a counters-only profile?), so there is no GPU time to add up")
+    index = df.index
+    origin = Origin(f"the {what} DataFrame", "row {}", lambda rows: [index[r] for r in rows])
+    try:
+        return check_rows(df, origin, expect_duration=True, drop_invalid=drop,
+                          hint="Pass drop_invalid=True to leave such rows out")
+    except InvalidRowsError as exc:
+        raise ValueError(str(exc)) from None

@@ -7,11 +7,13 @@ import pandas as pd
 
 from ..detect import _detect_from_text
 from ..errors import TraceFormatError
-from ..table import _frame, _read_csv, _read_text, _text
+from ..csv_table import _numbers_or_text, _read_csv, _text
+from ..table import _read_text, reader, schema_frame
 from ..units import parse_number, to_base, unit_scale
 
-# Columns that describe the whole device rather than the launch; left out to keep frames small.
-_NCU_DEVICE_PREFIXES = ("device__attribute_", "nvlink__", "numa__", "c2clink__")
+# Columns that describe the whole device rather than the launch; left out to keep frames small
+# (the same list for the .ncu-rep reader, which takes it from here).
+from .ncu_report_child import DEVICE_PREFIXES as _NCU_DEVICE_PREFIXES  # noqa: E402
 
 
 def _triple(text):
@@ -35,6 +37,7 @@ def _ncu_launch_columns(kernel, grid, block, device, stream, ids):
     return cols
 
 
+@reader
 def read_ncu_raw(path, text=None):
     """ncu ``--csv --page raw`` (wide; optional units row) -> one row per launch.
 
@@ -43,21 +46,19 @@ def read_ncu_raw(path, text=None):
     """
     t = _read_csv(path, [("Kernel Name",), ("ID",)], text=text, what="an ncu raw-page CSV")
     units = [""] * len(t.header)
-    if t.rows and not t.rows[0][t.index["id"]].strip():
-        units = t.rows[0]
-        t.rows, t.lines = t.rows[1:], t.lines[1:]
-    n = len(t.rows)
+    if t.n and not t.col("ID")[0].strip():
+        units = [t.col(name)[0] if t.index.get(name.lower()) == j else ""
+                 for j, name in enumerate(t.header)]
+        t = t.take(np.arange(1, t.n))
+    n = t.n
     values = {}
     for j, name in enumerate(t.header):
-        if "__" not in name or name.startswith(_NCU_DEVICE_PREFIXES):
+        if "__" not in name or name.startswith(_NCU_DEVICE_PREFIXES) or t.index.get(name.lower()) != j:
             continue
         factor, _ = unit_scale(units[j])
-        raw = [r[j] for r in t.rows]
-        nums = [parse_number(x) for x in raw]
-        if all(v is not None for v in nums):
-            values[name] = np.array(nums, dtype="float64") * factor
-        else:
-            values[name] = raw
+        raw = t.col(name)
+        nums = _numbers_or_text(raw)
+        values[name] = nums * factor if nums is not None else list(raw)
     cols = _ncu_launch_columns(t.col("Kernel Name"), t.col("Grid Size"), t.col("Block Size"),
                                t.col("Device"), t.col("Stream"), t.ints("ID"))
     cols["pid"] = t.ints("Process ID")
@@ -73,13 +74,14 @@ def read_ncu_raw(path, text=None):
         for kind, metric in (("grid", "launch__grid_dim_"), ("block", "launch__block_dim_")):
             if cols.get(f"{kind}_{axis}") is None and metric + axis in values:
                 cols[f"{kind}_{axis}"] = values[metric + axis]
-    return _frame(cols, n, "ncu", values)
+    return schema_frame(cols, n, "ncu", values, origin=t.origin())
 
 
 # Details-page metric names that fill schema columns.
 _NCU_DETAIL_SCHEMA = {"Duration": "duration_ns", "Registers Per Thread": "registers"}
 
 
+@reader
 def read_ncu_details(path, text=None):
     """ncu ``--csv`` details page (long: one row per metric) -> one row per launch.
 
@@ -89,16 +91,26 @@ def read_ncu_details(path, text=None):
     """
     t = _read_csv(path, [("Kernel Name",), ("Metric Name",), ("Metric Value",)], text=text,
                   ragged=True, what="an ncu details-page CSV")
-    ids = t.col("ID") or [None] * len(t.rows)
-    kernels = t.col("Kernel Name")
-    sections = t.col("Section Name") or [""] * len(t.rows)
-    metrics = t.col("Metric Name")
-    units = t.col("Metric Unit") or [""] * len(t.rows)
-    vals = t.col("Metric Value")
-    rule_names = t.col("Rule Name")
+    n_rows = t.n
+
+    def strings(name, default=None):
+        got = t.col(name)
+        return list(got) if got is not None else ([default] * n_rows if default is not None or
+                                                  name == "ID" else None)
+
+    ids = strings("ID")
+    kernels = strings("Kernel Name")
+    sections = strings("Section Name", "")
+    metrics = strings("Metric Name")
+    units = strings("Metric Unit", "")
+    vals = strings("Metric Value")
+    rule_names = strings("Rule Name")
+    rule_types = strings("Rule Type", "")
+    rule_texts = strings("Rule Description", "")
+    speedups = strings("Estimated Speedup", "")
     # A launch is one ID; files without IDs are split where the kernel name changes.
     keys, last = [], None
-    for i in range(len(t.rows)):
+    for i in range(n_rows):
         if ids[i] is not None and ids[i].strip():
             keys.append(ids[i].strip())
         else:
@@ -122,20 +134,19 @@ def read_ncu_details(path, text=None):
             if rule_names is not None and rule_names[i].strip():
                 rules.append({"launch": key, "kernel_name": kernels[i], "section": sections[i],
                               "rule": rule_names[i],
-                              "type": (t.col("Rule Type") or [""] * len(t.rows))[i],
-                              "description": (t.col("Rule Description") or [""] * len(t.rows))[i],
-                              "estimated_speedup": parse_number(
-                                  (t.col("Estimated Speedup") or [""] * len(t.rows))[i])})
+                              "type": rule_types[i], "description": rule_texts[i],
+                              "estimated_speedup": parse_number(speedups[i])})
             continue
         name = m if len(sections_of[m]) == 1 else f"{sections[i].strip()} / {m}"
         value, _ = to_base(vals[i], units[i])
         table[key][name] = vals[i] if value is None else value
     picked = [first[k] for k in order]
     pick = (lambda col: [col[i] for i in picked] if col is not None else None)
+    t = t.take(np.array(picked, dtype=np.int64))
     id_ints = [int(k) if k.isdigit() else pd.NA for k in order]
-    cols = _ncu_launch_columns(pick(kernels), pick(t.col("Grid Size")), pick(t.col("Block Size")),
-                               pick(t.col("Device")), pick(t.col("Stream")), id_ints)
-    pids = pick(t.col("Process ID"))
+    cols = _ncu_launch_columns(pick(kernels), t.col("Grid Size"), t.col("Block Size"),
+                               t.col("Device"), t.col("Stream"), id_ints)
+    pids = t.col("Process ID")
     cols["pid"] = [parse_number(x) for x in pids] if pids is not None else None
     names = list(dict.fromkeys(n for k in order for n in table[k]))
     extras = {}
@@ -150,12 +161,13 @@ def read_ncu_details(path, text=None):
     dynamic = extras.get("Dynamic Shared Memory Per Block")
     if isinstance(static, np.ndarray) and isinstance(dynamic, np.ndarray):
         cols["shared_mem_bytes"] = np.nan_to_num(static) + np.nan_to_num(dynamic)
-    df = _frame(cols, len(order), "ncu", extras)
+    df = schema_frame(cols, len(order), "ncu", extras, origin=t.origin())
     # A list of dicts, not a DataFrame: pandas compares attrs when combining frames.
     df.attrs["rules"] = rules
     return df
 
 
+@reader
 def read_ncu(path):
     """Any ncu ``--csv`` output (raw or details page), format chosen from the header."""
     text = _read_text(path)

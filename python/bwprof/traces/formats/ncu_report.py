@@ -1,152 +1,191 @@
-"""Nsight Compute reports (``.ncu-rep``) through NVIDIA's ``ncu_report`` Python module.
+"""Nsight Compute reports (``.ncu-rep``): through the ``ncu`` command line's CSV export, or through
+NVIDIA's ``ncu_report`` Python module in a child process.
 
-The module ships with Nsight Compute in ``<install>/extras/python``; it is looked for on
-``sys.path``, then beside the ``ncu`` found on PATH, then under the usual install folders
-(``/opt/nvidia/nsight-compute/*``, ``/usr/local/cuda*/nsight-compute*``). Its API: 
-``load_report(path)`` gives a context of ranges, each range holds actions (one per profiled
-kernel launch), and an action's metrics are read by name (``metric_by_name``), each with a
-``value()`` and a ``unit()``.
+Two ways, ``via=``:
 
-The frame has the columns of the ``--csv --page raw`` reader (read_ncu_raw): every launch
-metric and counter under its own name in base units (bytes, ns, per second, Hz), device
-attributes left out, ``gpu__time_duration.sum`` as ``duration_ns``, and the launch's grid,
-block, registers and shared memory in the schema columns. ``correlation_id`` is the result's
-position in the report, as ncu's CSV "ID".
+- ``"cli"``: ``ncu --import R.ncu-rep --csv --page raw --print-units base``, read by the raw-page
+  CSV reader (read_ncu_raw). NVIDIA's own export: the most reliable where ``ncu`` is installed.
+- ``"module"``: ``ncu_report`` (shipped in ``<install>/extras/python``; looked for in
+  ``$BWPROF_NCU_REPORT_PATH``, beside the ``ncu`` found on PATH, under the usual install folders,
+  then on ``sys.path``), run in a child process (ncu_report_child.py): the module has crashed
+  Python with a segmentation fault (Nsight Compute 2025.3.1, Python 3.12), and a crash must end
+  the child, not the user's process. A child that dies or fails becomes a TraceFormatError that
+  says where it stopped and how to export CSV instead.
+- ``"auto"`` (default): the command line when ``ncu`` is on PATH, else the module; when the
+  command line fails the module is tried, and the error names both.
+
+Either way the frame has the columns of the ``--csv --page raw`` reader: every launch metric
+and counter under its own name in base units (bytes, ns, per second, Hz), device attributes
+left out, ``gpu__time_duration.sum`` as ``duration_ns``, and the launch's grid, block, registers
+and shared memory in the schema columns. ``correlation_id`` is the result's position in the
+report, as ncu's CSV "ID".
 """
 
-import glob
-import importlib
 import os
+import pickle
 import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import TraceFormatError
-from ..sqlitedb import schema_frame
+from ..table import Origin, reader, schema_frame
 from ..units import unit_scale
-from .ncu import _NCU_DEVICE_PREFIXES as _DEVICE_PREFIXES
+from . import ncu_report_child as child
+from .ncu import read_ncu_raw
+from .ncu_report_child import candidate_dirs, find_ncu_report, locate_ncu_report  # noqa: F401
 
 TOOL = "ncu"
+VIAS = ("auto", "cli", "module")
+# Seconds a child reading a report, or ncu exporting one, may take.
+TIMEOUT_S = 600
 
 
-def candidate_dirs():
-    """Folders that may hold ncu_report.py, most specific first."""
-    dirs = []
-    env = os.environ.get("BWPROF_NCU_REPORT_PATH")
-    if env:
-        dirs.extend(env.split(os.pathsep))
-    ncu = shutil.which("ncu")
-    if ncu:
-        real = Path(os.path.realpath(ncu))
-        for base in (real.parent, real.parent.parent):
-            dirs.append(str(base / "extras" / "python"))
-            dirs.extend(sorted(glob.glob(str(base / "nsight-compute*" / "extras" / "python")), reverse=True))
-    for pattern in ("/opt/nvidia/nsight-compute/*/extras/python",
-                    "/usr/local/cuda*/nsight-compute*/extras/python",
-                    "/usr/local/NVIDIA-Nsight-Compute*/extras/python"):
-        dirs.extend(sorted(glob.glob(pattern), reverse=True))
-    return list(dict.fromkeys(dirs))
+def _export_hint(p):
+    return f"export it as CSV instead: ncu --import {p.name} --csv --page raw --print-units base > {p.stem}.csv"
 
 
-def find_ncu_report():
-    """NVIDIA's ncu_report module, or None when no Nsight Compute install provides it."""
-    try:
-        return importlib.import_module("ncu_report")
-    except ImportError:
-        pass
-    for folder in candidate_dirs():
-        if (Path(folder) / "ncu_report.py").exists():
-            sys.path.insert(0, folder)
-            try:
-                return importlib.import_module("ncu_report")
-            except ImportError:
-                sys.path.remove(folder)
-    return None
+def _no_module(p, why=""):
+    looked = ", ".join(candidate_dirs()[:4]) or "no Nsight Compute install found"
+    return TraceFormatError(p, None, "reading a .ncu-rep needs NVIDIA's ncu_report module from "
+                                     f"Nsight Compute's extras/python (looked in: {looked}; set "
+                                     "BWPROF_NCU_REPORT_PATH) or the ncu command on PATH; "
+                                     f"{why}or export CSV: ncu --import {p.name} --csv --page raw "
+                                     f"> {p.stem}.csv")
 
 
-def _value(metric):
-    """A metric's value in base units: float, or str for text metrics, or None."""
-    if metric is None:
-        return None
-    try:
-        if hasattr(metric, "has_value") and not metric.has_value():
-            return None
-        value = metric.value()
-    except Exception:                   # the module raises its own types for odd metrics
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    unit = metric.unit() if hasattr(metric, "unit") else ""
-    factor, _ = unit_scale(unit or "")
-    return number * factor
-
-
-def _action_name(ncu_report, action):
-    base = getattr(getattr(ncu_report, "IAction", None), "NameBase_DEMANGLED", None)
-    if base is not None:
-        try:
-            return action.name(base)
-        except TypeError:
-            pass
-    return action.name()
-
-
-def _actions(context):
-    for r in range(context.num_ranges()):
-        rng = context.range_by_idx(r)
-        for a in range(rng.num_actions()):
-            yield rng.action_by_idx(a)
-
-
-def read_ncu_rep(path, module=None):
+@reader
+def read_ncu_rep(path, module=None, via="auto", ncu=None, timeout=TIMEOUT_S):
     """Nsight Compute report -> one row per profiled launch, columns as read_ncu_raw().
 
-    ``module`` is the ncu_report module to use (found automatically when None).
+    ``via``: "auto" (default), "cli" (``ncu --import ... --csv --page raw``) or "module"
+    (NVIDIA's ncu_report in a child process); see the module's docstring. ``module``: an
+    ncu_report-like module object to use in this process instead (for stand-ins). ``ncu``:
+    the ncu executable (default: the one on PATH). ``timeout``: seconds for the export or
+    the child.
     """
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file")
-    ncu_report = module or find_ncu_report()
-    if ncu_report is None:
-        looked = ", ".join(candidate_dirs()[:4]) or "no Nsight Compute install found"
-        raise TraceFormatError(p, None, "reading a .ncu-rep needs NVIDIA's ncu_report module from "
-                                        f"Nsight Compute's extras/python (looked in: {looked}; set "
-                                        "BWPROF_NCU_REPORT_PATH); or export CSV: ncu --import "
-                                        f"{p.name} --csv --page raw > {p.stem}.csv")
+    if via not in VIAS:
+        raise ValueError(f"via must be one of {', '.join(VIAS)}, not {via!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if module is not None:
+        return _frame(p, _extract_here(p, module))
+    exe = ncu or shutil.which("ncu")
+    if via == "cli":
+        if exe is None:
+            raise TraceFormatError(p, None, "via='cli' needs Nsight Compute's ncu on PATH (or ncu=...); "
+                                            "use via='module' for NVIDIA's ncu_report module")
+        return _via_cli(p, exe, timeout)
+    if via == "module":
+        return _frame(p, _via_child(p, timeout))
+    # auto
+    cli_error = None
+    if exe is not None:
+        try:
+            return _via_cli(p, exe, timeout)
+        except TraceFormatError as exc:
+            cli_error = exc.reason
+    if locate_ncu_report() is None:
+        raise _no_module(p, f"{cli_error}; " if cli_error else "")
     try:
-        context = ncu_report.load_report(str(p))
-    except Exception as exc:        # the module's own error types; a bad file must not escape
+        return _frame(p, _via_child(p, timeout))
+    except TraceFormatError as exc:
+        if cli_error is None:
+            raise
+        raise TraceFormatError(p, None, f"{cli_error}; and through ncu_report: {exc.reason}") from None
+
+
+def _via_cli(p, exe, timeout):
+    cmd = [str(exe), "--import", str(p), "--csv", "--page", "raw", "--print-units", "base"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TraceFormatError(p, None, f"ncu --import took more than {timeout} s") from None
+    except OSError as exc:
+        raise TraceFormatError(p, None, f"cannot run {exe} ({exc})") from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        tail = " ".join((proc.stderr or proc.stdout or "").strip().splitlines()[-2:])
+        how = _signal_text(proc.returncode) if proc.returncode < 0 else f"exit {proc.returncode}"
+        raise TraceFormatError(p, None, f"ncu --import failed ({how}): {tail or 'no output'}")
+    return read_ncu_raw(p, text=proc.stdout)
+
+
+def _signal_text(code):
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
+
+
+def _via_child(p, timeout):
+    """The report's rows, read by ncu_report_child.py in a child process."""
+    env = dict(os.environ)
+    env["BWPROF_NCU_CHILD_SYS_PATH"] = os.pathsep.join(x for x in sys.path if x)
+    with tempfile.TemporaryDirectory(prefix="bwprof_ncu_") as tmp:
+        out = os.path.join(tmp, "rows.pickle")
+        cmd = [sys.executable, child.__file__, str(p), out]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            raise TraceFormatError(p, None, f"ncu_report took more than {timeout} s to read it; "
+                                            f"{_export_hint(p)}") from None
+        stages = [line[len("stage: "):] for line in (proc.stderr or "").splitlines()
+                  if line.startswith("stage: ")]
+        where = f" at {stages[-1]}" if stages else ""
+        if proc.returncode < 0:
+            raise TraceFormatError(p, None, f"NVIDIA's ncu_report module crashed ({_signal_text(proc.returncode)}"
+                                            f"{where}) while reading the report in a child process; "
+                                            f"this process is fine. {_export_hint(p)}, or read it "
+                                            "with via='cli' where ncu is installed")
+        if proc.returncode == 4:
+            raise _no_module(p)
+        result = None
+        if os.path.exists(out):
+            try:
+                with open(out, "rb") as f:
+                    result = pickle.load(f)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                result = None
+        if proc.returncode == 3 and isinstance(result, dict) and "error" in result:
+            if result["error"] == "load":
+                raise TraceFormatError(p, None, f"ncu_report cannot load it ({result['detail']})")
+            raise TraceFormatError(p, None, f"ncu_report failed while reading results ({result['detail']})")
+        if proc.returncode != 0 or not isinstance(result, dict) or "rows" not in result:
+            tail = " ".join((proc.stderr or "").strip().splitlines()[-2:])
+            raise TraceFormatError(p, None, f"the ncu_report child failed (exit {proc.returncode}{where}): "
+                                            f"{tail or 'no output'}; {_export_hint(p)}")
+        return result["rows"]
+
+
+def _extract_here(p, module):
+    try:
+        return child.extract(module, p)
+    except child.LoadError as exc:
         raise TraceFormatError(p, None, f"ncu_report cannot load it ({exc})") from None
-    names, rows = [], []
-    try:
-        for action in _actions(context):
-            row = {"__name__": _action_name(ncu_report, action)}
-            for metric_name in action.metric_names():
-                if metric_name.startswith(_DEVICE_PREFIXES):
-                    continue
-                row[metric_name] = _value(action.metric_by_name(metric_name))
-            rows.append(row)
-    except TraceFormatError:
-        raise
-    except Exception as exc:
+    except child.ReadError as exc:
         raise TraceFormatError(p, None, f"ncu_report failed while reading results ({exc})") from None
-    for row in rows:
-        for k in row:
-            if k != "__name__" and k not in names:
-                names.append(k)
+
+
+def _frame(p, rows):
+    """The schema frame of the report's [(kernel name, {metric: (value, unit)})]."""
+    names = list(dict.fromkeys(k for _, metrics in rows for k in metrics))
     n = len(rows)
     metrics = {}
     for name in names:
-        column = [row.get(name) for row in rows]
+        column = []
+        for _, values in rows:
+            value, unit = values.get(name, (None, ""))
+            if isinstance(value, float):
+                value = value * unit_scale(unit or "")[0]
+            column.append(value)
         if all(v is None or isinstance(v, float) for v in column):
             metrics[name] = np.array([np.nan if v is None else v for v in column], dtype=np.float64)
         else:
@@ -156,12 +195,10 @@ def read_ncu_rep(path, module=None):
         col = metrics.get(name)
         return col if isinstance(col, np.ndarray) and col.dtype == np.float64 else None
 
-    cols = {"kernel_name": np.array([r["__name__"] for r in rows], dtype=object),
+    cols = {"kernel_name": np.array([name for name, _ in rows], dtype=object),
             "correlation_id": pd.array(list(range(n)), dtype="Int64")}
     if num("gpu__time_duration.sum") is not None:
         cols["duration_ns"] = num("gpu__time_duration.sum")
-    else:
-        cols["duration_ns"] = np.full(n, np.nan)
     for axis in "xyz":
         for kind, metric in (("grid", "launch__grid_dim_"), ("block", "launch__block_dim_")):
             if num(metric + axis) is not None:
@@ -174,5 +211,6 @@ def read_ncu_rep(path, module=None):
     for target, metric in (("device", "launch__device_id"), ("stream", "launch__stream_id")):
         col = num(metric)
         if col is not None:
-            cols[target] = np.array([None if np.isnan(v) else str(int(v)) for v in col], dtype=object)
-    return schema_frame(cols, n, TOOL, metrics)
+            cols[target] = np.array([str(int(v)) if np.isfinite(v) else None for v in col], dtype=object)
+    origin = Origin(p, "result {}", lambda picked: list(picked))
+    return schema_frame(cols, n, TOOL, metrics, origin=origin)

@@ -1,7 +1,10 @@
 """Nsight Systems: ``nsys stats --report cuda_gpu_kern_sum --format csv``."""
 
-from ..table import _frame, _read_csv
+from ..csv_table import _read_csv
+from ..table import reader, schema_frame
 
+
+@reader
 def read_nsys_kern_sum(path):
     """nsys ``stats --report cuda_gpu_kern_sum --format csv`` -> one row per kernel."""
     t = _read_csv(path, [("Name",), ("Total Time (ns)", "Total Time"), ("Instances",)],
@@ -17,4 +20,4 @@ def read_nsys_kern_sum(path):
                        (("Time (%)", "Time(%)"), "tool_percent")):
         if t.has(*names):
             extras[dst] = t.numbers(*names)
-    return _frame(cols, len(t.rows), "nsys", extras)
+    return schema_frame(cols, t.n, "nsys", extras, origin=t.origin())

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import TraceFormatError
-from ..sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns, schema_frame,
-                        spread)
+from ..sqlitedb import (Database, Origin, codes, empty_frame, float_array, int_array, int_columns,
+                        real_values, schema_frame, spread)
+from ..table import reader
 from ..sqlitedb import labels as _labels
 
 TOOL = "nsys"
@@ -115,9 +116,11 @@ def _kernels(db, gpu):
                                          "registersPerThread", "staticSharedMemory",
                                          "dynamicSharedMemory", "localMemoryPerThread",
                                          "graphNodeId", "graphId"]))
-    got, n = int_columns(db, KERNELS, exprs, key="rowid")
+    exprs["_rowid"] = "rowid"
+    got, n = int_columns(db, KERNELS, exprs, key="rowid", lenient=("start", "end"))
     if n == 0:
         return None
+    bad = real_values(got, {"start": "start_ns", "end": "end_ns"})
     ids = codes(got["name"][0])[0].tolist()
     table = dict(db.query(f"SELECT id, value FROM StringIds WHERE id IN ({','.join(map(str, ids))})"))
     missing = [i for i in ids if i not in table]
@@ -137,7 +140,12 @@ def _kernels(db, gpu):
     if "localMemoryPerThread" in got:
         extras["local_mem_per_thread"] = float_array(got["localMemoryPerThread"])
     extras["event_category"] = np.full(n, "kernel", dtype=object)
-    return schema_frame(cols, n, TOOL, extras)
+    return schema_frame(cols, n, TOOL, extras, origin=_origin(db, KERNELS, got), bad=bad)
+
+
+def _origin(db, table, got):
+    rowids = got["_rowid"][0]
+    return Origin(db.path, f"{table} rowid {{}}", lambda rows: rowids[rows].tolist())
 
 
 def _copy_labels(db):
@@ -157,9 +165,11 @@ def _transfers(db, table, gpu):
     exprs = {c: f'"{c}"' for c in need}
     exprs.update(_optional(db, table, ["streamId", "correlationId", "globalPid", "contextId",
                                        "graphNodeId", "copyKind"]))
-    got, n = int_columns(db, table, exprs, key="rowid")
+    exprs["_rowid"] = "rowid"
+    got, n = int_columns(db, table, exprs, key="rowid", lenient=("start", "end"))
     if n == 0:
         return None
+    bad = real_values(got, {"start": "start_ns", "end": "end_ns"})
     if table == MEMCPY:
         labels = _copy_labels(db)
         kinds = got["copyKind"][0] if "copyKind" in got else np.zeros(n, dtype=np.int64)
@@ -174,9 +184,10 @@ def _transfers(db, table, gpu):
     cols, extras = _common(db, got, n, names, gpu)
     extras.update({"bytes": float_array(got["bytes"]), "copy_kind": kind_text,
                    "event_category": np.full(n, category, dtype=object)})
-    return schema_frame(cols, n, TOOL, extras)
+    return schema_frame(cols, n, TOOL, extras, origin=_origin(db, table, got), bad=bad)
 
 
+@reader
 def read_nsys_sqlite(path, memory_ops=True):
     """Nsight Systems SQLite export -> one row per kernel (graph-launched ones included), plus
     one per memcpy/memset (``event_category`` "gpu_memcpy"/"gpu_memset") unless
@@ -203,6 +214,7 @@ def find_nsys():
     return shutil.which("nsys")
 
 
+@reader
 def read_nsys_rep(path, nsys=None, memory_ops=True):
     """Nsight Systems report (``.nsys-rep``): exported with ``nsys export --type sqlite`` and
     read with read_nsys_sqlite(). A ``.sqlite`` of the same name beside the report that is

@@ -19,8 +19,9 @@ import pandas as pd
 
 from ..errors import TraceFormatError
 from ..names import short_kernel_name
-from ..sqlitedb import (Database, codes, empty_frame, float_array, int_array, int_columns,
-                        schema_frame, spread)
+from ..sqlitedb import (Database, Origin, codes, empty_frame, float_array, int_array, int_columns,
+                        real_values, schema_frame, spread)
+from ..table import reader
 from ..sqlitedb import labels as _labels
 
 SUPPORTED_MAJOR = 3
@@ -99,7 +100,7 @@ def _blocks(items, group):
     return pd.arrays.IntegerArray(out, ~ok)
 
 
-def _dispatches(db, guid):
+def _dispatches(db, guid, with_counters=True):
     cols = {c.lower() for c in db.columns("kernels")}
     need = ["id", "kernel_id", "dispatch_id", "start", "end", "grid_x", "grid_y", "grid_z",
             "workgroup_x", "workgroup_y", "workgroup_z"]
@@ -123,9 +124,11 @@ def _dispatches(db, guid):
     if db.has("rocpd_kernel_dispatch"):
         bounds = db.one(f"SELECT min(id), max(id) FROM rocpd_kernel_dispatch "
                         f"{'WHERE ' + where if where else ''}", params)
-    got, n = int_columns(db, "kernels", exprs, key='"id"', where=where, params=params, bounds=bounds)
+    got, n = int_columns(db, "kernels", exprs, key='"id"', where=where, params=params, bounds=bounds,
+                         lenient=("start", "end"))
     if n == 0:
         return None
+    bad = real_values(got, {"start": "start_ns", "end": "end_ns"})
     symbols = _symbols(db, guid)
     agents = _agents(db, guid)
     kernel = got["kernel_id"][0]
@@ -168,8 +171,11 @@ def _dispatches(db, guid):
     extras["sgpr"] = sgpr
     extras["scratch_bytes"] = float_array(got["scratch"]) if "scratch" in got else np.full(n, np.nan)
     extras["event_category"] = np.full(n, "kernel", dtype=object)
-    df = schema_frame(cols_out, n, TOOL, extras)
-    return df, got["id"][0]
+    ids = got["id"][0]
+    if with_counters:
+        extras.update(_counters(db, guid, ids))
+    origin = Origin(db.path, "kernels id {}", lambda rows: ids[rows].tolist())
+    return schema_frame(cols_out, n, TOOL, extras, origin=origin, bad=bad)
 
 
 def _int_lookup(values, inverse):
@@ -233,7 +239,7 @@ def _copies(db, guid):
     queue = "queue_id" if "queue_id" in cols else "NULL"
     rows = db.query(
         f'SELECT "start", "end", name, size, pid, {tid}, {stream}, {queue}, dst_agent_type, '
-        f"dst_agent_type_index, src_agent_type, src_agent_type_index, {corr or 'NULL'} "
+        f"dst_agent_type_index, src_agent_type, src_agent_type_index, {corr or 'NULL'}, id "
         f"FROM memory_copies {where} ORDER BY id", params)
     if not rows:
         return None
@@ -243,8 +249,8 @@ def _copies(db, guid):
               for dk, di, sk, si in zip(c[8], c[9], c[10], c[11])]
     cols_out = {
         "kernel_name": np.array([copy_name(x) for x in c[2]], dtype=object),
-        "start_ns": pd.array(list(c[0]), dtype="Int64"),
-        "end_ns": pd.array(list(c[1]), dtype="Int64"),
+        "start_ns": list(c[0]),
+        "end_ns": list(c[1]),
         "device": np.array(device, dtype=object),
         "stream": np.array([None if s is None else str(s) for s in c[6]], dtype=object),
         "correlation_id": pd.array(list(c[12]), dtype="Int64"),
@@ -255,9 +261,12 @@ def _copies(db, guid):
               "event_category": np.full(n, "gpu_memcpy", dtype=object),
               "bytes": np.array(c[3], dtype=np.float64),
               "copy_kind": np.array([str(x) for x in c[2]], dtype=object)}
-    return schema_frame(cols_out, n, TOOL, extras)
+    ids = list(c[13])
+    origin = Origin(db.path, "memory_copies id {}", lambda picked: [ids[i] for i in picked])
+    return schema_frame(cols_out, n, TOOL, extras, origin=origin)
 
 
+@reader
 def read_rocpd(path, memory_copies=True, counters=True):
     """rocprofiler-sdk rocpd database (``rocprofv3`` ROCm 7 default, schema 3) -> one row per
     dispatch, plus one per memory copy (``event_category`` "gpu_memcpy") unless
@@ -267,13 +276,8 @@ def read_rocpd(path, memory_copies=True, counters=True):
         _check(db)
         frames = []
         for guid in _guids(db):
-            got = _dispatches(db, guid)
-            if got is not None:
-                df, rows = got
-                if counters:
-                    found = _counters(db, guid, rows)
-                    if found:
-                        df = pd.concat([df, pd.DataFrame(found, index=df.index)], axis=1)
+            df = _dispatches(db, guid, with_counters=counters)
+            if df is not None:
                 frames.append(df)
             if memory_copies:
                 copies = _copies(db, guid)

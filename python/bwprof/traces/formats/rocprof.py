@@ -3,7 +3,8 @@ rocprofv3 kept."""
 
 import numpy as np
 
-from ..table import _ceil_div, _frame, _numeric_extras, _read_csv, _text
+from ..csv_table import _ceil_div, _numeric_extras, _read_csv
+from ..table import reader, schema_frame
 
 _ROCPROF_KNOWN = ["Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid", "grd",
                   "wgr", "lds", "scr", "arch_vgpr", "accum_vgpr", "vgpr", "sgpr", "fbar",
@@ -11,6 +12,7 @@ _ROCPROF_KNOWN = ["Index", "KernelName", "gpu-id", "queue-id", "queue-index", "p
                   "DurationNs"]
 
 
+@reader
 def read_rocprof_results(path):
     """Legacy rocprof ``results.csv`` -> one row per dispatch; counter columns are kept."""
     t = _read_csv(path, [("KernelName",), ("BeginNs",), ("EndNs",)], what="a rocprof results.csv")
@@ -25,19 +27,20 @@ def read_rocprof_results(path):
         "block_x": t.numbers("wgr"),
         "registers": vgpr,
         "shared_mem_bytes": t.numbers("lds"),
-        "device": _text(t.col("gpu-id")),
-        "stream": _text(t.col("queue-id")),
+        "device": t.labels("gpu-id"),
+        "stream": t.labels("queue-id"),
         "pid": t.ints("pid"),
     }
     if t.has("grd"):
-        cols["grid_y"] = cols["grid_z"] = cols["block_y"] = cols["block_z"] = [1] * len(t.rows)
+        cols["grid_y"] = cols["grid_z"] = cols["block_y"] = cols["block_z"] = np.ones(t.n, dtype=np.int64)
     extras = {}
     if t.has("Index"):
         extras["dispatch_id"] = t.ints("Index")
     extras.update(_numeric_extras(t, _ROCPROF_KNOWN))
-    return _frame(cols, len(t.rows), "rocprof", extras)
+    return schema_frame(cols, t.n, "rocprof", extras, origin=t.origin(), int_extras=("dispatch_id",))
 
 
+@reader
 def read_rocprof_stats(path):
     """Legacy rocprof ``results.stats.csv`` -> one row per kernel (calls, total duration_ns)."""
     return _read_kernel_stats(path, "a rocprof results.stats.csv")
@@ -54,4 +57,4 @@ def _read_kernel_stats(path, what):
                      ("StdDev", "stddev_ns"), ("Percentage", "tool_percent")):
         if t.has(src):
             extras[dst] = t.numbers(src)
-    return _frame(cols, len(t.rows), tool, extras)
+    return schema_frame(cols, t.n, tool, extras, origin=t.origin())

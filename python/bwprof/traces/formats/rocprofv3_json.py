@@ -13,11 +13,9 @@ The Perfetto trace (``--output-format pftrace``) is a protobuf stream; bwprof do
 import math
 
 import numpy as np
-import pandas as pd
 
 from ..errors import TraceFormatError
-from ..sqlitedb import empty_frame, schema_frame
-from ..table import SCHEMA, _read_json
+from ..table import SCHEMA, Origin, _as_float, _read_json, empty_frame, reader, schema_frame
 from .rocpd import copy_name
 
 TOOL = "rocprofv3"
@@ -103,9 +101,13 @@ def _operation_names(doc, strings, kind):
 def _ceil_div(items, group):
     if items is None or not group:
         return None
-    return -(-int(items) // int(group))
+    try:
+        return -(-int(items) // int(group))
+    except (OverflowError, ValueError, TypeError):
+        return items                    # inf or junk: the frame builder reports the row
 
 
+@reader
 def read_rocprofv3_json(path, memory_copies=True):
     """rocprofv3 JSON (``results.json``) -> one row per kernel dispatch (counters collected in
     the same run joined by dispatch id, instances summed), plus memory copies
@@ -169,6 +171,7 @@ def read_rocprofv3_json(path, memory_copies=True):
                 row[f"grid_{axis}"] = _ceil_div(g, b)
                 row[f"block_{axis}"] = b
             row.update(values.get(dispatch_id, {}))
+            row["__where__"] = w
             rows.append(row)
         if memory_copies:
             ops = _operation_names(doc, proc.get("strings"), "MEMORY_COPY")
@@ -188,9 +191,9 @@ def read_rocprofv3_json(path, memory_copies=True):
                     "correlation_id": (rec.get("correlation_id") or {}).get("internal")
                     if isinstance(rec.get("correlation_id"), dict) else None,
                     "pid": pid, "tid": rec.get("thread_id"), "event_category": "gpu_memcpy",
-                    "bytes": rec.get("bytes"), "copy_kind": op_name,
+                    "bytes": rec.get("bytes"), "copy_kind": op_name, "__where__": w,
                 })
-    return _frame(rows, counter_names)
+    return _frame(path, rows, counter_names)
 
 
 def _counter_values(doc, proc, where, counters):
@@ -208,7 +211,7 @@ def _counter_values(doc, proc, where, counters):
             cid = doc.handle(item, "counter_id", f"{w}.records[{j}]")
             name = counters.get(cid, f"counter {cid}")
             value = doc.num(item, "value", f"{w}.records[{j}]")
-            slot[name] = slot.get(name, 0.0) + float(value)
+            slot[name] = slot.get(name, 0.0) + _as_float([value])[0]
             if name not in names:
                 names.append(name)
     out["__names__"] = names
@@ -219,7 +222,7 @@ def _text(value):
     return None if value is None else str(value)
 
 
-def _frame(rows, counter_names):
+def _frame(path, rows, counter_names):
     extras = ["dispatch_id", "queue_id", "tid", "sgpr", "scratch_bytes", "event_category"]
     if not rows:
         return empty_frame(TOOL, extras)
@@ -228,19 +231,19 @@ def _frame(rows, counter_names):
     for name, dtype in SCHEMA.items():
         if any(name in r for r in rows):
             column = [r.get(name) for r in rows]
-            if dtype == "Int64":
-                cols[name] = pd.array([pd.NA if v is None else int(v) for v in column], dtype="Int64")
-            else:
-                cols[name] = np.array(column, dtype=object)
+            # Int64 columns go to the builder as they are: it reports values beyond 64 bits.
+            cols[name] = column if dtype == "Int64" else np.array(column, dtype=object)
     more = {}
     for name in extras + ["bytes", "copy_kind"] + counter_names:
         if not any(name in r for r in rows):
             continue
         column = [r.get(name) for r in rows]
         if name in ("dispatch_id", "tid"):
-            more[name] = pd.array([pd.NA if v is None else int(v) for v in column], dtype="Int64")
+            more[name] = column
         elif name in ("queue_id", "event_category", "copy_kind"):
             more[name] = np.array(column, dtype=object)
         else:
-            more[name] = np.array([math.nan if v is None else float(v) for v in column], dtype=np.float64)
-    return schema_frame(cols, n, TOOL, more)
+            more[name] = _as_float([math.nan if v is None else v for v in column])
+    where = [r["__where__"] for r in rows]
+    origin = Origin(path, "{}", lambda picked: [where[i] for i in picked])
+    return schema_frame(cols, n, TOOL, more, origin=origin, int_extras=("dispatch_id", "tid"))

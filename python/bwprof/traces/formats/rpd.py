@@ -19,7 +19,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..sqlitedb import Database, codes, empty_frame, int_array, int_columns, schema_frame, spread
+from ..sqlitedb import (Database, Origin, codes, empty_frame, int_array, int_columns, real_values,
+                        schema_frame, spread)
+from ..table import reader
 
 TOOL = "rpd"
 _KERNEL_OPS = {"kernelexecution", "kernel", "concurrentkernel", "task"}
@@ -43,6 +45,7 @@ def _op_class(op_type, description):
     return None, None
 
 
+@reader
 def read_rpd(path, memory_ops=True):
     """rocmProfileData ``.rpd`` database -> one row per kernel op, plus copies and fills
     (``event_category`` "gpu_memcpy"/"gpu_memset") unless ``memory_ops=False``.
@@ -53,9 +56,10 @@ def read_rpd(path, memory_ops=True):
                                         "opType_id"], "rocmProfileData .rpd database")
         got, n = int_columns(db, "rocpd_op", {
             "id": "id", "gpu": "gpuId", "queue": "queueId", "start": '"start"', "end": '"end"',
-            "desc": "description_id", "type": "opType_id"}, key="id")
+            "desc": "description_id", "type": "opType_id"}, key="id", lenient=("start", "end"))
         if n == 0:
             return empty_frame(TOOL, _EXTRAS)
+        real = real_values(got, {"start": "start_ns", "end": "end_ns"})
         string_ids = codes(np.concatenate([got["desc"][0], got["type"][0]]))[0].tolist()
         strings = {}
         for k in range(0, len(string_ids), 900):           # SQLite's bound-parameter limit
@@ -111,7 +115,15 @@ def read_rpd(path, memory_ops=True):
         pos, found = _align(pids["op"], op_ids)
         cols["pid"] = _take(pids["pid"], pos, found)
         cols["correlation_id"] = _take(pids["api"], pos, found)
-    return schema_frame(cols, m, TOOL, extras)
+    # Real-number timestamps of the ops kept here: positions in rocpd_op -> positions here.
+    bad = {}
+    for col, rows in real.items():
+        at = np.searchsorted(idx, np.fromiter(rows, dtype=np.int64))
+        hit = {int(a): rows[r] for a, r in zip(at.tolist(), rows) if a < m and idx[a] == r}
+        if hit:
+            bad[col] = hit
+    origin = Origin(path, "rocpd_op id {}", lambda rows: op_ids[rows].tolist())
+    return schema_frame(cols, m, TOOL, extras, origin=origin, bad=bad)
 
 
 def _launches(db):

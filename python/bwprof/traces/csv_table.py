@@ -1,0 +1,718 @@
+"""CSV tables of profiler outputs, found after tool preambles and parsed by pandas' C parser, with
+the line of every row kept for messages.
+
+A reader names the columns it uses and their types (``kinds``: "text", "int", "float"); those
+are parsed typed in one pass, a chunk of rows at a time, into arrays sized once: exact 64-bit
+integers for timestamps and ids, floats, and for text integer codes over the distinct values
+(so that a kernel name is one Python string per distinct name, not per row). The file is
+streamed, never held whole, unless an error needs its lines. A value the typed pass cannot hold
+(text where a number belongs, inf, an integer beyond 64 bits) sends the file through a slower
+exact pass that names the line of bad text and keeps out-of-range numbers for the frame builder
+(table.schema_frame) to report as invalid rows.
+
+Rows with more fields than the header are errors unless ``ragged`` (ncu details pages), and so
+is a last row with fewer (a file cut mid-row).
+"""
+
+import codecs
+import csv
+import gzip
+import io
+import math
+import re
+import warnings
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import TraceFormatError
+from .table import _INT64_MAX, _INT64_MIN, _MISSING, Origin, _check_block, _check_file
+from .units import parse_number
+
+# How far into a file to look for the header line: the ncu and nsys preambles are short.
+_HEADER_SCAN_LINES = 200
+# Bytes read at once while scanning a file, and rows parsed at once.
+_BLOCK = 1 << 24
+_CHUNK_ROWS = 250_000
+# Floats exactly as written: pandas before 3.0 parses them with a fast parser that can miss the
+# last digit; 3.0 round-trips by default and deprecates the option (as in results.py).
+_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
+# --------------------------------------------------------------------------------------------
+# Lines
+# --------------------------------------------------------------------------------------------
+
+def _is_preamble(line):
+    """Lines that tools print before (or between) CSV rows: ncu's ==PROF==, nsys's progress."""
+    s = line.strip()
+    return (not s or s.startswith("==") or s.startswith("Generating ") or s.startswith("Processing [")
+            or s.startswith("** ") or s.startswith("NOTICE:") or s.startswith("WARNING:"))
+
+
+# A line that starts like a tool message (see _is_preamble): one scan of the data, fast
+# because the pattern begins with a literal newline.
+_PREAMBLE_LINE = re.compile(rb"\n[ \t]*(?:==|Generating |Processing \[|\*\* |NOTICE:|WARNING:)")
+_NON_SPACE = re.compile(rb"\S")
+
+
+def _lines(text):
+    # Only real line breaks: kernel names never hold them, but may hold other odd characters.
+    return re.split(r"\r?\n", text)
+
+
+def _split(line):
+    try:
+        return next(csv.reader([line]))
+    except (csv.Error, StopIteration):
+        return []
+
+
+def _find_header(path, lines, is_header):
+    """Index of the first line whose fields satisfy ``is_header``, skipping tool preambles."""
+    first_content = None
+    for i, line in enumerate(lines[:_HEADER_SCAN_LINES]):
+        if _is_preamble(line):
+            continue
+        if first_content is None:
+            first_content = i
+        if is_header([f.strip() for f in _split(line)]):
+            return i
+    if first_content is None:
+        raise TraceFormatError(path, 1, "no CSV header found (only tool messages or blank lines)")
+    return None
+
+
+def _head_lines(data, count):
+    """The first ``count`` lines of ``data`` (bytes) as text, and where each next line starts."""
+    lines, starts, pos = [], [], 0
+    while len(lines) < count and pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        lines.append(data[pos:end].rstrip(b"\r").decode("utf-8", errors="replace"))
+        pos = end + 1
+        starts.append(pos)
+    return lines, starts
+
+
+# --------------------------------------------------------------------------------------------
+# The source: a file (streamed, maybe gzip) or text given by the caller
+# --------------------------------------------------------------------------------------------
+
+class _Source:
+    """Where the CSV bytes come from; ``scan()`` checks them in one streamed pass."""
+
+    def __init__(self, path, text=None):
+        self.path = Path(path)
+        self.data = text.encode("utf-8") if text is not None else None
+        self.gzip = False
+        if self.data is None:
+            _check_file(self.path)
+            with open(self.path, "rb") as f:
+                self.gzip = f.read(2) == b"\x1f\x8b"
+
+    def open(self):
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        if self.gzip:
+            return gzip.open(self.path, "rb")
+        return open(self.path, "rb")
+
+    def read_all(self):
+        if self.data is None:
+            with self.open() as f:
+                try:
+                    self.data = f.read()
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise TraceFormatError(self.path, None, f"truncated or corrupt gzip data ({exc})") from None
+            if self.data[:3] == b"\xef\xbb\xbf":
+                self.data = self.data[3:]
+        return self.data
+
+    def scan(self):
+        """Head bytes, newline count, the last line's bytes, whether a tool message follows
+        the first line; empty, binary (NUL) and non-UTF-8 data are errors at their line."""
+        head, tail, newlines, preamble = b"", b"", 0, False
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            with self.open() as f:
+                first = True
+                while True:
+                    block = f.read(_BLOCK)
+                    if not block:
+                        break
+                    if first and block[:3] == b"\xef\xbb\xbf":
+                        block = block[3:]
+                    if first:
+                        head = block[:1 << 17]
+                        first = False
+                    _check_block(self.path, block, newlines, decoder, final=False)
+                    # Tool messages: ncu's "==PROF==" lines anywhere, the others (nsys's
+                    # progress, notices) only before the output, in the first block.
+                    if not preamble and (block.find(b"\n==") >= 0 or
+                                         (tail.endswith(b"\n") and block.startswith(b"==")) or
+                                         (newlines == 0 and _PREAMBLE_LINE.search(block) is not None)):
+                        preamble = True
+                    newlines += block.count(b"\n")
+                    tail = block[-(1 << 16):] if len(block) >= 1 << 16 else (tail + block)[-(1 << 16):]
+                _check_block(self.path, b"", newlines, decoder, final=True)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceFormatError(self.path, None, f"truncated or corrupt gzip data ({exc})") from None
+        if not head or not _NON_SPACE.search(head) and not _NON_SPACE.search(tail):
+            raise TraceFormatError(self.path, 1, "file is empty")
+        return head, tail, newlines, preamble
+
+
+# --------------------------------------------------------------------------------------------
+# Columns parsed a chunk at a time
+# --------------------------------------------------------------------------------------------
+
+class _BadValue(Exception):
+    """Text where a number belongs: row (position) and column, turned into a line later."""
+
+    def __init__(self, row, name, value, what):
+        super().__init__(name)
+        self.row, self.name, self.value, self.what = row, name, value, what
+
+
+class _Column:
+    """One column's values, appended chunk by chunk into arrays sized once."""
+
+    def __init__(self, kind, size):
+        self.kind, self.n = kind, 0
+        if kind == "int":
+            self.data = np.zeros(size, dtype=np.int64)
+            self.mask = np.ones(size, dtype=bool)
+            self.wide = None                # object values once a chunk held numbers beyond 64 bits
+        elif kind == "float":
+            self.data = np.full(size, np.nan)
+        elif kind == "text":
+            self.data = np.full(size, -1, dtype=np.int32)
+            self.index = {}
+        else:
+            self.pieces = []
+
+    def append(self, values, row0, name, exact):
+        """Append one chunk (a pandas Series); ``exact``: the chunk holds text for numbers."""
+        k = len(values)
+        end = self.n + k
+        if self.kind == "int":
+            if exact:
+                got = _to_int(values.to_numpy(dtype=object), row0, name)
+            else:
+                got = values.array
+            if isinstance(got, np.ndarray) or self.wide is not None:     # beyond 64 bits
+                if self.wide is None:
+                    self.wide = _int_objects(self.data[:self.n], self.mask[:self.n])
+                self.wide = np.concatenate([self.wide, got if isinstance(got, np.ndarray)
+                                            else _int_objects(got._data, got._mask)])
+            else:
+                self.data[self.n:end] = got._data
+                self.mask[self.n:end] = got._mask
+        elif self.kind == "float":
+            self.data[self.n:end] = _to_float(values.to_numpy(dtype=object), row0, name) if exact \
+                else values.to_numpy(dtype=np.float64)
+        elif self.kind == "text":
+            cats = values.cat.categories
+            table = np.array([self.index.setdefault(str(c), len(self.index)) for c in cats] + [-1],
+                             dtype=np.int32)
+            codes = values.cat.codes.to_numpy()
+            self.data[self.n:end] = table[np.where(codes < 0, len(cats), codes)]
+        else:
+            self.pieces.append(values.to_numpy(dtype=object))
+        self.n = end
+
+    def finish(self):
+        n = self.n
+        if self.kind == "int":
+            if self.wide is not None:
+                return self.wide
+            return pd.arrays.IntegerArray(self.data[:n], self.mask[:n])
+        if self.kind == "float":
+            return self.data[:n]
+        if self.kind == "text":
+            return pd.Categorical.from_codes(self.data[:n], categories=pd.Index(list(self.index), dtype=object))
+        out = np.concatenate(self.pieces) if self.pieces else np.zeros(0, dtype=object)
+        missing = pd.isna(out)
+        if missing.any():                   # fields a short (ragged) row lacks
+            out[missing] = ""
+        return out
+
+
+def _int_objects(data, mask):
+    out = data.astype(object)
+    out[mask] = None
+    return out
+
+
+def _to_float(strings, row0, name):
+    """Text -> float64: thousands separators, "n/a", percentages as units.parse_number reads
+    them; other text raises _BadValue. Each distinct text is parsed once."""
+    codes, uniques = pd.factorize(pd.Series(strings, dtype=object))
+    values = np.empty(len(uniques) + 1, dtype=np.float64)
+    values[-1] = np.nan
+    for k, text in enumerate(uniques):
+        v = parse_number(text)
+        if v is None:
+            raise _BadValue(row0 + int(np.flatnonzero(codes == k)[0]), name, text, "a number")
+        values[k] = v
+    return values[np.where(codes < 0, len(uniques), codes)]
+
+
+def _to_int(strings, row0, name):
+    """Text -> exact integers (Int64 array); numbers beyond 64 bits or infinite are kept as
+    Python numbers in an object array, for the frame builder to report as invalid rows; other
+    text raises _BadValue."""
+    codes, uniques = pd.factorize(pd.Series(strings, dtype=object))
+    values = [None] * len(uniques)
+    wide = False
+    for k, text in enumerate(uniques):
+        s = str(text).strip().replace(",", "")
+        if s in _MISSING:
+            continue
+        try:
+            v = int(s)
+        except ValueError:
+            f = parse_number(s)
+            if f is None or math.isnan(f):
+                raise _BadValue(row0 + int(np.flatnonzero(codes == k)[0]), name, text,
+                                "an integer") from None
+            v = int(round(f)) if math.isfinite(f) else f
+        if not isinstance(v, int) or not _INT64_MIN <= v <= _INT64_MAX:
+            wide = True
+        values[k] = v
+    idx = np.where(codes < 0, len(uniques), codes)
+    if wide:
+        return np.array(values + [None], dtype=object)[idx]
+    data = np.array([0 if v is None else v for v in values] + [0], dtype=np.int64)
+    mask = np.array([v is None for v in values] + [True], dtype=bool)
+    return pd.arrays.IntegerArray(data[idx], mask[idx])
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------------------------
+
+class _Table:
+    """A CSV table: its header, the columns a reader asked for, and the line where each row
+    starts (found only when an error or a dropped row needs it)."""
+
+    def __init__(self, source, header, header_line, columns, n, line_map=None, first_line=None):
+        self.path = str(source.path)
+        self.header = header
+        self.header_line = header_line          # 1-based
+        self.columns = columns                  # header position -> finished column
+        self.n = n
+        self.index = {}
+        for i, name in enumerate(header):
+            self.index.setdefault(name.strip().lower(), i)
+        self._source = source
+        self._line_map = line_map               # file line of each parsed line, when filtered
+        self._first_line = first_line           # line of the first row when each line is a row
+        self._row_lines = None
+        self._parent = None
+        self._rows = None
+        self.converted = {}
+
+    # --- where rows are -------------------------------------------------------------------
+
+    def lines_of(self, rows):
+        """1-based file lines where the given rows (positions) start."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._parent is not None:
+            return self._parent.lines_of(self._rows[rows])
+        if self._first_line is not None:
+            return [int(self._first_line + r) for r in rows]
+        if self._row_lines is None:
+            self._row_lines = self._record_lines()
+        return [int(self._row_lines[r]) if 0 <= r < len(self._row_lines) else None for r in rows]
+
+    def _record_lines(self):
+        """The line of every row, by a pass of the csv module with the rules the parse used
+        (blank lines and tool messages skipped)."""
+        data = self._source.read_all()
+        body = _body_offset(data, self.header_line)
+        reader = csv.reader(io.StringIO(data[body:].decode("utf-8", errors="replace"), newline=""))
+        out = []
+        while len(out) < self.n:
+            start = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except (StopIteration, csv.Error):
+                break
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if len(fields) == 1 and _is_preamble(fields[0]):
+                continue
+            out.append(self.header_line + start)
+        return np.array(out + [-1] * (self.n - len(out)), dtype=np.int64)
+
+    def origin(self):
+        return Origin(self.path, "line {}", self.lines_of)
+
+    def take(self, rows):
+        """The table of the given rows (positions), keeping their lines."""
+        rows = np.asarray(rows, dtype=np.int64)
+        sub = _Table.__new__(_Table)
+        sub.__dict__.update(self.__dict__)
+        sub.columns = {j: _take(v, rows) for j, v in self.columns.items()}
+        sub.n = len(rows)
+        sub._parent = self
+        sub._rows = rows
+        sub.converted = {k: _take(v, rows) for k, v in self.converted.items()}
+        return sub
+
+    def fail(self, bad):
+        """The TraceFormatError of a _BadValue, at its line."""
+        line = self.lines_of([bad.row])[0]
+        return TraceFormatError(self.path, line, f"column {bad.name!r}: {bad.value!r} is not {bad.what}")
+
+    # --- columns --------------------------------------------------------------------------
+
+    def has(self, *names):
+        return any(n.lower() in self.index for n in names)
+
+    def _pos(self, names):
+        for n in names:
+            i = self.index.get(n.lower())
+            if i is not None:
+                return i
+        return None
+
+    def _column(self, names):
+        i = self._pos(names)
+        if i is None:
+            return None, None
+        if i not in self.columns:
+            raise KeyError(f"{self.header[i]!r} was not among the columns the reader asked for")
+        return i, self.columns[i]
+
+    def col(self, *names):
+        """Raw strings of the first of ``names`` present (case-insensitive; "" for a blank),
+        else None."""
+        i, values = self._column(names)
+        if i is None:
+            return None
+        if isinstance(values, pd.Categorical):
+            cats = np.array([str(c) for c in values.categories] + [""], dtype=object)
+            return cats[np.where(values.codes < 0, len(values.categories), values.codes)]
+        if isinstance(values, np.ndarray) and values.dtype == object and not _is_numeric(values):
+            return values
+        out = np.asarray(values, dtype=object)
+        return np.array(["" if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+                         else str(v) for v in out], dtype=object)
+
+    def categorical(self, *names):
+        """(codes, uniques) of a text column: -1 for a blank; each distinct value once."""
+        i, values = self._column(names)
+        if i is None:
+            return None
+        if isinstance(values, pd.Categorical):
+            return values.codes.astype(np.int64), [str(c) for c in values.categories]
+        codes, uniques = pd.factorize(pd.Series(self.col(*names), dtype=object))
+        return codes.astype(np.int64), [str(u) for u in uniques]
+
+    def labels(self, *names):
+        """Identifiers (agent, stream) as text: "2", "Agent 4", "GPU 3" stay recognisable;
+        "2.0" -> "2", blank -> None. Each distinct value is handled once."""
+        got = self.categorical(*names)
+        if got is None:
+            return None
+        codes, uniques = got
+        return _label_array(codes, uniques)
+
+    def numbers(self, *names):
+        """Floats of the first of ``names`` present, NaN for blanks, None if absent."""
+        i, values = self._column(names)
+        if i is None:
+            return None
+        key = ("f", i)
+        if key not in self.converted:
+            if isinstance(values, np.ndarray) and values.dtype == np.float64:
+                out = values
+            elif isinstance(values, pd.arrays.IntegerArray):
+                out = values.to_numpy(dtype=np.float64, na_value=np.nan)
+            else:
+                try:
+                    out = _to_float(self.col(*names), 0, self.header[i])
+                except _BadValue as bad:
+                    raise self.fail(bad) from None
+            self.converted[key] = out
+        return self.converted[key]
+
+    def ints(self, *names):
+        """Like numbers(), but exact for 64-bit integers such as nanosecond timestamps: an Int64
+        array, or an object array holding the values that do not fit (inf, beyond 64 bits),
+        which the frame builder reports as invalid rows."""
+        i, values = self._column(names)
+        if i is None:
+            return None
+        key = ("i", i)
+        if key not in self.converted:
+            if isinstance(values, pd.arrays.IntegerArray) or _is_numeric(values):
+                out = values
+            else:
+                try:
+                    out = _to_int(self.col(*names), 0, self.header[i])
+                except _BadValue as bad:
+                    raise self.fail(bad) from None
+            self.converted[key] = out
+        return self.converted[key]
+
+
+def _is_numeric(values):
+    """An object array of numbers (an int column with values beyond 64 bits), not of text."""
+    return isinstance(values, np.ndarray) and values.dtype == object and len(values) > 0 and \
+        not any(isinstance(v, str) for v in values[:64])
+
+
+def _take(values, rows):
+    if isinstance(values, (pd.api.extensions.ExtensionArray, pd.Categorical)):
+        return values.take(rows)
+    return np.asarray(values)[rows]
+
+
+def _label(text):
+    s = str(text).strip()
+    if s.endswith(".0") and s[:-2].isdigit():
+        s = s[:-2]
+    return s or None
+
+
+def _label_array(codes, uniques):
+    table = np.array([_label(u) for u in uniques] + [None], dtype=object)
+    return table[np.where(codes < 0, len(uniques), codes)]
+
+
+def _text(values):
+    """Identifiers (agent, stream) as strings: "2", "Agent 4", "GPU 3" stay recognisable."""
+    if values is None:
+        return None
+    codes, uniques = pd.factorize(pd.Series(
+        ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values],
+        dtype=object))
+    return _label_array(codes.astype(np.int64), list(uniques))
+
+
+def _numbers_or_text(strings):
+    """Text -> float64 array when every value is a number (or blank), else None."""
+    codes, uniques = pd.factorize(pd.Series(strings, dtype=object))
+    values = np.empty(len(uniques) + 1, dtype=np.float64)
+    values[-1] = np.nan
+    for k, text in enumerate(uniques):
+        v = parse_number(text)
+        if v is None:
+            return None
+        values[k] = v
+    return values[np.where(codes < 0, len(uniques), codes)]
+
+
+def _numeric_extras(table, skip):
+    """Every column not in ``skip`` as a float column (counters); non-numeric ones as text."""
+    skip = {s.lower() for s in skip}
+    extras = {}
+    for j, name in enumerate(table.header):
+        if not name or name.lower() in skip or table.index.get(name.lower()) != j:
+            continue
+        raw = table.col(name)
+        numbers = _numbers_or_text(raw)
+        extras[name] = numbers if numbers is not None else raw
+    return extras
+
+
+def _ceil_div(num, den):
+    """Workgroups from work-items: rocprof's grid sizes count work-items, the schema blocks.
+    Exact in integers for Int64 columns; NA where the work-group size is 0 or unknown."""
+    if num is None or den is None:
+        return None
+    if isinstance(num, pd.arrays.IntegerArray) and isinstance(den, pd.arrays.IntegerArray):
+        n, d = num._data, den._data
+        ok = ~num._mask & ~den._mask & (d > 0)
+        out = np.zeros(len(n), dtype=np.int64)
+        np.floor_divide(n + d - 1, np.where(ok, d, 1), out=out, where=ok)
+        return pd.arrays.IntegerArray(out, ~ok)
+    num = np.asarray(num, dtype="float64")
+    den = np.asarray(den, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, np.ceil(num / den), np.nan)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+def _body_offset(data, header_line):
+    """Byte offset of the line after line ``header_line`` (1-based)."""
+    pos = 0
+    for _ in range(header_line):
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            return len(data)
+        pos = nl + 1
+    return pos
+
+
+def _kinds_of(header, kinds):
+    """Per header position: "int", "float", "text" (a categorical), "object" (raw text), or None
+    (parsed for its field count only)."""
+    if kinds is None:
+        return ["object"] * len(header)
+    low = {k.lower(): v for k, v in kinds.items()}
+    return [low.get(name.lower()) for name in header]
+
+
+def _read_csv(path, required, text=None, ragged=False, what="this format", kinds=None):
+    """Parse ``path`` (or ``text``, its content) as CSV whose header holds every group in
+    ``required`` (alternatives per needed column, e.g. [("Kernel_Name",), ...]).
+
+    ``kinds`` ({column name: "text" | "int" | "float"}, case-insensitive) names the columns
+    a reader uses; without it every column is read as text. See the module docstring.
+    """
+    source = _Source(path, text)
+    head, tail, newlines, preamble = source.scan()
+    lines, starts = _head_lines(head, _HEADER_SCAN_LINES + 1)
+
+    def ok(fields):
+        low = {f.lower() for f in fields}
+        return all(any(a.lower() in low for a in alts) for alts in required)
+
+    h = _find_header(path, lines, ok)
+    if h is None:
+        first = next(i for i, line in enumerate(lines) if not _is_preamble(line))
+        have = [f.strip() for f in _split(lines[first])]
+        missing = [alts[0] for alts in required
+                   if not any(a.lower() in {x.lower() for x in have} for a in alts)]
+        raise TraceFormatError(path, first + 1,
+                               f"not {what}: missing column(s) {', '.join(missing)}; "
+                               f"header has {', '.join(have[:12]) or 'nothing'}")
+    header = [f.strip() for f in _split(lines[h])]
+    column_kinds = _kinds_of(header, kinds)
+    # Lines after the header: every row is one of them unless rows hold quoted line breaks.
+    physical = newlines - h - (1 if tail.endswith(b"\n") else 0)
+    size = max(physical, 1)
+    line_map, parse_source, skip = None, source, h + 1
+    if preamble and _PREAMBLE_LINE.search(source.read_all(), max(_body_offset(source.data, h + 1) - 1, 0)):
+        # Tool messages between rows (ncu's "==PROF== Disconnected"): parse the rows without
+        # them, remembering each kept line's place in the file.
+        data = source.data
+        body = _body_offset(data, h + 1)
+        kept, kept_lines = [], []
+        for k, line in enumerate(data[body:].split(b"\n")):
+            if not _is_preamble(line.decode("utf-8", errors="replace")):
+                kept.append(line)
+                kept_lines.append(h + 2 + k)
+        line_map = np.array(kept_lines, dtype=np.int64)
+        parse_source = _Source(path, b"\n".join(kept).decode("utf-8", errors="replace"))
+        skip = 0
+    table = _parse(source, parse_source, skip, header, h, column_kinds, ragged, size, line_map)
+    if line_map is None and table.n == physical:
+        table._first_line = h + 2           # row i is on line h + 2 + i
+    if not ragged:
+        _check_last_row(table, tail, header, h, newlines, line_map)
+    return table
+
+
+def _parse(source, parse_source, skip, header, h, kinds, ragged, size, line_map):
+    names = [f"c{j}" for j in range(len(header))]
+    used = [j for j, k in enumerate(kinds) if k is not None]
+    numeric = [j for j in used if kinds[j] in ("int", "float")]
+
+    def dtypes(exact):
+        out = {}
+        for j, kind in enumerate(kinds):
+            if kind == "int":
+                out[names[j]] = object if exact else "Int64"
+            elif kind == "float":
+                out[names[j]] = object if exact else np.float64
+            elif kind == "text":
+                out[names[j]] = "category"
+            else:                           # raw text, or only counted: few distinct values
+                out[names[j]] = object if kind == "object" else "category"
+        return out
+
+    opts = dict(header=None, names=names, skiprows=skip, keep_default_na=False,
+                skip_blank_lines=True, engine="c", chunksize=_CHUNK_ROWS, **_ROUND_TRIP)
+    if ragged:
+        opts["usecols"] = list(range(len(header)))
+
+    def run(exact):
+        columns = {j: _Column(kinds[j], size) for j in used}
+        na = {} if exact else {names[j]: _MISSING for j in numeric}
+        row0 = 0
+        with parse_source.open() as stream:
+            for chunk in pd.read_csv(stream, dtype=dtypes(exact), na_values=na, **opts):
+                for j in used:
+                    columns[j].append(chunk[names[j]], row0, header[j], exact)
+                row0 += len(chunk)
+        return {j: c.finish() for j, c in columns.items()}, row0
+
+    table = _Table(source, header, h + 1, {}, 0, line_map)
+    try:
+        try:
+            with warnings.catch_warnings():     # pandas warns before it raises on inf in Int64
+                warnings.simplefilter("ignore", RuntimeWarning)
+                columns, n = run(exact=False)
+        except pd.errors.EmptyDataError:
+            columns, n = {j: _Column(kinds[j], 0).finish() for j in used}, 0
+        except pd.errors.ParserError as exc:
+            raise _explain_csv_error(source, header, h, line_map, exc) from None
+        except (ValueError, TypeError, OverflowError):
+            # A value the typed pass cannot hold: the exact pass says which, on which line.
+            columns, n = run(exact=True)
+    except pd.errors.ParserError as exc:
+        raise _explain_csv_error(source, header, h, line_map, exc) from None
+    except _BadValue as bad:
+        table.n = bad.row + 1
+        raise table.fail(bad) from None
+    table.columns, table.n = columns, n
+    return table
+
+
+def _explain_csv_error(source, header, h, line_map, exc):
+    """The C parser's structural error as a TraceFormatError at its line, found by a pass of
+    the csv module (field counts, unterminated quotes) over the rows."""
+    data = source.read_all() if line_map is None else None
+    if data is None:
+        return TraceFormatError(source.path, None, f"malformed CSV ({str(exc).strip()})")
+    body = _body_offset(data, h + 1)
+    reader = csv.reader(io.StringIO(data[body:].decode("utf-8", errors="replace"), newline=""),
+                        strict=True)
+    try:
+        while True:
+            start = h + 2 + reader.line_num
+            try:
+                fields = next(reader)
+            except StopIteration:
+                break
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if len(fields) > len(header):
+                return TraceFormatError(
+                    source.path, start,
+                    f"{len(fields)} fields where the header (line {h + 1}) has {len(header)}"
+                    f" (truncated file or wrong columns?)")
+    except csv.Error as e:
+        return TraceFormatError(source.path, h + 1 + reader.line_num, f"malformed CSV ({e})")
+    return TraceFormatError(source.path, None, f"malformed CSV ({str(exc).strip()})")
+
+
+def _check_last_row(table, tail, header, h, newlines, line_map):
+    """A file cut mid-row leaves a last row with fewer fields: an error at its line."""
+    end = len(tail)
+    while end > 0 and tail[end - 1:end] in (b"\n", b"\r", b" ", b"\t"):
+        end -= 1
+    if end <= 0 or table.n == 0:
+        return
+    start = tail.rfind(b"\n", 0, end) + 1
+    fields = _split(tail[start:end].decode("utf-8", errors="replace"))
+    if fields and len(fields) < len(header) and not (len(fields) == 1 and not fields[0].strip()):
+        # Its line: the lines after it in the tail are blank.
+        line = newlines + 1 - tail.count(b"\n", start)
+        if line <= h + 1:
+            return
+        raise TraceFormatError(table.path, line,
+                               f"{len(fields)} fields where the header (line {h + 1}) has "
+                               f"{len(header)} (truncated file or wrong columns?)")

@@ -1,0 +1,137 @@
+// bwprof's own roof kernels: the matrix-peak chains (checked against the host's count of the same
+// chain), the cache-level kernels (their sums recomputed on the host), the FP64 chains, and what
+// the peaks policy makes of them on the CPU (and on a GPU where there is one).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "bwprof/api.hpp"
+#include "bwprof/error.hpp"
+#include "bwprof/peaks.hpp"
+#include "bwprof/registry.hpp"
+#include "bwprof/runner.hpp"
+
+using namespace bwprof;
+
+namespace {
+
+const DeviceInfo* gpu_info() {
+  static DeviceInfo info;
+  static bool found = false, looked = false;
+  if (!looked) {
+    looked = true;
+    for (auto& d : list_devices())
+      if (d.kind == "gpu") info = d, found = true;
+  }
+  return found ? &info : nullptr;
+}
+
+RunOptions once() {
+  RunOptions o;
+  o.warmup = 0;
+  o.min_repeats = 1;
+  o.max_repeats = 1;
+  o.min_time_s = 0;
+  o.cold = false;
+  return o;
+}
+
+Measurement run(const std::string& kernel, const std::string& device, std::map<std::string, std::string> params,
+                const std::string& dtype = "fp32") {
+  return measure(kernel, dtype, device, "", params, once());
+}
+
+}  // namespace
+
+TEST(PeakKernels, CpuCacheKernelsAndFp64ChainsPassTheirChecks) {
+  for (const char* op : {"read", "rw"}) {
+    Measurement m = run("l2_bandwidth", "cpu", {{"op", op}, {"bytes", "65536"}, {"workers", "2"}, {"passes", "3"}});
+    EXPECT_TRUE(m.verified) << op << " " << m.max_rel_error;
+    EXPECT_EQ(m.bytes_read + m.bytes_written, 3 * 65536.0);
+  }
+  Measurement l1 = run("l1_bandwidth", "cpu", {{"bytes", "16384"}, {"workers", "4"}, {"passes", "5"}});
+  EXPECT_TRUE(l1.verified);
+  EXPECT_EQ(l1.bytes_read, 5 * 16384.0);
+  Measurement f64 = run("fma_chain", "cpu", {{"math", "fp64"}, {"workers", "2"}, {"iters", "300"}});
+  EXPECT_TRUE(f64.verified);
+  EXPECT_EQ(f64.flops, 2.0 * 128 * 300 * 2);
+  // A part that does not split into whole chunks is refused, naming the argument.
+  EXPECT_THROW(run("l2_bandwidth", "cpu", {{"bytes", "5000"}, {"workers", "1"}}), InvalidArgument);
+  EXPECT_THROW(run("l2_bandwidth", "cpu", {{"op", "rw"}, {"bytes", "4096"}, {"workers", "1"}}), InvalidArgument);
+  // No matrix units, no shared memory on the CPU: those kernels have no CPU variant.
+  EXPECT_THROW(run("mma_peak", "cpu", {}, "fp16"), InvalidArgument);
+  EXPECT_THROW(run("shared_bandwidth", "cpu", {}), InvalidArgument);
+}
+
+TEST(PeakKernels, CpuPeaksHoldVectorAndCacheRoofsAndNoMatrix) {
+  Backend& cpu = backend_for("cpu");
+  const Peaks p = device_peaks(cpu, DType::kF16);
+  ASSERT_TRUE(p.vector.count("fp32") && p.vector.count("fp64"));
+  EXPECT_GT(p.vector.at("fp64").gflops, 0);
+  EXPECT_EQ(p.vector.at("fp64").source, "measured:fma_chain_fp64");
+  EXPECT_EQ(p.vector.count("fp16"), 0u);  // the CPU has no FP16 arithmetic of its own
+  EXPECT_TRUE(p.matrix.empty());
+  EXPECT_EQ(p.matrix_gflops, 0);
+  EXPECT_EQ(p.matrix_source, "none");
+  const DeviceInfo& info = cpu.info();
+  if (info.l2_cache_bytes > 0) {
+    ASSERT_TRUE(p.levels.count("l2"));
+    EXPECT_GT(p.levels.at("l2").read_gbs, 0);
+    EXPECT_GT(p.levels.at("l2").rw_gbs, 0);
+    EXPECT_EQ(p.levels.at("l2").source, "measured:l2_bandwidth");
+    EXPECT_GT(p.l2_gbs, 0);
+    EXPECT_NE(p.cache_source.find("l2_bandwidth"), std::string::npos) << p.cache_source;
+  }
+  if (info.l1_cache_bytes > 0) EXPECT_GT(p.l1_gbs, 0);
+  EXPECT_EQ(p.levels.count("shared"), 0u);
+}
+
+TEST(PeakKernels, GpuMatrixChainsMatchTheHostCount) {
+  const DeviceInfo* g = gpu_info();
+  if (!g) GTEST_SKIP() << "no GPU";
+  if (g->matrix_gflops_theoretical.empty()) GTEST_SKIP() << g->arch << " has no matrix units in the table";
+  for (auto& kv : g->matrix_gflops_theoretical) {
+    for (const char* workers : {"1", "7"}) {
+      Measurement m = run("mma_peak", g->id, {{"type", kv.first}, {"workers", workers}, {"iters", "3"}}, "fp16");
+      EXPECT_TRUE(m.verified) << kv.first << " workers " << workers << ": " << m.max_rel_error;
+    }
+  }
+  if (g->arch.rfind("sm_", 0) == 0 && std::atoi(g->arch.c_str() + 3) >= 80) {
+    for (const char* t : {"fp16", "bf16", "tf32", "int8"}) {
+      Measurement m = run("mma_peak", g->id, {{"type", t}, {"engine", "mma_sync"}, {"workers", "5"}, {"iters", "2"}}, "fp16");
+      EXPECT_TRUE(m.verified) << "mma.sync " << t << ": " << m.max_rel_error;
+    }
+    EXPECT_THROW(run("mma_peak", g->id, {{"engine", "mfma"}}, "fp16"), InvalidArgument);
+  }
+}
+
+TEST(PeakKernels, GpuCacheKernelsMatchTheHostSums) {
+  const DeviceInfo* g = gpu_info();
+  if (!g) GTEST_SKIP() << "no GPU";
+  for (const char* op : {"read", "rw"}) {
+    Measurement l2 = run("l2_bandwidth", g->id, {{"op", op}, {"bytes", std::to_string(3 * 16384)}, {"workers", "3"}, {"passes", "7"}});
+    EXPECT_TRUE(l2.verified) << "l2 " << op << ": " << l2.max_rel_error;
+    Measurement sh = run("shared_bandwidth", g->id, {{"op", op}, {"bytes", std::to_string(2 * 16384)}, {"workers", "2"}, {"passes", "5"}});
+    EXPECT_TRUE(sh.verified) << "shared " << op << ": " << sh.max_rel_error;
+  }
+  Measurement l1 = run("l1_bandwidth", g->id, {{"bytes", std::to_string(4 * 8192)}, {"workers", "4"}, {"passes", "9"}});
+  EXPECT_TRUE(l1.verified) << l1.max_rel_error;
+  EXPECT_THROW(run("shared_bandwidth", g->id, {{"bytes", "131072"}, {"workers", "1"}}), InvalidArgument);  // 128 KB
+  EXPECT_THROW(run("l1_bandwidth", g->id, {{"bytes", "12288"}, {"workers", "1"}}), InvalidArgument);  // not 2^k
+}
+
+TEST(PeakKernels, GpuPeaksHoldEveryRoofTheDeviceHas) {
+  const DeviceInfo* g = gpu_info();
+  if (!g) GTEST_SKIP() << "no GPU";
+  const Peaks p = device_peaks(backend_for(g->id), DType::kF16);
+  for (auto& kv : g->matrix_gflops_theoretical) {
+    ASSERT_TRUE(p.matrix.count(kv.first)) << kv.first;
+    EXPECT_GT(p.matrix.at(kv.first).gflops, 0) << kv.first << ": " << p.matrix.at(kv.first).source;
+    EXPECT_EQ(p.matrix.at(kv.first).source, "measured:mma_peak_" + kv.first);
+  }
+  for (const char* v : {"fp32", "fp16", "fp64"}) EXPECT_GT(p.vector.at(v).gflops, 0) << v;
+  for (const char* l : {"l2", "l1", "shared"}) EXPECT_GT(p.levels.at(l).read_gbs, 0) << l << ": " << p.levels.at(l).source;
+  if (g->matrix_gflops_theoretical.count("fp16")) EXPECT_EQ(p.matrix_gflops, p.matrix.at("fp16").gflops);
+  EXPECT_GT(p.l2_gbs, p.bandwidth_gbs);  // the L2 serves faster than DRAM on every GPU
+}
