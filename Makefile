@@ -277,6 +277,17 @@ gpu-bf16-attn-quick: gpu-build
 	-PYTHONUNBUFFERED=1 timeout 70 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
+# Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,
+# device buffers that fit one by one but not together refused before allocating, Ctrl-C during a GPU
+# measurement (a child process), and the label and limit tests with the GPU build.
+.PHONY: gpu-relcpp
+gpu-relcpp: gpu-build
+	mkdir -p $(OUT)
+	-timeout 240 $(GPU_BUILD)/bwprof_tests --gtest_filter='*Limits*:Interrupt*:SuiteLabels*' \
+	  > $(OUT)/relcpp_gtest.log 2>&1; echo "gtest exit $$?"; \
+	  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|out of device memory" $(OUT)/relcpp_gtest.log | tail -n 15
+	-timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_limits.py \
+	  tests/python/test_suite.py > $(OUT)/relcpp_pytest.log 2>&1; echo "pytest exit $$?"; tail -n 12 $(OUT)/relcpp_pytest.log
 
 # Issue #17's .ncu-rep crash on the GPU machine: the .ncu-rep tests (the real sample through
 # ncu_report in a child and through ncu --import), the step-by-step probe of ncu_report under
@@ -294,6 +305,36 @@ gpu-ncu-rep: gpu-build
 	  echo "sample exit $$?"; grep -E "via=|ncu_report module|report size|failed" $(OUT)/ncu_rep/sample.log
 	tar -czf $(OUT)/gpu_ncu_rep.tar.gz -C $(OUT) ncu_rep && rm -rf $(OUT)/ncu_rep
 
+# Issue #14 part B on the GPU machine, in one call: the graph-mode and size-curve tests, the size
+# curve (fit and residual in peaks.log, every point in size_curve.json), benchmarks/gemv_graph.py
+# (single and graph beside torch.mv in a CUDA graph), the memory-bound families benched in single and
+# graph modes with the new columns (bench_size_graph.txt; both run folders in runs.tgz), and the size
+# chart. 7 files in $(OUT); each step has a time limit so the whole stays under 9 minutes.
+SIZE_KERNELS ?= stream layernorm bias_act kv_cache q4_0_dequant gemv
+SIZE_RUNS ?= /tmp/bwprof-size-runs
+.PHONY: gpu-size-graph
+gpu-size-graph: gpu-build
+	rm -rf $(SIZE_RUNS) && mkdir -p $(OUT) $(SIZE_RUNS)
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -s tests/python/test_gpu_size_graph.py \
+	  > $(OUT)/pytest_size_graph.log 2>&1; echo "pytest exit $$?"; \
+	  grep -E "size curve:|passed|failed|error|skip" $(OUT)/pytest_size_graph.log | tail -n 12
+	-timeout 50 $(PYTHON) -m bwprof peaks --device gpu 2>&1 | tee $(OUT)/peaks.log
+	-PYTHONUNBUFFERED=1 timeout 100 $(PYTHON) benchmarks/gemv_graph.py 2>&1 | tee $(OUT)/gemv_graph.log
+	-for t in single graph; do \
+	  PYTHONUNBUFFERED=1 timeout 100 $(PYTHON) -m bwprof bench --device gpu --kernels $(SIZE_KERNELS) --timing $$t \
+	    --no-plots --no-progress --out $(SIZE_RUNS)/$$t > $(SIZE_RUNS)/bench_$$t.log 2>&1; \
+	  echo "bench $$t exit $$?"; tail -n 4 $(SIZE_RUNS)/bench_$$t.log; done
+	-run=$$(ls -d $(SIZE_RUNS)/single/*/ | tail -n 1); cp $$run/size_curve.json $(OUT)/size_curve.json; \
+	  timeout 40 $(PYTHON) -m bwprof plot $$run --out $(SIZE_RUNS)/plots > /dev/null && \
+	  cp $(SIZE_RUNS)/plots/size_ceiling.png $(OUT)/size_ceiling.png; \
+	  $(PYTHON) -c "import pandas as pd, glob; \
+	    df = pd.concat(pd.read_csv(f) for f in sorted(glob.glob('$(SIZE_RUNS)/*/*/results.csv'))); \
+	    pd.set_option('display.width', 250); \
+	    print(df[['kernel','variant','dtype','label','timing','rotation_sets','time_median_us','bandwidth_gbs', \
+	      'bandwidth_pct_peak','attainable_bandwidth_gbs','bandwidth_pct_attainable','fixed_cost_pct', \
+	      'sm_clock_mhz','throttled_samples','bound']].to_string(index=False))" > $(OUT)/bench_size_graph.txt 2>&1; \
+	  tail -n 5 $(OUT)/bench_size_graph.txt
+	-tar -czf $(OUT)/runs.tgz -C $(SIZE_RUNS) .
 # Issue #13 on the GPU machine: bwprof.profile's tests (CPU and GPU), the Profiler's C++ tests,
 # benchmarks/profile_check.py (PyTorch copy / matmul / layer norm against bwprof's own kernels, a
 # Triton and a CuPy kernel, ncu's durations of the same launches), the C++ GPU example built
@@ -333,3 +374,44 @@ gpu-peaks: gpu-build
 	  cp $$(ls -d $(OUT)/logs/bench/*/ | head -n 1)roofline.png $$(ls -d $(OUT)/logs/bench/*/ | head -n 1)roofline.svg $(OUT)/ 2>/dev/null; true
 	cd $(OUT) && tar czf logs.tar.gz logs && rm -rf logs
 	ls $(OUT)
+
+# Issue #16: links around the GPU. Every test and benchmark here runs with NCCL_NVLS_ENABLE=0
+# (bwprof never turns NVLink multicast on or off itself). Logs go into one tarball under $(OUT).
+# gpu-links (one H100): the link tests, host transfers pinned vs pageable, d2d and memset beside
+# PyTorch, and the `bench --kernels transfer` path with its chart.
+.PHONY: gpu-links gpu-links-multi
+LINKS_ENV := NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+gpu-links: gpu-build
+	mkdir -p $(OUT)/links
+	-$(LINKS_ENV) timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Links*:Collectives*:GpuLinks*' \
+	  > $(OUT)/links/gtest.log 2>&1; echo "gtest exit $$?"; tail -n 3 $(OUT)/links/gtest.log
+	-$(LINKS_ENV) timeout 240 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_links.py \
+	  tests/python/test_gpu_links.py > $(OUT)/links/pytest.log 2>&1; echo "pytest exit $$?"; \
+	  grep -E "passed|failed|error|skipped" $(OUT)/links/pytest.log | tail -n 8
+	-$(LINKS_ENV) timeout 200 $(PYTHON) benchmarks/transfers.py --csv $(OUT)/transfers.csv > $(OUT)/transfers.log 2>&1; \
+	  echo "transfers exit $$?"; cat $(OUT)/transfers.log
+	-$(LINKS_ENV) timeout 90 $(PYTHON) -m bwprof bench --kernels transfer --quick --no-progress --out $(OUT)/links/run \
+	  > $(OUT)/links/bench.log 2>&1; echo "bench exit $$?"; tail -n 5 $(OUT)/links/bench.log
+	tar -czf $(OUT)/links.tar.gz -C $(OUT) links && rm -rf $(OUT)/links
+
+# gpu-links-multi (two H200s): the same tests with two GPUs (peer copies, the 2-process NCCL job),
+# the P2P matrix and every collective's busbw over 1 KB..1 GB in one process, PyTorch's
+# torch.distributed all_reduce of the same sizes (torchrun, one process per GPU), the comparison,
+# and bwprof's own 2-process bootstrap through torchrun.
+gpu-links-multi: gpu-build
+	mkdir -p $(OUT)/multi
+	-$(LINKS_ENV) timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Links*:Collectives*:GpuLinks*' \
+	  > $(OUT)/multi/gtest.log 2>&1; echo "gtest exit $$?"; tail -n 3 $(OUT)/multi/gtest.log
+	-$(LINKS_ENV) timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_links.py \
+	  > $(OUT)/multi/pytest.log 2>&1; echo "pytest exit $$?"; grep -E "passed|failed|error|skipped" $(OUT)/multi/pytest.log | tail -n 8
+	-$(LINKS_ENV) timeout 200 $(PYTHON) benchmarks/collectives.py node --csv $(OUT)/bwprof_node.csv \
+	  --p2p-csv $(OUT)/multi/p2p.csv --plots $(OUT)/multi > $(OUT)/multi/node.log 2>&1; echo "node exit $$?"; \
+	  grep -A12 "^P2P" $(OUT)/multi/node.log | head -n 14
+	-$(LINKS_ENV) timeout 120 $(PYTHON) -m torch.distributed.run --standalone --nproc_per_node 2 \
+	  benchmarks/collectives.py torch --csv $(OUT)/torch_allreduce.csv > $(OUT)/multi/torch.log 2>&1; echo "torch exit $$?"
+	-$(PYTHON) benchmarks/collectives.py compare $(OUT)/bwprof_node.csv $(OUT)/torch_allreduce.csv \
+	  --csv $(OUT)/multi/compare.csv | tee $(OUT)/compare.log
+	-$(LINKS_ENV) timeout 120 $(PYTHON) -m torch.distributed.run --standalone --nproc_per_node 2 -m bwprof collectives \
+	  --quick --out $(OUT)/multi/ranks > $(OUT)/multi/ranks.log 2>&1; echo "torchrun bwprof exit $$?"; \
+	  ls $(OUT)/multi/ranks; tail -n 4 $(OUT)/multi/ranks.log
+	tar -czf $(OUT)/multi.tar.gz -C $(OUT) multi && rm -rf $(OUT)/multi

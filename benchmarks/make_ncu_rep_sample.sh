@@ -91,6 +91,14 @@ for label, rep_path, csv_path in (("committed sample", data / "ncu_stream_h100.n
             status = 1 if via == "cli" else status
             continue
         bad = differ(rep, csv)
+        if via == "module":
+            # Known differences of NVIDIA's module from its own CSV export (docs/traces.md): kernels
+            # named fully demangled, percent-of-peak metrics and waves per SM. Reported, not fatal;
+            # the launches themselves must agree.
+            known = [c for c in bad if c == "kernel_name" or c.endswith("pct_of_peak_sustained_elapsed")
+                     or c == "launch__waves_per_multiprocessor"]
+            print(f"  via=module: known differences from the CSV export in {len(known)} columns")
+            bad = [c for c in bad if c not in known]
         print(f"  via={via}: {len(rep)} launches, {rep.shape[1]} columns; "
               + ("AGREE with the raw-page CSV reader" if not bad else f"DIFFER in: {bad}"))
         status = 1 if bad else status

@@ -1,11 +1,13 @@
 // Attention: softmax(Q.K^T / sqrt(d)).V per head, grouped-query KV heads, optional causal mask,
 // K/V contiguous or in a paged cache.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "attention/attention.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/registry.hpp"
+#include "common/shape_limits.hpp"
 #include "common/suite_shapes.hpp"
 
 namespace bwprof {
@@ -16,13 +18,13 @@ void register_family_attention(Registry& r) {
   k.name = k.family = "attention";
   k.order = 40;
   k.doc = "O = softmax(Q.K^T / sqrt(d)) . V per head, optional causal mask, grouped-query KV heads";
-  k.params = {int_param("batch", "1", "sequences"), int_param("heads", "", "query heads"),
-              int_param("kv_heads", "0", "key/value heads (0: same as heads)", 0),
-              int_param("seq_q", "", "query positions (1 for decode)"),
-              int_param("seq_kv", "0", "key/value positions (0: same as seq_q)", 0),
-              int_param("head_dim", "", "dimension of a head"),
+  k.params = {int_param("batch", "1", 1, kMaxBatch, "sequences"), int_param("heads", "", 1, kMaxHeads, "query heads"),
+              int_param("kv_heads", "0", 0, kMaxHeads, "key/value heads (0: same as heads)"),
+              int_param("seq_q", "", 1, kMaxDim, "query positions (1 for decode)"),
+              int_param("seq_kv", "0", 0, kMaxDim, "key/value positions (0: same as seq_q)"),
+              int_param("head_dim", "", 1, kMaxHeadDim, "dimension of a head"),
               bool_param("causal", "false", "mask keys after each query's position"),
-              int_param("block_size", "16", "positions per block of a paged KV cache (paged variants)")};
+              int_param("block_size", "16", 1, kMaxBlockSize, "positions per block of a paged KV cache (paged variants)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.resolve = [](Problem& p) {
     if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));
@@ -48,6 +50,23 @@ void register_family_attention(Registry& r) {
     return Traffic{(B * H * Sq * D + 2 * B * Hkv * Skv * D) * elem_bytes(p) + table, B * H * Sq * D * elem_bytes(p),
                    4 * B * H * D * pairs};
   };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double B = p.i("batch"), H = p.i("heads"), Hkv = p.i("kv_heads"), Sq = p.i("seq_q"),
+                 Skv = p.i("seq_kv"), D = p.i("head_dim");
+    const bool paged = p.variant.find("paged") != std::string::npos;
+    // A paged cache rounds every sequence up to whole blocks, named by a block table.
+    const double blocks = paged ? B * std::ceil(Skv / double(p.i("block_size"))) : 0.0;
+    const double kv = paged ? blocks * Hkv * p.i("block_size") * D : B * Hkv * Skv * D;
+    const double rows = B * H * Sq;
+    // Q, O, K, V and the table; the check's scores (a double per key). On the GPU the split-KV
+    // decode's partial rows and their statistics, FP32: at most ceil(seq_kv / 128) splits of every
+    // row, and no more than every row once plus 8 rows for each of the 8 blocks of every SM it
+    // fills (256 SMs here, more than any GPU has).
+    const double splits = std::ceil(Skv / 128.0);
+    const double partial_rows = splits > 1 ? std::min(rows * splits, rows + 8 * 8 * 256) : 0.0;
+    return host_and_device((2 * rows * D + 2 * kv) * elem_bytes(p) + 4 * blocks + 8 * Skv, kind,
+                           partial_rows * (D + 2) * 4);
+  };
   k.variants.push_back(Variant{"cpu", "cpu", make_attention_cpu});
   k.variants.push_back(Variant{"paged", "cpu", make_attention_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -62,12 +81,12 @@ void register_family_attention(Registry& r) {
   };
   const std::vector<DType> bf16_too = {DType::kF32, DType::kF16, DType::kBF16};
   k.suite = {
-      {"decode kv=1024", with({{"seq_q", 1}, {"seq_kv", 1024}}), with({{"seq_q", 1}, {"seq_kv", 256}})},
-      {"decode kv=4096 b=4", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
+      {"decode kv={seq_kv}", with({{"seq_q", 1}, {"seq_kv", 1024}}), with({{"seq_q", 1}, {"seq_kv", 256}})},
+      {"decode kv={seq_kv} b={batch}", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
        with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {}, bf16_too},
-      {"decode paged kv=4096 b=4", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
+      {"decode paged kv={seq_kv} b={batch}", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
        with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {"paged", "flash_paged"}},
-      {"prefill causal 512", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}}), {},
+      {"prefill causal {seq_q}", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}}), {},
        bf16_too},
       {"encoder", {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", kEncTokens}},
        {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", 32}}},

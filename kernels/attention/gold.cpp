@@ -25,7 +25,6 @@ AttentionData make_attention_data(const Problem& p) {
                                               a.D, "paged K/V size"));
   }
   const std::size_t q = a.B * a.H * a.Sq * a.D;
-  ensure_host_memory(double(2 * q + 2 * kv) * dtype_size(p.dtype), "attention tensors");
   d.Q = HostTensor(p.dtype, q, "attention Q");
   d.K = HostTensor(p.dtype, kv, "attention K");
   d.V = HostTensor(p.dtype, kv, "attention V");

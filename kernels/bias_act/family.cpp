@@ -15,7 +15,7 @@ void register_family_bias_act(Registry& r) {
   k.family = "bias_act";
   k.order = 80;
   k.doc = "y = act(x + bias[col]) in one pass";
-  k.params = {int_param("rows", "", "rows (tokens)"), int_param("cols", "", "features"),
+  k.params = {int_param("rows", "", 1, kMaxDim, "rows (tokens)"), int_param("cols", "", 1, kMaxDim, "features"),
               choice_param("act", "gelu", {"relu", "gelu", "silu"}, "activation")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) { checked_elements(p, {"rows", "cols"}); };
@@ -23,6 +23,10 @@ void register_family_bias_act(Registry& r) {
     double R = p.i("rows"), C = p.i("cols");
     // The add and the activation, each counted as one operation.
     return Traffic{(R * C + C) * elem_bytes(p), R * C * elem_bytes(p), 2 * R * C};
+  };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double R = p.i("rows"), C = p.i("cols");
+    return host_and_device((2 * R * C + C) * elem_bytes(p), kind);  // x, y, bias
   };
   k.variants.push_back(Variant{"fused", "cpu", make_bias_act_cpu});
 #ifdef BWPROF_WITH_GPU

@@ -5,7 +5,6 @@ namespace bwprof {
 
 BiasActData make_bias_act_data(const Problem& p) {
   const std::size_t R = p.i("rows"), C = p.i("cols");
-  ensure_host_memory(double(2 * R * C + C) * dtype_size(p.dtype), "bias+activation tensors");
   BiasActData d;
   d.x = HostTensor(p.dtype, R * C, "x");
   d.bias = HostTensor(p.dtype, C, "bias");

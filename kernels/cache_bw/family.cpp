@@ -30,9 +30,9 @@ KernelFamily cache_kernel(const char* name, const char* doc, int order, std::vec
   k.order = order;
   k.doc = doc;
   k.params = {choice_param("op", "read", ops, "read only, or read one half of the working set and write the other"),
-              int_param("bytes", "1048576", "the working set in all (split among the workers)"),
-              int_param("workers", "1", "GPU blocks of 256 threads, or CPU threads"),
-              int_param("passes", "16", "times each worker goes over its part")};
+              int_param("bytes", "1048576", 1, std::int64_t(1) << 34, "the working set in all (split among the workers)"),
+              int_param("workers", "1", 1, 1 << 20, "GPU blocks of 256 threads, or CPU threads"),
+              int_param("passes", "16", 1, std::int64_t(1) << 34, "times each worker goes over its part")};
   k.dtypes = {DType::kF32};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"bytes", "passes"});
@@ -47,6 +47,10 @@ KernelFamily cache_kernel(const char* name, const char* doc, int order, std::vec
     return p.s("op") == "rw" ? Traffic{b / 2, b / 2, 0} : Traffic{b, 0, 0};
   };
   k.ceiling_working_set = [](const Problem& p) { return static_cast<double>(p.i("bytes")); };
+  // The working set (kept on the host too) and each worker's sum; on the GPU a sum per thread.
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    return host_and_device(p.i("bytes") + 8.0 * p.i("workers"), kind, 4.0 * kCacheThreads * p.i("workers"));
+  };
   return k;
 }
 

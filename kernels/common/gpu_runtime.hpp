@@ -22,6 +22,8 @@ using hipStream_t = cudaStream_t;
 using hipDeviceProp_t = cudaDeviceProp;
 using hipFuncAttributes = cudaFuncAttributes;
 using hipDeviceAttribute_t = cudaDeviceAttr;
+using hipGraph_t = cudaGraph_t;
+using hipGraphExec_t = cudaGraphExec_t;
 #define hipSuccess cudaSuccess
 #define hipErrorOutOfMemory cudaErrorMemoryAllocation
 #define hipErrorNoDevice cudaErrorNoDevice
@@ -51,6 +53,7 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemsetAsync cudaMemsetAsync
+#define hipMemset cudaMemset
 #define hipMemGetInfo cudaMemGetInfo
 #define hipHostMalloc cudaHostAlloc
 #define hipHostMallocMapped cudaHostAllocMapped
@@ -69,6 +72,28 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
+// Host memory, peers and streams of several devices (transfers, peer copies, collectives).
+#define hipHostMallocDefault cudaHostAllocDefault
+#define hipMemcpyHostToHost cudaMemcpyHostToHost
+#define hipErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
+#define hipGetDevice cudaGetDevice
+#define hipDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define hipDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define hipMemcpyPeerAsync cudaMemcpyPeerAsync
+#define hipDeviceGetP2PAttribute cudaDeviceGetP2PAttribute
+#define hipDevP2PAttrAccessSupported cudaDevP2PAttrAccessSupported
+#define hipDevP2PAttrPerformanceRank cudaDevP2PAttrPerformanceRank
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDisableTiming cudaEventDisableTiming
 #endif
 
 #include <string>

@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <cstring>
 
 #include "bwprof/error.hpp"
 #include "common/reference.hpp"
+#include "bwprof/parallel.hpp"
 
 namespace bwprof {
 
@@ -31,6 +33,35 @@ Act parse_act(const std::string& name) {
   if (name == "gelu") return Act::kGelu;
   if (name == "silu") return Act::kSilu;
   BWPROF_INVALID("act: unknown activation '" + name + "' (choices: none, relu, gelu, silu)");
+}
+
+void fill_random_bytes(std::uint8_t* p, std::size_t n, std::uint64_t seed) {
+  // Each 8-byte word from its index alone, so the bytes do not depend on how the work is split.
+  parallel_for(n / 8, 1 << 16, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      std::uint64_t z = seed * 0x2545f4914f6cdd1dull + (i + 1) * 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      std::memcpy(p + 8 * i, &z, 8);
+    }
+  });
+  for (std::size_t i = n / 8 * 8; i < n; ++i) p[i] = static_cast<std::uint8_t>(0xa5 ^ (i * 131 + seed));
+}
+
+Check bytes_check(const std::uint8_t* got, const std::uint8_t* want, std::size_t n, std::uint8_t value) {
+  std::size_t bad = 0;
+  if (want) {
+    if (std::memcmp(got, want, n) != 0)
+      for (std::size_t i = 0; i < n; ++i) bad += got[i] != want[i];
+  } else {
+    for (std::size_t i = 0; i < n; ++i) bad += got[i] != value;
+  }
+  Check c;
+  c.tolerance = 0;
+  c.max_rel_error = n ? static_cast<double>(bad) / static_cast<double>(n) : 0;
+  c.ok = bad == 0;
+  return c;
 }
 
 }  // namespace bwprof

@@ -50,6 +50,12 @@ inline double tolerance_for(DType t, double fp32_tol = 1e-5, std::int64_t reduct
   }
 }
 
+// Random bytes, deterministic for a seed (a copy that moved nothing, or moved zeros, fails).
+void fill_random_bytes(std::uint8_t* p, std::size_t n, std::uint64_t seed);
+// Every byte of `got` against `want` (or against `value` when `want` is null): a copy is exact, so
+// the error is the share of bytes that differ and the tolerance is 0.
+Check bytes_check(const std::uint8_t* got, const std::uint8_t* want, std::size_t n, std::uint8_t value = 0);
+
 enum class Act { kNone, kRelu, kGelu, kSilu };
 Act parse_act(const std::string& name);
 inline double act_gold(Act a, double x) {

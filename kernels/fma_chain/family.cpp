@@ -16,10 +16,10 @@ void register_family_fma_chain(Registry& r) {
   k.order = 100;
   k.doc = "independent FMA chains on every core or SM, moving no data: the vector compute roof "
           "(FP32 FMA; packed FP16 HFMA2 on the GPU)";
-  k.params = {int_param("workers", "1",
+  k.params = {int_param("workers", "1", 1, 1 << 16,
                         "CPU threads (128 chains each) or GPU blocks (256 threads of 8 chains); the peaks run "
                         "uses every thread, or 8 blocks per SM"),
-              int_param("iters", "4096", "FMAs along each chain (GPU: a multiple of 4096, one launch each)"),
+              int_param("iters", "4096", 1, std::int64_t(1) << 34, "FMAs along each chain (GPU: a multiple of 4096, one launch each)"),
               choice_param("math", "dtype", {"dtype", "fp64"},
                            "the arithmetic: the dtype's (FFMA; HFMA2 for FP16 on the GPU) or FP64 (DFMA)")};
   k.dtypes = {DType::kF32, DType::kF16};
@@ -29,6 +29,10 @@ void register_family_fma_chain(Registry& r) {
     if (p.variant == "cpu") return Traffic{0, 0, 2.0 * kFmaCpuChains * iters * workers};
     const double per_fma = p.dtype == DType::kF32 || p.s("math") == "fp64" ? 2.0 : 4.0;  // HFMA2 does two FMAs
     return Traffic{0, 0, workers * kFmaGpuThreads * iters * kFmaGpuChains * per_fma};
+  };
+  // One sum per worker (CPU); on the GPU a sink of one block's threads.
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    return host_and_device(4.0 * p.i("workers"), kind, 4.0 * kFmaGpuThreads);
   };
   // The CPU computes FP16-stored data in FP32: its chains are FP32 only, its FP16 roof FP32's.
   k.variants.push_back(Variant{"cpu", "cpu", make_fma_chain_cpu}.only({DType::kF32}).measures(Ceiling::kVector));

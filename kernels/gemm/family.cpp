@@ -15,13 +15,23 @@ namespace {
 
 using namespace suite;
 
+// The vendor library's workspace for each GEMM it runs (cuBLASLt's; rocBLAS keeps its own): the
+// `vendor` variant's, and in a build with the library every GEMM that takes the best engine too
+// (`unfused`, the QKV projection's one or three).
+constexpr double kVendorWorkspace = 32.0 * (1 << 20);
+#ifdef BWPROF_WITH_VENDOR_BLAS
+constexpr bool kVendorIsBest = true;
+#else
+constexpr bool kVendorIsBest = false;
+#endif
+
 KernelFamily gemm() {
   KernelFamily k;
   k.name = k.family = "gemm";
   k.order = 30;
   k.doc = "C[M,N] = act(A[M,K] . B[K,N] + bias[N]), row-major, FP32 accumulation";
-  k.params = {int_param("M", "", "rows of A and C"), int_param("N", "", "columns of B and C"),
-              int_param("K", "", "inner dimension"), bool_param("bias", "false", "add a bias row"),
+  k.params = {int_param("M", "", 1, kMaxDim, "rows of A and C"), int_param("N", "", 1, kMaxDim, "columns of B and C"),
+              int_param("K", "", 1, kMaxDim, "inner dimension"), bool_param("bias", "false", "add a bias row"),
               choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
@@ -34,6 +44,13 @@ KernelFamily gemm() {
     double bias = p.b("bias") ? N : 0;
     return Traffic{(M * Kd + Kd * N + bias) * elem_bytes(p), M * N * elem_bytes(p),
                    2 * M * N * Kd + (p.b("bias") ? M * N : 0)};
+  };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
+    // A, B, C and the bias, and the vendor library's workspace.
+    const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
+    return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
+                           vendor ? kVendorWorkspace : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -74,7 +91,7 @@ KernelFamily qkv_projection() {
   k.order = 30;
   k.doc = "[Q|K|V][tokens, 3*hidden] = X[tokens, hidden] . [Wq|Wk|Wv]: one GEMM over the concatenated "
           "weights (fused) or three GEMMs (separate)";
-  k.params = {int_param("tokens", "", "rows of X"), int_param("hidden", "", "model width (each of Q, K, V)")};
+  k.params = {int_param("tokens", "", 1, kMaxDim, "rows of X"), int_param("hidden", "", 1, kMaxDim, "model width (each of Q, K, V)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"tokens", "hidden"});
@@ -84,6 +101,19 @@ KernelFamily qkv_projection() {
   k.traffic = [](const Problem& p) {
     double T = p.i("tokens"), H = p.i("hidden");
     return Traffic{(T * H + 3 * H * H) * elem_bytes(p), 3 * T * H * elem_bytes(p), 2 * T * 3 * H * H};
+  };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double T = p.i("tokens"), H = p.i("hidden"), es = elem_bytes(p);
+    const bool separate = p.variant == "separate";
+    Footprint f = host_and_device((T * H + 3 * H * H + 3 * T * H) * es, kind,
+                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace : 0.0);
+    if (kind == "gpu" && separate) {
+      // Three weights [H, H] and outputs [T, H] of their own instead of W; one of each staged on
+      // the host at a time.
+      f.device_bytes += 3 * T * H * es;
+      f.host_bytes += std::max(H * H, T * H) * es;
+    }
+    return f;
   };
   k.variants.push_back(Variant{"fused", "cpu", make_qkv_cpu});
 #ifdef BWPROF_WITH_GPU

@@ -8,7 +8,6 @@ namespace bwprof {
 
 GemmData make_gemm_data(const Problem& p) {
   const std::size_t M = p.i("M"), N = p.i("N"), K = p.i("K");
-  ensure_host_memory(double(M * K + K * N + M * N + N) * dtype_size(p.dtype), "GEMM operands");
   GemmData d;
   d.A = HostTensor(p.dtype, M * K, "GEMM A");
   d.B = HostTensor(p.dtype, K * N, "GEMM B");
@@ -53,7 +52,6 @@ Check gemm_check(const GemmData& d, const Problem& p, double fp32_tol) {
 
 QkvData make_qkv_data(const Problem& p) {
   const std::size_t T = p.i("tokens"), H = p.i("hidden");
-  ensure_host_memory(double(T * H + 3 * H * H + 3 * T * H) * dtype_size(p.dtype), "QKV operands");
   QkvData d;
   d.X = HostTensor(p.dtype, T * H, "QKV X");
   d.W = HostTensor(p.dtype, 3 * H * H, "QKV W");

@@ -1,6 +1,7 @@
 // The intensity sweep: `fmas` dependent FMAs per element read and written; sweeping fmas walks a
 // kernel from the bandwidth roof to the compute roof (the empirical roofline).
 #include <cstdio>
+#include <string>
 
 #include "bwprof/registry.hpp"
 #include "intensity_sweep/intensity_sweep.hpp"
@@ -13,7 +14,7 @@ void register_family_intensity_sweep(Registry& r) {
   k.family = "roofline";
   k.order = 90;
   k.doc = "y = x after `fmas` dependent FMAs per element: sweeping fmas traces the empirical roofline";
-  k.params = {int_param("n", "16777216", "elements"), int_param("fmas", "16", "FMAs per element (2 FLOPs each)")};
+  k.params = {int_param("n", "16777216", 1, kMaxElements, "elements"), int_param("fmas", "16", 1, 1 << 20, "FMAs per element (2 FLOPs each)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"n"});
@@ -22,6 +23,9 @@ void register_family_intensity_sweep(Registry& r) {
   k.traffic = [](const Problem& p) {
     const double n = static_cast<double>(p.i("n"));
     return Traffic{n * elem_bytes(p), n * elem_bytes(p), 2.0 * n * p.i("fmas")};
+  };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    return host_and_device(2.0 * p.i("n") * elem_bytes(p), kind);  // x, y
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_intensity_sweep_cpu});
 #ifdef BWPROF_WITH_GPU

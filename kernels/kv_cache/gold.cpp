@@ -17,7 +17,6 @@ KvAppendData make_kv_append_data(const Problem& p) {
     cache = static_cast<std::size_t>(g.B * d.blocks_per_seq * g.Hkv * d.block_size * g.D);
   }
   const std::size_t fresh = g.B * g.Hkv * g.T * g.D;
-  ensure_host_memory(double(2 * fresh + 2 * cache) * dtype_size(p.dtype), "KV cache");
   d.k_new = HostTensor(p.dtype, fresh, "new K");
   d.v_new = HostTensor(p.dtype, fresh, "new V");
   d.k_cache = HostTensor(p.dtype, cache, "K cache");

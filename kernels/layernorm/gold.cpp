@@ -7,7 +7,6 @@ namespace bwprof {
 
 LayerNormData make_layernorm_data(const Problem& p) {
   const std::size_t R = p.i("rows"), C = p.i("cols");
-  ensure_host_memory(double(2 * R * C + 2 * C) * dtype_size(p.dtype), "layer norm tensors");
   LayerNormData d;
   d.x = HostTensor(p.dtype, R * C, "layer norm x");
   d.weight = HostTensor(p.dtype, C, "layer norm weight");

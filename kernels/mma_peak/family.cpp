@@ -64,12 +64,16 @@ void register_family_mma_peak(Registry& r) {
                            "the arithmetic: FP16 / BF16 / TF32 / FP8 (e4m3) with FP32 accumulation, INT8 with INT32"),
               choice_param("engine", "auto", {"auto", "wgmma", "mma_sync", "mfma", "wmma"},
                            "the instructions: auto picks the fastest the device has"),
-              int_param("workers", "1", "blocks of 256 threads; the peaks run uses 4 per SM/CU"),
-              int_param("iters", "64", "steps of each block (2^19 x K FLOPs each)")};
+              int_param("workers", "1", 1, 1 << 20, "blocks of 256 threads; the peaks run uses 4 per SM/CU"),
+              int_param("iters", "64", 1, 1 << 20, "steps of each block (2^19 x K FLOPs each)")};
   k.dtypes = {DType::kF16};  // nominal: the arithmetic is `type`
   k.validate = [](const Problem& p) { checked_elements(p, {"workers", "iters"}); };
   k.traffic = [](const Problem& p) {
     return Traffic{0, 0, mma_step_flops(parse_mma_type(p.s("type"))) * p.i("workers") * p.i("iters")};
+  };
+  // A sum per thread of every block, on the device only.
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    return host_and_device(0, kind, 4.0 * kMmaPeakThreads * p.i("workers"));
   };
 #ifdef BWPROF_WITH_GPU
   k.variants.push_back(Variant{"gpu", "gpu", make_mma_peak_gpu}.measures(Ceiling::kMatrix));

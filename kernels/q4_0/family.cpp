@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "bwprof/error.hpp"
+#include "bwprof/parallel.hpp"
 #include "bwprof/registry.hpp"
 #include "common/suite_shapes.hpp"
 #include "q4_0/q4_0.hpp"
@@ -20,7 +21,7 @@ KernelFamily dequant() {
   k.family = "q4_0";
   k.order = 60;
   k.doc = "expand Q4_0 blocks (FP16 scale + 32 4-bit values) to FP32/FP16: (q - 8) * scale";
-  k.params = {int_param("rows", "", "rows of the matrix"), int_param("cols", "", "columns (multiple of 32)")};
+  k.params = {int_param("rows", "", 1, kMaxDim, "rows of the matrix"), int_param("cols", "", 1, kMaxDim, "columns (multiple of 32)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     if (p.i("cols") % 32) BWPROF_INVALID("cols: must be a multiple of 32 (the Q4_0 block), got " + std::to_string(p.i("cols")));
@@ -29,6 +30,13 @@ KernelFamily dequant() {
   k.traffic = [](const Problem& p) {
     double n = double(p.i("rows")) * p.i("cols");
     return Traffic{n / 32 * 18, n * elem_bytes(p), 2 * n};
+  };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double R = p.i("rows"), C = p.i("cols");
+    // The blocks, the output, and a row of FP32 weights for each thread that quantizes.
+    Footprint f = host_and_device(R * C / 32 * 18 + R * C * elem_bytes(p), kind);
+    f.host_bytes += 4.0 * C * cpu_threads();
+    return f;
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_q4_0_dequant_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -45,8 +53,8 @@ KernelFamily matmul() {
   k.family = "q4_0";
   k.order = 60;
   k.doc = "Y[M,N] = X[M,K] . W[N,K]^T with W in Q4_0 rows, dequantized on the fly";
-  k.params = {int_param("M", "1", "rows of X (tokens)"), int_param("N", "", "rows of W (outputs)"),
-              int_param("K", "", "inner dimension (multiple of 32)")};
+  k.params = {int_param("M", "1", 1, kMaxDim, "rows of X (tokens)"), int_param("N", "", 1, kMaxDim, "rows of W (outputs)"),
+              int_param("K", "", 1, kMaxDim, "inner dimension (multiple of 32)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     if (p.i("K") % 32) BWPROF_INVALID("K: must be a multiple of 32 (the Q4_0 block), got " + std::to_string(p.i("K")));
@@ -58,6 +66,22 @@ KernelFamily matmul() {
     double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
     return Traffic{N * Kd / 32 * 18 + M * Kd * elem_bytes(p), M * N * elem_bytes(p), 2 * M * N * Kd};
   };
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    const double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
+    const double weights = N * Kd / 32 * 18;
+    // X, Y and the weights, and a row of FP32 weights for each thread that quantizes. The GPU's
+    // `tiled` variant re-packs the weights once (staged on the host, then on the device instead
+    // of them), padded to whole tiles of 16 rows and pairs of blocks: at most (N + 15) x (K/32 + 1)
+    // blocks of 18 bytes.
+    Footprint f = host_and_device((M * Kd + M * N) * elem_bytes(p) + weights, kind);
+    f.host_bytes += 4.0 * Kd * cpu_threads();
+    if (kind == "gpu" && p.variant == "tiled") {
+      const double packed = (N + 15) * (Kd / 32 + 1) * 18;
+      f.host_bytes += packed;
+      f.device_bytes += packed - weights;
+    }
+    return f;
+  };
   k.variants.push_back(Variant{"cpu", "cpu", make_q4_0_matmul_cpu});
 #ifdef BWPROF_WITH_GPU
   k.variants.push_back(Variant{"llama", "gpu", make_q4_0_matmul_gpu});
@@ -66,9 +90,9 @@ KernelFamily matmul() {
 #endif
   const std::vector<std::string> layouts = {"cpu", "llama", "tiled"};
   for (int m : {1, 8}) {
-    k.suite.push_back({"ffn up M=" + std::to_string(m), {{"M", m}, {"N", kFfn}, {"K", kHidden}},
+    k.suite.push_back({"ffn up M={M}", {{"M", m}, {"N", kFfn}, {"K", kHidden}},
                        {{"M", m}, {"N", 512}, {"K", 256}}, layouts});
-    k.suite.push_back({"ffn down M=" + std::to_string(m), {{"M", m}, {"N", kHidden}, {"K", kFfn}},
+    k.suite.push_back({"ffn down M={M}", {{"M", m}, {"N", kHidden}, {"K", kFfn}},
                        {{"M", m}, {"N", 256}, {"K", 512}}, layouts});
   }
   return k;

@@ -33,25 +33,34 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
   k.family = "stream";
   k.doc = doc;
   k.order = 10;
-  k.params = {int_param("n", "16777216", "elements per array")};
+  k.params = {int_param("n", "16777216", 1, kMaxElements, "elements per array")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.traffic = [=](const Problem& p) {
     double n = static_cast<double>(checked_elements(p, {"n"}));
     return Traffic{reads * n * elem_bytes(p), writes * n * elem_bytes(p), flops_per_elem * n};
+  };
+  // Arrays a, b and c whatever the operation; on the GPU the dot's partial sums, a float for each
+  // of up to 8 blocks an SM (64 KiB covers 2048 SMs).
+  k.footprint = [](const Problem& p, const std::string& kind) {
+    return host_and_device(3.0 * p.i("n") * elem_bytes(p), kind, 65536.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_stream_cpu}.measures(Ceiling::kMemory));
 #ifdef BWPROF_WITH_GPU
   k.variants.push_back(Variant{"gpu", "gpu", make_stream_gpu}.measures(Ceiling::kMemory));
 #endif
   k.ceiling_params = peak_params;
-  k.suite = {{"stream 64 MiB", {{"n", 1 << 24}}, {{"n", 1 << 20}}}};
+  k.suite = {{"stream n={n:bin}", {{"n", 1 << 24}}, {{"n", 1 << 20}}}};
   return k;
 }
 
 }  // namespace
 
 void register_family_stream(Registry& r) {
-  r.add_family(stream_kernel("stream_copy", 1, 1, 0, "c[i] = a[i]"));
+  // Copy and the dot product (a plain read) measure the size-aware ceiling: what a kernel moving
+  // B bytes reaches, from 4 KB up (bwprof/size_curve.hpp).
+  KernelFamily copy = stream_kernel("stream_copy", 1, 1, 0, "c[i] = a[i]");
+  copy.ceiling_size = "n";
+  r.add_family(std::move(copy));
   r.add_family(stream_kernel("stream_scale", 1, 1, 1, "b[i] = s * c[i]"));
   r.add_family(stream_kernel("stream_add", 2, 1, 1, "c[i] = a[i] + b[i]"));
   r.add_family(stream_kernel("stream_triad", 2, 1, 2, "a[i] = b[i] + s * c[i]"));
@@ -59,6 +68,7 @@ void register_family_stream(Registry& r) {
   KernelFamily k = stream_kernel("stream_dot", 2, 0, 2, "sum(a[i] * b[i]) with FP32 accumulation");
   auto t = k.traffic;
   k.traffic = [t](const Problem& p) { Traffic x = t(p); x.bytes_written = 4; return x; };
+  k.ceiling_size = "n";
   r.add_family(std::move(k));
 }
 

@@ -70,9 +70,13 @@ __global__ void __launch_bounds__(kBlock) bwprof_stream(const T* __restrict__ x,
   }
 }
 
+// One kernel (a plain read: the size-aware ceiling times it from 4 KB up, where a second launch
+// would be a second fixed cost): each block writes its partial sum, and the last block to finish
+// (a counter, after a fence) adds them up into partial[gridDim.x] and resets the counter.
 template <class T>
 __global__ void __launch_bounds__(kBlock) bwprof_stream_dot(const T* __restrict__ x, const T* __restrict__ y,
-                                                            float* __restrict__ partial, std::size_t n) {
+                                                            float* __restrict__ partial, unsigned* __restrict__ done,
+                                                            std::size_t n) {
   constexpr int V = Elems<T>::kVec;
   __shared__ float scratch[32];
   const std::size_t nvec = n / V;
@@ -101,16 +105,23 @@ __global__ void __launch_bounds__(kBlock) bwprof_stream_dot(const T* __restrict_
   const std::size_t t = nvec * V + blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (t < n) acc += to_f(x[t]) * to_f(y[t]);
   acc = block_sum(acc, scratch);
-  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
-}
-
-__global__ void __launch_bounds__(kBlock) bwprof_stream_dot_final(const float* __restrict__ partial, int n,
-                                                                  float* __restrict__ result) {
-  __shared__ float scratch[32];
-  float acc = 0.f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) acc += partial[i];
-  acc = block_sum(acc, scratch);
-  if (threadIdx.x == 0) *result = acc;
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = acc;
+    __threadfence();  // the partial is visible to every block before the counter says so
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const volatile float* parts = partial;  // written by other blocks: not from this SM's L1
+  float sum = 0.f;
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) sum += parts[i];
+  sum = block_sum(sum, scratch);
+  if (threadIdx.x == 0) {
+    partial[gridDim.x] = sum;
+    *done = 0;  // ready for the next launch
+  }
 }
 
 class StreamGpu final : public KernelInstance {
@@ -126,6 +137,8 @@ class StreamGpu final : public KernelInstance {
     const std::size_t blocks = (vecs + kBlock * kPerThread - 1) / (kBlock * kPerThread);
     pass_grid_ = static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 1u << 30));
     partial_ = DeviceBuffer((grid_ + 1) * sizeof(float), "dot partial sums");
+    done_ = DeviceBuffer(sizeof(unsigned), "dot block counter");
+    BWPROF_GPU_CHECK(hipMemset(done_.get(), 0, sizeof(unsigned)));
   }
 
   void launch() override {
@@ -170,8 +183,7 @@ class StreamGpu final : public KernelInstance {
       case kAdd: bwprof_stream<T, kAdd><<<pass_grid_, kBlock, 0, st>>>(a, b, c, s, n); break;
       case kTriad: bwprof_stream<T, kTriad><<<pass_grid_, kBlock, 0, st>>>(b, c, a, s, n); break;
       default:
-        bwprof_stream_dot<T><<<grid_, kBlock, 0, st>>>(a, b, partial_.get<float>(), n);
-        bwprof_stream_dot_final<<<1, kBlock, 0, st>>>(partial_.get<float>(), grid_, partial_.get<float>() + grid_);
+        bwprof_stream_dot<T><<<grid_, kBlock, 0, st>>>(a, b, partial_.get<float>(), done_.get<unsigned>(), n);
     }
     BWPROF_CHECK_LAUNCH(p_.kernel.c_str());
   }
@@ -180,7 +192,7 @@ class StreamGpu final : public KernelInstance {
   Problem p_;
   StreamData host_;
   Op op_;
-  DeviceBuffer a_, b_, c_, partial_;
+  DeviceBuffer a_, b_, c_, partial_, done_;
   unsigned grid_ = 1, pass_grid_ = 1;
 };
 

@@ -11,13 +11,15 @@ Quick use::
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
 from .api import Device, columns, device, devices, kernels, measure, peak_table, peaks
+from .collective import collectives
+from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
 from .usercode import profile, sweep
 
 __all__ = [
-    "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "columns", "default_suite",
-    "device", "devices", "kernels", "load_run", "measure", "occupancy", "peak_table", "peaks", "profile",
-    "run_suite", "save_run", "sweep",
+    "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
+    "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",
+    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "run_suite", "save_run", "sweep",
 ]

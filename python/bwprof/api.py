@@ -8,6 +8,11 @@ from . import _core
 from . import arguments as _args
 
 
+# How a timed run is made: one launch (after a flush when cold), or the steady state of back-to-back
+# launches over rotated inputs (see measure).
+TIMINGS = ("single", "graph")
+
+
 @dataclass(frozen=True)
 class Device:
     """A device bwprof can run on (``id`` is what ``device=`` takes: "cpu", "gpu:0")."""
@@ -40,7 +45,9 @@ def device(id: str = "auto") -> Device:
 
 
 def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> dict:
-    """Measured peak bandwidth (best stream kernel) and compute of a device, with their sources.
+    """Measured peak bandwidth (best stream kernel) and compute of a device, with their sources,
+    and the size-aware memory ceiling (``size_curve``: the fixed cost ``t0_us``, the asymptotic
+    ``bandwidth_gbs``, the fit's ``residual_pct`` and the measured ``points``).
 
     For ``dtype`` ("fp32" or "fp16"): ``bandwidth_gbs``, ``gflops`` (vector units),
     ``matrix_gflops`` (the matrix units; FP16 only), ``l2_gbs`` and ``l1_gbs`` (cache levels),
@@ -105,13 +112,19 @@ def columns() -> list[str]:
 def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: str | None = None,
             cache: str = "cold", warmup: int = 2, repeats: int = 10, min_time_s: float = 0.05,
             max_repeats: int = 1000, max_time_s: float = 2.0, verify: bool = True,
-            **shape: Any):
+            timing: str = "single", **shape: Any):
     """Time one kernel invocation and derive its rates.
 
     Runs ``warmup`` launches, then timed launches until at least ``repeats`` of them and
     ``min_time_s`` of kernel time (caches flushed before each when ``cache="cold"``); checks the
     output against the float64 reference when ``verify``. ``shape`` holds the kernel's parameters
     (see :func:`kernels`). Returns a Measurement; ``.to_dict()`` gives the flat record.
+
+    ``timing="graph"`` times the steady state instead of one launch: many launches back to back
+    (captured once in a CUDA/HIP graph on a GPU) over copies of the kernel's buffers used in turn,
+    as many as make them together exceed twice the last-level cache with ``cache="cold"`` (one
+    set with ``cache="hot"``), no flush, the time of each run divided among its launches. Work
+    that cannot be captured in a graph raises ValueError naming the kernel.
 
     Counts take any integral type; ``repeats`` and ``max_repeats`` are 1 .. 10^6, ``warmup``
     0 .. 10^5, the times finite seconds from 0 to one day. Shape values are ints (any integral
@@ -131,6 +144,7 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     min_time_s = _args.seconds("min_time_s", min_time_s)
     max_time_s = _args.seconds("max_time_s", max_time_s)
     verify = _args.flag("verify", verify)
+    timing = _args.text("timing", timing, TIMINGS)
     params = {_args.text("shape parameter name", k): _args.shape_value(k, v) for k, v in shape.items()}
     return _core.measure(kernel, dtype, device, variant or "", cache, warmup, repeats,
-                         min_time_s, max_repeats, max_time_s, verify, params)
+                         min_time_s, max_repeats, max_time_s, verify, params, timing)

@@ -15,12 +15,13 @@ from .api import device as _device, devices as _devices, kernels as _kernels, pe
 from . import run_suite
 from .files import ensure_folder
 from .results import REPORT, RunWriter
-from .suite import DTYPES, default_suite, select
+from .suite import DTYPES, all_configs, all_devices, select
 
 TABLE_COLUMNS = [
     ("kernel", "kernel", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}"),
     ("label", "config", "{}"), ("shape", "shape", "{}"), ("time_median_us", "time_us", "{:.1f}"),
     ("bandwidth_gbs", "GB/s", "{:.1f}"), ("bandwidth_pct_peak", "%peak_bw", "{:.0f}"),
+    ("bandwidth_pct_attainable", "%size_bw", "{:.0f}"),
     ("gflops", "GFLOP/s", "{:.1f}"), ("compute_pct_peak", "%peak_fl", "{:.0f}"),
     ("bound", "bound", "{}"), ("grade", "grade", "{}"), ("verified", "ok", "{}"),
 ]
@@ -42,6 +43,9 @@ def _cmd_devices(args) -> int:
         extra = f", {i['compute_units']} {'cores' if d.kind == 'cpu' else 'SMs/CUs'}"
         if i.get("bandwidth_theoretical_gbs"):
             extra += f", {i['bandwidth_theoretical_gbs']:.0f} GB/s theoretical"
+        if i.get("host_link"):
+            gbs = i.get("host_link_gbs") or 0
+            extra += f", host link {i['host_link']}" + (f" ({gbs:.0f} GB/s each way)" if gbs else "")
         print(f"{d.id:8s} {d.kind:4s} {d.name} ({d.arch}{extra})")
     return 0
 
@@ -49,7 +53,8 @@ def _cmd_devices(args) -> int:
 def _cmd_kernels(args) -> int:
     for k in _kernels():
         params = ", ".join(f"{p['name']}={p['default'] or '?'}" for p in k["params"])
-        variants = ", ".join(f"{v['name']}[{v['backend']}]" for v in k["variants"])
+        variants = ", ".join(f"{v['name']}[{v['backend']}]" for v in k["variants"]) or \
+            "none in this build (GPU only)"
         print(f"{k['name']:18s} {'/'.join(k['dtypes']):10s} {params}\n{'':18s} variants: {variants}; {k['doc']}")
     return 0
 
@@ -71,6 +76,13 @@ def _cmd_peaks(args) -> int:
     print("  every roof (measured by bwprof's kernels; theoretical from the architecture table):")
     for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():
         print("    " + line)
+    c = p.get("size_curve") or {}
+    if c.get("bandwidth_gbs") and c["bandwidth_gbs"] == c["bandwidth_gbs"]:
+        print(f"  size ceiling   : t(B) = {c['t0_us']:.2f} us + B / {c['bandwidth_gbs']:.1f} GB/s "
+              f"(fit of {c['fitted_points']} sizes, residual {c['residual_pct']:.1f} %)")
+        for b in (4096, 1 << 20, 33.5e6, 1 << 30):
+            t = c["t0_us"] + b / (c["bandwidth_gbs"] * 1e3)
+            print(f"    {b / 1e6:10.4g} MB: {b / t / 1e3:8.1f} GB/s attainable, fixed cost {100 * c['t0_us'] / t:4.0f} %")
     return 0
 
 
@@ -97,17 +109,23 @@ def _sigterm_as_exception():
 
 def _cmd_bench(args) -> int:
     # Everything that can be wrong with the arguments is found before the run folder exists.
-    dev = _core.device_info(args.device)
-    select(default_suite(), args.kernels)
+    if args.device == "all":
+        each = [_core.device_info(d) for d in all_devices()]
+        dev = dict(each[0], id="all", name=", ".join(f"{d['name']} ({d['id']})" for d in each), devices=each)
+    else:
+        dev = _core.device_info(args.device)
+    select(all_configs(), args.kernels)
     ensure_folder("--out", args.out)
     with _sigterm_as_exception(), RunWriter(args.out, dev) as writer:
         sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
         df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
-                       cache=args.cache, progress=not args.no_progress, on_row=writer.add)
+                       cache=args.cache, progress=not args.no_progress, on_row=writer.add,
+                       timing=args.timing)
+    _save_size_curve(args.device, writer.path)
     print(format_table(df))
     errors = df.attrs.get("errors", [])
     bad = df[~df["verified"].astype(bool)] if len(df) else df
-    print(f"\n{len(df)} measurements on {dev['name']} ({dev['id']}), cache {args.cache}")
+    print(f"\n{len(df)} measurements on {dev['name']} ({dev['id']}), cache {args.cache}, timing {args.timing}")
     if len(bad):
         print(f"WARNING: {len(bad)} result(s) did not match the reference: "
               + ", ".join(f"{r.kernel}/{r.dtype}" for r in bad.itertuples()))
@@ -121,6 +139,19 @@ def _cmd_bench(args) -> int:
         _plot_run(df, writer.path)
     print(f"run folder: {writer.path}")
     return 1 if errors or len(bad) else 0
+
+
+def _save_size_curve(device: str, folder) -> None:
+    """The device's size curve (measured with its peaks during the run, so cached) into the run
+    folder as size_curve.json, where the size chart finds it (now and in a later `plot`)."""
+    from .files import atomic_write_text
+    from .plots import SIZE_CURVE_FILE
+    try:
+        curve = _peaks(device)["size_curve"]
+        plain = {k: (None if isinstance(v, float) and v != v else v) for k, v in curve.items()}  # NaN: null
+        atomic_write_text(folder / SIZE_CURVE_FILE, json.dumps(plain, indent=1))
+    except Exception as e:  # noqa: BLE001 - the results are already on disk
+        print(f"size curve: not saved ({type(e).__name__}: {e})")
 
 
 def _plot_run(df, folder) -> None:
@@ -153,11 +184,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--refresh", action="store_true", help="measure again rather than use this process's cache")
     s.set_defaults(func=_cmd_peaks)
     s = sub.add_parser("bench", help="run the reference-kernel suite and write a run folder")
-    s.add_argument("--device", default="auto", help="auto, cpu, gpu or gpu:N (default: auto)")
-    s.add_argument("--kernels", nargs="+", metavar="K", help="kernels or families to run (default: all)")
+    s.add_argument("--device", default="auto", help="auto, cpu, gpu, gpu:N, or all (every GPU, one row each; "
+                   "default: auto)")
+    s.add_argument("--kernels", nargs="+", metavar="K", help="kernels or families to run (default: the default "
+                   "suite; peer copies and collectives run only when named: p2p_copy, all_reduce, collective, ...)")
     s.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=list(DTYPES))
     s.add_argument("--quick", action="store_true", help="small shapes, few repeats")
     s.add_argument("--cache", default="cold", choices=["cold", "hot"])
+    s.add_argument("--timing", default="single", choices=["single", "graph"],
+                   help="single: one launch per timed run (after a flush when cold); graph: the steady "
+                   "state, launches back to back in a CUDA/HIP graph over rotated inputs (default: single)")
     s.add_argument("--out", default="results", help="folder for run folders (default: results)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.add_argument("--no-plots", action="store_true", help="do not draw the charts (they can be drawn "
@@ -172,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extension_registrars():
     """Subcommands that live beside their features (traces, baselines, plots, ...)."""
     regs = []
-    for mod, attr in (("bwprof.baseline", "register_cli"), ("bwprof.traces.cli", "register_cli"),
+    for mod, attr in (("bwprof.links_cli", "register_cli"), ("bwprof.baseline", "register_cli"),
+                      ("bwprof.traces.cli", "register_cli"),
                       ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])

@@ -359,7 +359,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     out = df.copy()
     if not len(out):
         for c in ("attainable_gflops", "roofline_efficiency_pct", "ceiling_bandwidth_gbs", "ceiling_gflops",
-                  "ridge_flop_per_byte"):
+                  "ridge_flop_per_byte", "attainable_bandwidth_gbs", "bandwidth_pct_attainable", "fixed_cost_pct"):
             out[c] = pd.Series(dtype=float)
         for c in ("bound", "ceiling_name", "roofline_note"):
             out[c] = pd.Series(dtype=object)
@@ -387,6 +387,12 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
             if key not in cache:
                 cache[key] = roofs_for(ceilings, key[0], prefer=prefer, matrix=key[1])
             roofs.append(cache[key])
+    # A transfer is judged against the link it crossed (its record's own roof), never a memory ceiling.
+    links = out["link"].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)) \
+        if "link" in out else pd.Series("", index=out.index)
+    if ceilings is not None and (links != "").any():
+        own = _own_roofs(out, prefer, info if info is not None else {})
+        roofs = [own[n] if links[i] else r for n, (i, r) in enumerate(zip(out.index, roofs))]
     from . import _core
     text = (lambda name: out[name].astype(str).tolist() if name in out else "")
     j = _core.judge({
@@ -400,6 +406,10 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         "gflops_roof": [_zero(r["gflops"]) for r in roofs],
         "gflops_theoretical": [_zero(r["gflops_theoretical"]) for r in roofs],
         "compute_name": [r["gflops_name"] or f"{dt} compute" for r, dt in zip(roofs, dts)],
+        "link": links.tolist(),
+        # The size-aware ceiling each row's record carries (its device's curve; NaN: none).
+        "size_fixed_cost_us": col("size_fixed_cost_us", math.nan).astype(float).tolist(),
+        "size_bandwidth_gbs": col("size_bandwidth_gbs", math.nan).astype(float).tolist(),
         "l2_roof_gbs": [_zero(r.get("l2_gbs")) for r in roofs],
         "l1_roof_gbs": [_zero(r.get("l1_gbs")) for r in roofs],
     })
@@ -407,6 +417,9 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     out["roofline_efficiency_pct"] = j["roofline_efficiency_pct"]
     out["bound"] = j["bound"]
     out["above_peak"] = j["above_peak"]
+    out["attainable_bandwidth_gbs"] = j["attainable_bandwidth_gbs"]
+    out["bandwidth_pct_attainable"] = j["bandwidth_pct_attainable"]
+    out["fixed_cost_pct"] = j["fixed_cost_pct"]
     out["ceiling_bandwidth_gbs"] = [r["bandwidth_gbs"] for r in roofs]
     out["ceiling_gflops"] = [r["gflops"] for r in roofs]
     out["ceiling_name"] = [r["gflops_name"] for r in roofs]

@@ -8,10 +8,12 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
 #include "bwprof/measurement.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/profiler.hpp"
 #include "bwprof/roofline.hpp"
+#include "bwprof/size_curve.hpp"
 #include "bwprof/stats.hpp"
 
 namespace py = pybind11;
@@ -55,10 +57,35 @@ py::dict device_dict(const DeviceInfo& i) {
   const auto bf = i.matrix_gflops_theoretical.find("bf16");
   d["bf16_matrix_gflops_theoretical"] =
       bf != i.matrix_gflops_theoretical.end() ? bf->second : i.fp16_matrix_gflops_theoretical;
+  d["pci_bus_id"] = i.pci_bus_id;
+  d["host_link"] = i.host_link.name;
+  d["host_link_kind"] = i.host_link.kind;
+  d["host_link_gbs"] = i.host_link.gbs;
   d["matrix_gflops_theoretical"] = i.matrix_gflops_theoretical;
   d["vector_gflops_theoretical"] = i.vector_gflops_theoretical;
   d["l1_cache_bytes"] = i.l1_cache_bytes;
   d["l2_cache_bytes"] = i.l2_cache_bytes;
+  return d;
+}
+
+// The size-aware memory ceiling: its fit and every measured point (NaN fit when unknown).
+py::dict size_curve_dict(const SizeCurve& c) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  py::dict d;
+  d["t0_us"] = c.known() ? c.t0_us : nan;
+  d["bandwidth_gbs"] = c.known() ? c.bandwidth_gbs : nan;
+  d["residual_pct"] = c.known() ? c.residual_pct : nan;
+  d["fitted_points"] = c.fitted_points;
+  py::list pts;
+  for (const SizePoint& p : c.points) {
+    py::dict x;
+    x["kernel"] = p.kernel;
+    x["bytes"] = p.bytes;
+    x["time_us"] = p.time_us;
+    x["bandwidth_gbs"] = p.bytes / p.time_us / 1e3;
+    pts.append(x);
+  }
+  d["points"] = pts;
   return d;
 }
 
@@ -71,6 +98,7 @@ py::dict peaks_dict(const Peaks& p) {
   d["compute_source"] = p.compute_source;
   d["gflops_theoretical"] = p.gflops_theoretical;
   d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
+  d["size_curve"] = size_curve_dict(p.size_curve);
   d["matrix_gflops"] = p.matrix_gflops;
   d["matrix_gflops_theoretical"] = p.matrix_gflops_theoretical;
   d["matrix_source"] = p.matrix_source;
@@ -141,6 +169,10 @@ py::list kernel_list() {
       pd["help"] = p.help;
       pd["choices"] = p.choices;
       pd["kind"] = p.kind == ParamSpec::Kind::kInt ? "int" : p.kind == ParamSpec::Kind::kBool ? "bool" : "choice";
+      if (p.kind == ParamSpec::Kind::kInt) {  // the range make_problem() accepts
+        pd["min"] = p.min;
+        pd["max"] = p.max;
+      }
       params.append(pd);
     }
     d["params"] = params;
@@ -162,11 +194,13 @@ py::list kernel_list() {
     }
     d["variants"] = variants;
     d["order"] = k.order;
+    d["default_suite"] = k.default_suite;
     d["suite_order"] = k.suite_order >= 0 ? k.suite_order : k.order;
     py::list suite;
     for (auto& c : k.suite) {
       py::dict cd;
       cd["label"] = c.label;
+      cd["quick_label"] = c.quick_label;
       cd["params"] = param_dict(c.params);
       cd["quick"] = param_dict(c.quick);
       cd["variants"] = c.variants;
@@ -285,11 +319,12 @@ py::dict judge_columns(const py::dict& c) {
   const auto flops = nums("flops", n, 0), time_us = nums("time_us", n, nan), bw = nums("bandwidth_gbs", n, nan),
              fl = nums("gflops", n, nan), bw_roof = nums("bandwidth_roof_gbs", n, 0),
              bw_theo = nums("bandwidth_theoretical_gbs", n, 0), fl_roof = nums("gflops_roof", n, 0),
-             fl_theo = nums("gflops_theoretical", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
+             fl_theo = nums("gflops_theoretical", n, 0), size_t0 = nums("size_fixed_cost_us", n, 0),
+             size_bw = nums("size_bandwidth_gbs", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
              l1_roof = nums("l1_roof_gbs", n, 0);
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
-             name = strs("compute_name", n);
-  std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n);
+             name = strs("compute_name", n), link = strs("link", n);
+  std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
   std::vector<std::string> o_bound(n), o_grade(n), o_text(n);
   std::vector<bool> o_above(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -308,6 +343,9 @@ py::dict judge_columns(const py::dict& c) {
     r.gflops = fl_roof[i];
     r.gflops_theoretical = fl_theo[i];
     r.compute_name = name[i];
+    r.link = link[i];
+    r.size_t0_us = size_t0[i];
+    r.size_bandwidth_gbs = size_bw[i];
     r.l2_gbs = l2_roof[i];
     r.l1_gbs = l1_roof[i];
     const Judgement j = judge(w, r);
@@ -316,6 +354,9 @@ py::dict judge_columns(const py::dict& c) {
     o_att[i] = j.attainable_gflops;
     o_eff[i] = j.roofline_efficiency_pct;
     o_int[i] = j.intensity_flop_per_byte;
+    o_att_bw[i] = j.attainable_bandwidth_gbs;
+    o_pct_att[i] = j.bandwidth_pct_attainable;
+    o_fixed[i] = j.fixed_cost_pct;
     o_bound[i] = j.bound;
     o_grade[i] = j.grade;
     o_text[i] = j.bottleneck;
@@ -327,6 +368,9 @@ py::dict judge_columns(const py::dict& c) {
   out["attainable_gflops"] = o_att;
   out["roofline_efficiency_pct"] = o_eff;
   out["intensity_flop_per_byte"] = o_int;
+  out["attainable_bandwidth_gbs"] = o_att_bw;
+  out["bandwidth_pct_attainable"] = o_pct_att;
+  out["fixed_cost_pct"] = o_fixed;
   out["bound"] = o_bound;
   out["grade"] = o_grade;
   out["bottleneck"] = o_text;
@@ -357,6 +401,18 @@ Peaks peaks_from(const py::dict& d) {
   p.gflops_theoretical = num_or(d, "gflops_theoretical");
   p.bandwidth_source = str_or(d, "bandwidth_source");
   p.compute_source = str_or(d, "compute_source");
+  // The size curve's fit, as a peaks dict (size_curve) or a record (size_fixed_cost_us, ...) gives it.
+  double t0 = num_or(d, "size_fixed_cost_us", std::numeric_limits<double>::quiet_NaN());
+  double bw = num_or(d, "size_bandwidth_gbs", std::numeric_limits<double>::quiet_NaN());
+  if (d.contains("size_curve") && py::isinstance<py::dict>(d["size_curve"])) {
+    const py::dict c = d["size_curve"];
+    t0 = num_or(c, "t0_us", t0);
+    bw = num_or(c, "bandwidth_gbs", bw);
+  }
+  if (std::isfinite(t0) && std::isfinite(bw) && bw > 0 && t0 >= 0) {
+    p.size_curve.t0_us = t0;
+    p.size_curve.bandwidth_gbs = bw;
+  }
   p.matrix_gflops = num_or(d, "matrix_gflops");
   p.matrix_gflops_theoretical = num_or(d, "matrix_gflops_theoretical");
   p.matrix_source = str_or(d, "matrix_source", "none");
@@ -394,6 +450,15 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
+  // Ctrl-C during a long call (measure, peaks): the core asks between launches, with the GIL
+  // released; a pending signal runs Python's handler here, and the exception it raises
+  // (KeyboardInterrupt, or the CLI's own for SIGTERM) travels back through the core to the caller.
+  set_interrupt_check([] {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  });
+
   py::class_<Measurement>(m, "Measurement", "One measured kernel invocation (a flat record).")
       .def("to_dict", &record_dict, "The record as a dict, columns in schema order.")
       .def_property_readonly("kernel", [](const Measurement& x) { return x.kernel; })
@@ -420,6 +485,33 @@ PYBIND11_MODULE(_core, m) {
       });
 
   m.def("columns", &Measurement::columns, "The result schema's columns, in order.");
+  m.def("peer_links", [] {
+    py::list out;
+    for (auto& p : peer_links()) {
+      py::dict d;
+      d["src"] = "gpu:" + std::to_string(p.a);
+      d["dst"] = "gpu:" + std::to_string(p.b);
+      d["link"] = p.link.name;
+      d["link_kind"] = p.link.kind;
+      d["link_gbs"] = p.link.gbs;
+      d["direct"] = p.direct;
+      out.append(d);
+    }
+    return out;
+  }, "The link between every ordered pair of GPUs (src -> dst), and whether they reach each other directly.");
+  m.def("collective_library", &collective_library,
+        "The collective library (NCCL/RCCL) as loaded: name, version, path; ValueError naming it when absent.");
+  m.def("collective_search_dir", &collective_search_dir, py::arg("dir"),
+        "A folder to look for the collective library in.");
+  m.def("collective_job_id", [] { return py::bytes(collective_job_id()); },
+        "A new job id (rank 0 makes it and shares it with the other ranks).");
+  m.def("collective_join_job", [](const py::bytes& id, int world_size, int rank, const std::string& device) {
+    const std::string s = id;
+    py::gil_scoped_release nogil;  // ncclCommInitRank waits for every rank
+    collective_join_job(s, world_size, rank, device);
+  }, py::arg("job_id"), py::arg("world_size"), py::arg("rank"), py::arg("device"),
+     "Join a job's communicator as `rank` of `world_size` on `device`.");
+  m.def("collective_leave_job", &collective_leave_job, "Leave the job's communicator.");
   m.def("build_features", &build_features, "What this build carries: cpu, cuda/hip, sm90a, vendor_blas.");
   m.def("kernels", &kernel_list, "Every kernel: parameters, dtypes, variants with their flags, suite configurations.");
   m.def("devices", [] {
@@ -440,7 +532,8 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("device"), py::arg("dtype") = "fp32", py::arg("refresh") = false);
   m.def("measure", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const std::string& cache, int warmup, int min_repeats,
-                      double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params) {
+                      double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params,
+                      const std::string& timing) {
     if (cache != "cold" && cache != "hot") throw InvalidArgument("cache: expected 'cold' or 'hot', got '" + cache + "'");
     if (warmup < 0) throw InvalidArgument("warmup: must be >= 0");
     if (min_repeats < 1) throw InvalidArgument("min_repeats: must be >= 1");
@@ -454,12 +547,13 @@ PYBIND11_MODULE(_core, m) {
     opt.max_repeats = max_repeats;
     opt.max_time_s = max_time_s;
     opt.verify = verify;
+    opt.timing = parse_timing(timing);
     auto p = params_from(params);
     py::gil_scoped_release nogil;
     return measure(kernel, dtype, device, variant, p, opt);
   }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
-     py::arg("max_time_s"), py::arg("verify"), py::arg("params"));
+     py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single");
 
   m.def("profile", [](const py::function& fn, const std::string& name, const std::string& device,
                       double bytes_read, double bytes_written, const std::string& bytes_source, double flops,
@@ -501,6 +595,14 @@ PYBIND11_MODULE(_core, m) {
     return d;
   }, py::arg("samples"), "Median, min, max, mean, standard deviation and CV of timing samples.");
   m.def("grade", &grade, py::arg("pct_of_peak"));
+  m.def("fit_size_curve", [](const std::vector<py::dict>& points) {
+    std::vector<SizePoint> pts;
+    for (const py::dict& d : points)
+      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us")});
+    return size_curve_dict(fit_size_curve(pts));
+  }, py::arg("points"),
+     "The size-aware ceiling's fit t(B) = t0 + B / BW of points (dicts of kernel, bytes, time_us), as "
+     "bwprof.peaks()['size_curve'] gives it.");
 
   m.def("occupancy", [](const std::string& arch, std::int64_t threads_per_block, std::int64_t registers_per_thread,
                         std::int64_t shared_mem_per_block, bool wave64, bool cu_mode) {
@@ -516,21 +618,22 @@ PYBIND11_MODULE(_core, m) {
   m.def("judge", &judge_columns, py::arg("columns"),
         "The one roofline judgement over columns (bytes, flops, time_us, bandwidth_gbs, gflops, dtype, "
         "access_pattern, cache, and the roofs bandwidth_roof_gbs, bandwidth_theoretical_gbs, gflops_roof, "
-        "gflops_theoretical, compute_name): percentages, attainable, bound, grade, above_peak, bottleneck.");
+        "gflops_theoretical, compute_name, and the size curve's size_fixed_cost_us, size_bandwidth_gbs): percentages, attainable, bound, grade, above_peak, bottleneck.");
   m.def("judge_row", [](const std::string& kernel, const std::string& variant, const py::dict& device,
                         const std::string& dtype, const py::dict& params, double time_us, const py::dict& peaks,
-                        const std::string& cache) {
+                        const std::string& cache, const std::string& timing) {
     const KernelFamily& k = find_kernel(kernel);
     const DeviceInfo info = device_from(device);
     const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
     const Problem p = make_problem(k, kind, variant, dtype, params_from(params));
     Measurement m = describe(k, p, info);
     m.cache = cache;
+    m.timing = to_string(parse_timing(timing));
     m.time_us = summarize({time_us});
     judge_row(m, k, find_variant(k, kind, p.variant), info, peaks_from(peaks));
     return record_dict(m);
   }, py::arg("kernel"), py::arg("variant"), py::arg("device"), py::arg("dtype"), py::arg("params"),
-     py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold",
+     py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold", py::arg("timing") = "single",
      "The record a measurement of this invocation taking time_us would give on `device` (a device-info "
      "dict) with `peaks`: the row path of measure() without running anything (for tests and what-ifs).");
 }

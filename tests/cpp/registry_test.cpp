@@ -38,12 +38,14 @@ const Variant& variant(const std::string& kernel, const std::string& backend, co
 }  // namespace
 
 TEST(Registry, EveryKernelInItsOrderOnce) {
-  // The list as bwprof.kernels() has always shown it, fill after the stream kernels, then the
-  // roof kernels: the FMA chains, the matrix peak, the cache levels.
+  // The list as bwprof.kernels() has always shown it, fill after the stream kernels, the links
+  // (transfers, peer copies, collectives) after the inference kernels, then the roof kernels: the
+  // FMA chains, the matrix peak, the cache levels.
   const std::vector<std::string> expect = {
       "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "fill", "gemm", "qkv_projection",
       "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
-      "intensity_sweep", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth", "shared_bandwidth"};
+      "h2d", "d2h", "d2d", "memset", "p2p_copy", "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+      "broadcast", "intensity_sweep", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth", "shared_bandwidth"};
   EXPECT_EQ(names(), expect);
   load_builtins();  // a second load registers nothing twice
   EXPECT_EQ(names(), expect);
@@ -128,17 +130,23 @@ TEST(Registry, VariantFlagsAreDeclaredWithTheVariants) {
 
 TEST(Registry, SuiteConfigurationsBuildValidProblems) {
   // Every suite configuration (full and quick) is a valid problem for the kernel, on the CPU where
-  // the kernel has a CPU variant.
-  int configs = 0;
+  // the kernel has a CPU variant, else on the GPU where this build has a GPU variant (the links).
+  int configs = 0, links = 0;
   for (auto& k : kernel_registry()) {
+    const bool cpu = std::any_of(k.variants.begin(), k.variants.end(), [](const Variant& v) { return v.backend == "cpu"; });
+    const bool gpu = std::any_of(k.variants.begin(), k.variants.end(), [](const Variant& v) { return v.backend == "gpu"; });
     for (auto& c : k.suite) {
       for (const ParamList* params : {&c.params, &c.quick}) {
         std::map<std::string, std::string> text;
         for (auto& kv : *params) text[kv.first] = kv.second.text();
-        for (DType t : c.dtypes) EXPECT_NO_THROW(make_problem(k, "cpu", "", to_string(t), text)) << k.name << " " << c.label;
+        if (!cpu && !gpu) continue;  // a GPU-only kernel in a build without the GPU backend
+        for (DType t : c.dtypes)
+          EXPECT_NO_THROW(make_problem(k, cpu ? "cpu" : "gpu", "", to_string(t), text)) << k.name << " " << c.label;
       }
-      ++configs;
+      (k.family == "transfer" || k.family == "p2p" || k.family == "collective" ? links : configs) += 1;
     }
   }
   EXPECT_EQ(configs, 47 + 1);  // the suite of the old suite.py, and fill's configuration
+  // Host copies 2 x 6 sizes, d2d and memset 2 x 4, peer copies 3 sizes x 2 directions, collectives 5 x 6 sizes.
+  EXPECT_EQ(links, 12 + 8 + 6 + 30);
 }

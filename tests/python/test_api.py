@@ -43,7 +43,12 @@ def test_measure_returns_a_flat_record_with_derived_rates():
     assert d["time_min_us"] <= d["time_median_us"] <= d["time_max_us"]
     assert d["repeats"] >= 3 and d["cache"] == "cold"
     assert d["verified"] is True and d["max_rel_error"] <= d["tolerance"]
-    assert d["grade"] in ("excellent", "good", "fair", "poor")
+    # A grade, unless the row came out above the measured peak (a peak taken while other work
+    # shared the machine): then no grade and the flag, which is the judgement's rule, not noise.
+    if d["above_peak"]:
+        assert d["grade"] == "n/a" and "above" in d["bottleneck"]
+    else:
+        assert d["grade"] in ("excellent", "good", "fair", "poor")
     assert d["bound"] in ("memory", "compute", "latency")
     assert d["bottleneck"]
     assert m.kernel == "stream_triad" and m.params == {"n": str(1 << 20)}
@@ -110,7 +115,14 @@ def test_intensity_sweep_walks_from_the_bandwidth_roof_to_the_compute_roof():
     hi = bwprof.measure("intensity_sweep", device="cpu", n=1 << 18, fmas=2048, **QUICK).to_dict()
     assert lo["intensity_flop_per_byte"] == 0.25 and hi["intensity_flop_per_byte"] == 512
     assert lo["bound"] in ("memory", "latency") and hi["bound"] == "compute"
-    assert hi["gflops"] > 20 * lo["gflops"]
+    # The gain from the memory roof to the compute roof is the machine's own (compute peak over
+    # bandwidth x 0.25 FLOP/byte: about 22x on the 2-core CI machine, far more on a GPU); the sweep
+    # must realise at least half of it. Best repeats: a shared machine stretches medians.
+    def best_gflops(r):
+        return r["flops"] / (r["time_min_us"] * 1e3)
+    predicted = hi["attainable_gflops"] / lo["attainable_gflops"]
+    assert predicted > 4
+    assert best_gflops(hi) > 0.5 * predicted * best_gflops(lo), (predicted, best_gflops(hi), best_gflops(lo))
 
 
 def test_a_small_decode_append_is_latency_bound():

@@ -155,7 +155,9 @@ def test_bench_no_plots_draws_nothing(tmp_path):
                  "--out", str(tmp_path)], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     run = next(tmp_path.iterdir())
-    assert sorted(p.name for p in run.iterdir()) == ["bandwidth_report.json", "results.csv", "rows.jsonl"]
+    # the rows, the report and the device's size curve (for a later `plot`), no chart
+    assert sorted(p.name for p in run.iterdir()) == ["bandwidth_report.json", "results.csv", "rows.jsonl",
+                                                     "size_curve.json"]
     assert "plot:" not in r.stdout and "layernorm" in r.stdout
 
 

@@ -14,7 +14,9 @@ Q = dict(repeats=1, min_time_s=0, warmup=0)
     (dict(kernel="gemm", M="x", N=4, K=4), "M"),
     (dict(kernel="gemm", M=1.5, N=4, K=4), "M"),
     (dict(kernel="gemm", M=[1], N=4, K=4), "M"),
-    (dict(kernel="gemm", M=2**40, N=2**40, K=4), "shape too large"),
+    (dict(kernel="gemm", M=2**40, N=2**40, K=4), "M: 1099511627776 is out of range for kernel 'gemm'"),
+    # Each dimension in range, their product beyond 64 bits.
+    (dict(kernel="attention", batch=2**16, heads=2**12, seq_q=2**24, head_dim=2**12), "shape too large"),
     (dict(kernel="gemm", M=2**62, N=4, K=4), "M"),
     (dict(kernel="gemm", M=4, N=4, K=4, zz=1), "zz"),
     (dict(kernel="gemm", M=4, N=4, K=4, act="tanh"), "act"),
@@ -40,7 +42,7 @@ def test_bad_input_is_a_value_error_naming_the_argument(kwargs, needle):
 
 def test_a_huge_allocation_is_memory_error_and_the_next_call_works():
     with pytest.raises(MemoryError):
-        bwprof.measure("stream_copy", device="cpu", n=2**50, **Q)
+        bwprof.measure("stream_copy", device="cpu", n=2**36, **Q)  # the largest n: 3 x 256 GiB
     d = bwprof.measure("stream_copy", device="cpu", n=1024, **Q).to_dict()
     assert d["verified"]
 

@@ -40,6 +40,26 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
                     const std::string& variant, const std::map<std::string, std::string>& params,
                     const RunOptions& opt);
 
+// ---- links between GPUs and collectives (docs/multi-gpu.md) ----------------------------------
+// The link between every ordered pair of GPUs of this process (a -> b, a != b), with whether the two
+// reach each other's memory directly; empty without GPUs.
+struct PeerLink {
+  int a = 0, b = 0;
+  Link link;
+  bool direct = false;
+};
+std::vector<PeerLink> peer_links();
+// The collective library's name, version and path; InvalidArgument naming the library when it
+// cannot be loaded (or the build has no GPU backend).
+std::string collective_library();
+// A folder to look for the collective library in (the Python package adds the nvidia-nccl wheel's).
+void collective_search_dir(const std::string& dir);
+// Across processes: rank 0 makes a job id (128 bytes) and shares it; every rank joins with it on
+// its GPU (`device`: "gpu:N"). Collectives then span the job until collective_leave_job().
+std::string collective_job_id();
+void collective_join_job(const std::string& id, int world_size, int rank, const std::string& device);
+void collective_leave_job();
+
 // The device's achievable and theoretical peaks for `dtype` (bwprof/peaks.hpp); `refresh`
 // measures them again.
 Peaks peaks(const std::string& device, const std::string& dtype, bool refresh = false);

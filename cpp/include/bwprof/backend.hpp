@@ -1,12 +1,21 @@
 // A backend runs kernel instances on one device and times them. Its achievable peaks are the
 // peaks policy's (bwprof/peaks.hpp); the backend for a device id is the api's backend_for().
 #pragma once
+#include <functional>
+#include <limits>
+#include <memory>
 #include <string>
 
 #include "bwprof/device.hpp"
 #include "bwprof/kernel.hpp"
 
 namespace bwprof {
+
+// The device's SM clock at one moment and whether it was throttled for thermal or power reasons.
+struct ClockSample {
+  double sm_mhz = std::numeric_limits<double>::quiet_NaN();  // NaN: the runtime does not say
+  bool throttled = false;
+};
 
 class Backend {
  public:
@@ -17,6 +26,18 @@ class Backend {
   // Evict what the kernel will read from the caches (not timed).
   virtual void flush_cache(KernelInstance& k) = 0;
   virtual void synchronize() = 0;
+  // Makes this device the calling thread's current one (a GPU runtime's current device), before
+  // anything is allocated or launched for it; a process that drives several GPUs switches often.
+  virtual void activate() {}
+  // Free memory of a device that has its own (the runtime's answer, now); negative for a
+  // backend that runs in host memory (the CPU).
+  virtual double free_device_bytes() { return -1; }
+  // The launches `body` makes, as one instance whose launch() makes them all back to back: on a
+  // GPU captured once into a graph (CUDA/HIP graphs) and replayed; on the CPU, `body` itself.
+  // InvalidArgument naming the cause when the work cannot be captured.
+  virtual std::unique_ptr<KernelInstance> capture(std::function<void()> body) = 0;
+  // The clock now, where the runtime exposes it (NVML, the AMD driver's sysfs); NaN otherwise.
+  virtual ClockSample sample_clock() { return {}; }
 
   // ---- timed regions on a given stream (the user's code: bwprof/profiler.hpp) ------------------
   // The stream that timing, cache flushes and the stream hold go on, as an opaque handle (a

@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "bwprof/link.hpp"
+
 namespace bwprof {
 
 struct DeviceInfo {
@@ -23,6 +25,10 @@ struct DeviceInfo {
   double fp32_gflops_theoretical = 0;
   double fp16_gflops_theoretical = 0;
   double fp16_matrix_gflops_theoretical = 0;
+  // GPUs: where the device sits and the link to the host that its copies from and to host memory
+  // cross (PCIe generation and width, or the chip-to-chip link), where the machine reports it.
+  std::string pci_bus_id;  // "0000:1b:00.0"
+  Link host_link;
   // Per arithmetic type, from the architecture table (absent where the device has no such unit):
   // matrix "fp16", "bf16", "tf32", "fp8", "int8"; vector "fp32", "fp16", "fp64".
   std::map<std::string, double> matrix_gflops_theoretical, vector_gflops_theoretical;

@@ -11,8 +11,8 @@
 
 namespace bwprof {
 
-// Throws OutOfMemory (naming `what`) when `bytes` more would not fit in available host memory,
-// so a too-large shape fails cleanly instead of waking the kernel's OOM killer.
+// Throws OutOfMemory (naming `what`) when `bytes` more would not fit in available host memory:
+// every allocation's own check, behind the whole problem's (check_memory, bwprof/limits.hpp).
 void ensure_host_memory(double bytes, const char* what);
 
 class HostTensor {
@@ -47,7 +47,12 @@ class HostTensor {
   void fill(float v);
 
  private:
-  struct Free { void operator()(void* p) const; };
+  struct Free {
+    Free() noexcept : bytes(0) {}
+    explicit Free(std::size_t b) noexcept : bytes(b) {}
+    std::size_t bytes;
+    void operator()(void* p) const;
+  };
   DType dtype_ = DType::kF32;
   std::size_t count_ = 0;
   std::unique_ptr<void, Free> data_;
@@ -63,7 +68,12 @@ class HostBytes {
   const std::uint8_t* data() const { return data_.get(); }
 
  private:
-  struct Free { void operator()(std::uint8_t* p) const; };
+  struct Free {
+    Free() noexcept : bytes(0) {}
+    explicit Free(std::size_t b) noexcept : bytes(b) {}
+    std::size_t bytes;
+    void operator()(std::uint8_t* p) const;
+  };
   std::size_t n_ = 0;
   std::unique_ptr<std::uint8_t, Free> data_;
 };

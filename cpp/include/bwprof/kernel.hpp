@@ -14,6 +14,7 @@
 
 #include "bwprof/device.hpp"
 #include "bwprof/dtype.hpp"
+#include "bwprof/link.hpp"
 #include "bwprof/measurement.hpp"
 
 namespace bwprof {
@@ -26,7 +27,8 @@ struct ParamSpec {
   Kind kind = Kind::kInt;
   std::string default_value;  // empty: the parameter is required
   std::vector<std::string> choices;
-  std::int64_t min = 1;       // smallest allowed integer
+  std::int64_t min = 1;       // the integers allowed: [min, max], checked by make_problem()
+  std::int64_t max = 1;
   std::string help;
 };
 
@@ -83,6 +85,18 @@ struct Traffic {
   double bytes_read = 0, bytes_written = 0, flops = 0;
 };
 
+// What one instance of a problem holds at once: every host buffer (inputs, outputs, the copies the
+// reference check reads) and every device buffer (the same on a GPU, plus its workspaces).
+struct Footprint {
+  double host_bytes = 0, device_bytes = 0;
+};
+
+// Upper bounds for integer parameters: one dimension of a tensor, and the elements of a flat
+// array. A value beyond them is a mistake, not a wish (whether a shape fits in memory is checked
+// apart, from the family's footprint; see bwprof/limits.hpp).
+constexpr std::int64_t kMaxDim = std::int64_t(1) << 24;       // 16,777,216
+constexpr std::int64_t kMaxElements = std::int64_t(1) << 36;  // 68,719,476,736 (256 GiB of FP32)
+
 struct Check {
   double max_rel_error = 0;  // max |out - gold| / max |gold| over the checked outputs
   double tolerance = 0;
@@ -106,6 +120,13 @@ class KernelInstance {
   // backend then evicts by streaming a buffer larger than its caches.
   virtual bool names_its_buffers() const { return true; }
   virtual Resources resources() const { return {}; }
+  // The link the work crosses (a host copy: the GPU's PCIe or chip-to-chip link; a peer copy: the
+  // link between the two GPUs), which then judges the row instead of device memory. Empty (the
+  // default): the work stays in device memory.
+  virtual Link link() const { return {}; }
+  // Called before each timed launch, after the cache flush and outside the timing (a collective
+  // across processes lines its ranks up here).
+  virtual void before_timing() {}
 };
 
 using Factory = std::function<std::unique_ptr<KernelInstance>(Backend&, const Problem&)>;
@@ -154,12 +175,16 @@ struct Variant {
 // One configuration of the default suite (bwprof bench): its label, its parameters, the smaller
 // ones --quick takes, the variants to compare where the backend has them (empty: the backend's
 // default) and the dtypes.
+// The label names the shape that runs, so a number in it comes from the parameters: `{name}` is
+// replaced by the parameter's value and `{name:bin}` by a count with a binary prefix ("16Mi" for
+// 16777216). Registry::add_family() writes `label` from the full parameters and `quick_label`
+// from the --quick ones (a parameter a configuration leaves out takes its default).
 struct SuiteConfig {
   SuiteConfig(std::string label_, ParamList params_, ParamList quick_, std::vector<std::string> variants_ = {},
               std::vector<DType> dtypes_ = {DType::kF32, DType::kF16})
       : label(std::move(label_)), params(std::move(params_)), quick(std::move(quick_)),
         variants(std::move(variants_)), dtypes(std::move(dtypes_)) {}
-  std::string label;
+  std::string label, quick_label;
   ParamList params, quick;
   std::vector<std::string> variants;
   std::vector<DType> dtypes;
@@ -175,6 +200,9 @@ struct KernelFamily {
   std::function<void(Problem&)> resolve;         // fills derived defaults (0 = "same as"); may be empty
   std::function<void(const Problem&)> validate;  // cross-parameter rules; may be empty
   std::function<Traffic(const Problem&)> traffic;
+  // Host and device bytes an instance holds on a backend kind ("cpu" or "gpu"), computed from
+  // the parameters before anything is allocated; the core refuses a problem that does not fit.
+  std::function<Footprint(const Problem&, const std::string& backend_kind)> footprint;
   std::vector<Variant> variants;
   // Where the kernel sits in the registry (kernels(), the CLI's list): ascending, a family
   // folder's kernels in the order it adds them.
@@ -182,10 +210,16 @@ struct KernelFamily {
   // Where its suite configurations sit in the default suite; -1: at `order`.
   int suite_order = -1;
   std::vector<SuiteConfig> suite;
+  // Whether `bench` without --kernels runs its suite configurations. Families that need more than
+  // one GPU or a collective library (peer copies, collectives) run only when asked by name.
+  bool default_suite = true;
   // Ceiling variants only: the parameters of the peaks run on a device, and the integer parameter
   // that a run timed by a host clock (the CPU) multiplies until one launch is long enough to time.
   std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;
   std::string ceiling_grow;
+  // Memory ceilings only: the integer parameter the bytes moved are proportional to, for the
+  // size-aware ceiling (bwprof/size_curve.hpp); empty: the kernel is not on that curve.
+  std::string ceiling_size;
   // Ceiling variants that measure several figures (matrix types, cache accesses, FP64 chains):
   // the runs to make on a device, beyond a vector ceiling's one run per dtype (ceiling_params).
   std::function<std::vector<CeilingRun>(const DeviceInfo&)> ceiling_runs;
@@ -194,7 +228,8 @@ struct KernelFamily {
 };
 
 // Validates dtype, variant (empty: the backend's first) and parameters (unknown, missing,
-// non-numeric, below the minimum, or overflowing sizes: InvalidArgument naming the argument).
+// non-numeric, outside the spec's [min, max], or overflowing sizes: InvalidArgument naming the
+// argument, the kernel, the value and the range).
 Problem make_problem(const KernelFamily& k, const std::string& backend_kind,
                      const std::string& variant, const std::string& dtype,
                      const std::map<std::string, std::string>& params);
@@ -205,13 +240,19 @@ const Variant& find_variant(const KernelFamily& k, const std::string& backend_ki
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
 
 // ---- helpers for descriptors ----------------------------------------------------------------
-// A parameter: an integer (`def` empty: required), a bool, or one of `choices`.
-ParamSpec int_param(const char* name, const char* def, const char* help, std::int64_t min = 1);
+// A parameter: an integer in [min, max] (`def` empty: required), a bool, or one of `choices`.
+ParamSpec int_param(const char* name, const char* def, std::int64_t min, std::int64_t max, const char* help);
 ParamSpec bool_param(const char* name, const char* def, const char* help);
 ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help);
 // The product of the named parameters, checked for overflow (also as the bytes of an FP32 tensor
 // of that many elements): InvalidArgument "shape too large: M*K overflows".
 std::int64_t checked_elements(const Problem& p, std::initializer_list<const char*> names);
+// The footprint of an instance whose GPU variant keeps its host data and a device copy of it (as
+// every family's does): `bytes` on the host, and on a GPU the same plus `device_extra`
+// (workspaces, re-packed copies).
+inline Footprint host_and_device(double bytes, const std::string& backend_kind, double device_extra = 0) {
+  return Footprint{bytes, backend_kind == "cpu" ? 0.0 : bytes + device_extra};
+}
 // Bytes of one element of the problem's dtype, as a double for traffic formulas.
 inline double elem_bytes(const Problem& p) { return static_cast<double>(dtype_size(p.dtype)); }
 

@@ -2,17 +2,19 @@
 // time and the device's peaks.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "bwprof/size_curve.hpp"
 #include "bwprof/stats.hpp"
 
 namespace bwprof {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: timing, clocks and the size-aware ceiling (issue #14)
 
 // How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
 enum class AccessPattern { kCoalesced, kStrided, kGather, kBroadcast };
@@ -53,6 +55,10 @@ struct Peaks {
   std::string compute_source;
   std::string compute_units = "vector";  // whose roof `gflops` is: "vector" or "matrix" units
   std::map<std::string, double> bandwidth_by_kernel;  // GB/s of each measured stream kernel
+  // A transfer's roof is its link, not device memory: the link's name ("PCIe 5.0 x16") when
+  // bandwidth_gbs is that link's theoretical figure; empty for a kernel.
+  std::string link;
+  SizeCurve size_curve;  // the size-aware memory ceiling (bwprof/size_curve.hpp)
   // The matrix units' roof for the row's dtype (FP16: FP16 with FP32 accumulation), measured
   // by bwprof's matrix-peak kernel; 0 / "none" where the device has none (the CPU) or the dtype
   // runs on none (FP32).
@@ -76,9 +82,16 @@ struct Measurement {
   std::string access_pattern;
   // How it was measured.
   std::string cache;  // "cold" or "hot"
+  std::string timing = "single";  // "single" (one launch per timed run) or "graph" (steady state)
+  int graph_launches = 1;         // launches per timed run whose time is divided among them
+  int rotation_sets = 1;          // input sets launched in turn (graph mode, cold: > 2x the L2)
   int warmup = 0;
   TimingStats time_us;
   bool unstable = false;
+  // The SM clock during the timed runs (median of one sample after each; NaN where the runtime
+  // does not say) and how many samples were taken while the GPU throttled (thermal or power).
+  double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  int throttled_samples = 0;
   // What it moved and computed (minimal traffic: each input read once, each output written once).
   double bytes_read = 0, bytes_written = 0, flops = 0;
   // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),
@@ -88,9 +101,12 @@ struct Measurement {
   double bandwidth_gbs = 0, bandwidth_pct_peak = 0, bandwidth_pct_theoretical = 0;
   double gflops = 0, compute_pct_peak = 0, intensity_flop_per_byte = 0;
   double attainable_gflops = 0, roofline_efficiency_pct = 0;
+  // The size-aware memory ceiling at this row's bytes: bytes / t(bytes), the row's share of it,
+  // and the fixed cost's share of t(bytes) (NaN when the device has no size curve).
+  double attainable_bandwidth_gbs = 0, bandwidth_pct_attainable = 0, fixed_cost_pct = 0;
   std::string bound, grade, bottleneck;
   bool above_peak = false;
-  Peaks peaks;
+  Peaks peaks;  // peaks.link: the link a transfer row is judged against
   // Checked against the reference.
   bool verified = false;
   double max_rel_error = 0;

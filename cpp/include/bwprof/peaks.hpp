@@ -7,7 +7,9 @@
 // row's matrix roof is its dtype's) and the cache levels (kL2, kL1, kShared: read and read+write
 // over a working set sized to the level). A run that fails (an arithmetic this build or device
 // lacks, an output that fails its reference) leaves its roof at 0 and says why in its source.
-// Theoretical figures come from the device. Measured once per device and process.
+// Theoretical figures come from the device. The size-aware memory ceiling (Peaks::size_curve,
+// bwprof/size_curve.hpp) is measured with them by the memory ceilings that name a size parameter.
+// Measured once per device and process.
 #pragma once
 #include "bwprof/backend.hpp"
 #include "bwprof/dtype.hpp"

@@ -11,8 +11,10 @@ namespace bwprof {
 
 class Registry {
  public:
-  // Adds a kernel, kept in `order` (kernels of equal order in the order they were added). Error
-  // for a name already registered. Add kernels before measuring: a later add may move the others.
+  // Adds a kernel, kept in `order` (kernels of equal order in the order they were added), its
+  // suite labels written from their templates (SuiteConfig). Error for a name already registered,
+  // or a label naming a parameter the kernel does not have. Add kernels before measuring: a later
+  // add may move the others.
   void add_family(KernelFamily k);
   const std::vector<KernelFamily>& families() const { return families_; }
   // InvalidArgument listing the known names when `name` is not registered.
@@ -24,6 +26,10 @@ class Registry {
 
 // The process's registry (empty until load_builtins() or a caller's own add_family()).
 Registry& registry();
+
+// A suite label template with `{name}` / `{name:bin}` replaced from `params` (the spec's default
+// for a name `params` lacks); Error for an unknown name, a bad format or an unclosed brace.
+std::string expand_label(const KernelFamily& k, const std::string& label, const ParamList& params);
 
 // registry().find(name).
 const KernelFamily& find_kernel(const std::string& name);

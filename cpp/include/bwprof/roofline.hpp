@@ -17,6 +17,9 @@ constexpr double kLatencyEfficiencyPct = 25.0;
 constexpr double kAboveMeasuredFactor = 1.10;
 // Below this many microseconds, launch and first-byte latency dominate a kernel's time.
 constexpr double kShortKernelUs = 20.0;
+// A latency-bound row at this share of the size-aware ceiling at its bytes is held back by its
+// size (the fixed cost any kernel moving that much pays), not by the kernel.
+constexpr double kSizeExplainsPct = 60.0;
 
 // What one row did. NaN bandwidth/gflops are derived from bytes, flops and time_us.
 struct Work {
@@ -37,6 +40,13 @@ struct Roofs {
   double gflops = 0;                     // the compute roof: vector units or matrix units
   double gflops_theoretical = 0;
   std::string compute_name;              // "fp32 vector", "fp16 matrix": words for the text
+  // A transfer's roof: the link it crosses ("PCIe 5.0 x16"); bandwidth_gbs is then that link's
+  // theoretical bandwidth and the row is "link"-bound rather than "memory"-bound.
+  std::string link;
+  // The size-aware memory ceiling t(B) = size_t0_us + B / size_bandwidth_gbs (bwprof/size_curve.hpp);
+  // size_bandwidth_gbs 0 (or NaN): none known.
+  double size_t0_us = 0;
+  double size_bandwidth_gbs = 0;
   // The cache levels' measured bandwidth: a figure above the memory roof is told which level
   // can serve it.
   double l2_gbs = 0, l1_gbs = 0;         // L2; L1 / shared memory (LDS)
@@ -46,6 +56,9 @@ struct Judgement {
   double bandwidth_gbs = 0, gflops = 0;  // achieved (as given, or derived)
   double bandwidth_pct_peak = 0, bandwidth_pct_theoretical = 0, compute_pct_peak = 0;
   double intensity_flop_per_byte = 0, attainable_gflops = 0, roofline_efficiency_pct = 0;
+  // The size-aware ceiling at the row's bytes (NaN without a size curve): bytes / t(bytes), the
+  // achieved bandwidth's share of it, and the fixed cost's share of t(bytes).
+  double attainable_bandwidth_gbs = 0, bandwidth_pct_attainable = 0, fixed_cost_pct = 0;
   std::string bound, grade, bottleneck;
   bool above_peak = false;
   // Only a measured peak is exceeded (no datasheet figure is): taking the peaks again may settle it.

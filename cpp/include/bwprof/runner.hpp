@@ -12,8 +12,17 @@
 
 namespace bwprof {
 
+// How a timed run is made. kSingle: one launch, after a cache flush when cold. kGraph: the steady
+// state of a decode step: many launches back to back (a CUDA/HIP graph on a GPU) over input sets
+// used in turn that together exceed twice the last-level cache when cold (one set when hot), the
+// time divided among them; no flush.
+enum class Timing { kSingle, kGraph };
+const char* to_string(Timing t);  // "single", "graph"
+Timing parse_timing(const std::string& s);  // InvalidArgument naming `timing` for anything else
+
 struct RunOptions {
-  bool cold = true;          // flush caches before every timed launch
+  Timing timing = Timing::kSingle;
+  bool cold = true;          // flush caches before every timed launch (graph: rotate input sets)
   int warmup = 2;
   int min_repeats = 10;
   double min_time_s = 0.05;  // total timed kernel time to reach
@@ -25,9 +34,35 @@ struct RunOptions {
   int launches_per_timing = 1;
 };
 
+// What the timed runs saw besides their times: one clock sample after each timed run (NaN where
+// the runtime does not say) and how many of them were taken while the device throttled.
+struct RunLog {
+  std::vector<double> clock_mhz;
+  int throttled = 0;
+  double median_clock_mhz() const;  // NaN when no sample has a figure
+};
+
 // Runs warm-up launches, then timed launches until min_repeats and min_time_s are both met
-// (or a maximum is hit); returns the per-launch times in microseconds.
-std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt);
+// (or a maximum is hit); returns the per-launch times in microseconds. With `log`, the clock is
+// sampled after each timed run (outside the timed window).
+std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log = nullptr);
+
+// ---- steady state (Timing::kGraph) ----------------------------------------------------------
+// The ONE place that makes rotated input sets and times them back to back; the kernels of
+// measure_kernel and any other launcher (user code, bwprof.profile) go through it.
+constexpr int kMaxRotationSets = 64;
+constexpr int kMinGraphLaunches = 20;
+// How many input sets of `bytes_per_set` (a set's traffic) to use in turn: enough that together
+// they exceed twice the device's last-level cache when `cold` (at most kMaxRotationSets, and
+// together at most a quarter of the device's memory), 1 when hot.
+int rotation_sets_for(double bytes_per_set, const DeviceInfo& info, bool cold);
+// Launches per timed run for `sets` sets: whole rotations, at least kMinGraphLaunches.
+int graph_launches_for(int sets);
+// Times `sets` launched in turn, `launches` of them back to back per timed run (a multiple of the
+// number of sets; captured once as a graph on a GPU), repeated per `opt` (warm-up, repeats,
+// times; opt.launches_per_timing launches of each slot); returns microseconds per launch.
+std::vector<double> run_steady_state(Backend& backend, const std::vector<KernelInstance*>& sets, int launches,
+                                     const RunOptions& opt, RunLog* log = nullptr);
 
 // Whether `v` does `dtype` work on the matrix units (tensor cores, MFMA), whose roof then judges it.
 bool runs_on_matrix_units(const Variant& v, DType dtype);
@@ -37,7 +72,12 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
 // The rates, roofline position, bound and bottleneck of a timed row against its device's peaks
 // (the matrix units' roof for work that runs on them): the one path every row takes.
 // Returns true when the row is above a measured peak only (see derive_rates).
-bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks);
+// A row whose work crosses a link (`link` not empty) is judged against that link's bandwidth.
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks,
+               const Link& link = {});
+// The peaks a transfer over `link` is judged against: the link's theoretical bandwidth, both as
+// the roof and as the datasheet figure (bwprof measures no link peak of its own), and no compute.
+Peaks link_peaks(const Link& link);
 // The same for a row that no kernel descriptor describes (the user's code): its access pattern, and
 // whether its FP16 work runs on the matrix units.
 bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks);

@@ -1,36 +1,17 @@
 #include "bwprof/host_tensor.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "bwprof/error.hpp"
+#include "bwprof/limits.hpp"
 #include "bwprof/parallel.hpp"
 
 namespace bwprof {
 
 namespace {
-
-double available_host_bytes() {
-  // C stdio rather than iostreams: the numeric facets of a libstdc++ linked into a module next
-  // to the CUDA runtime crashed on the GPU machine.
-  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    double kb = 0;
-    while (std::fgets(line, sizeof line, f)) {
-      if (std::sscanf(line, "MemAvailable: %lf kB", &kb) == 1) {
-        std::fclose(f);
-        return kb * 1024.0;
-      }
-    }
-    std::fclose(f);
-  }
-  long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? double(pages) * double(page) : 1e18;
-}
 
 void* aligned_alloc_checked(std::size_t bytes, const char* what) {
   ensure_host_memory(static_cast<double>(bytes), what);
@@ -39,6 +20,7 @@ void* aligned_alloc_checked(std::size_t bytes, const char* what) {
     throw OutOfMemory(std::string("out of host memory allocating ") + what + " (" +
                       std::to_string(bytes) + " bytes)");
   }
+  host_memory_counter().add(bytes);
   return p;
 }
 
@@ -62,14 +44,21 @@ void ensure_host_memory(double bytes, const char* what) {
   }
 }
 
-void HostTensor::Free::operator()(void* p) const { std::free(p); }
-void HostBytes::Free::operator()(std::uint8_t* p) const { std::free(p); }
+void HostTensor::Free::operator()(void* p) const {
+  std::free(p);
+  host_memory_counter().remove(bytes);
+}
+void HostBytes::Free::operator()(std::uint8_t* p) const {
+  std::free(p);
+  host_memory_counter().remove(bytes);
+}
 
 HostTensor::HostTensor(DType dtype, std::size_t count, const char* what)
-    : dtype_(dtype), count_(count), data_(aligned_alloc_checked(count * dtype_size(dtype), what)) {}
+    : dtype_(dtype), count_(count),
+      data_(aligned_alloc_checked(count * dtype_size(dtype), what), Free{count * dtype_size(dtype)}) {}
 
 HostBytes::HostBytes(std::size_t n, const char* what)
-    : n_(n), data_(static_cast<std::uint8_t*>(aligned_alloc_checked(n, what))) {}
+    : n_(n), data_(static_cast<std::uint8_t*>(aligned_alloc_checked(n, what)), Free{n}) {}
 
 void HostTensor::fill_random(std::uint64_t seed, float lo, float hi) {
   const float scale = (hi - lo) / 16777216.0f;

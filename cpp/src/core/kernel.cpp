@@ -41,23 +41,25 @@ const char* to_string(Ceiling c) {
   }
 }
 
-ParamSpec int_param(const char* name, const char* def, const char* help, std::int64_t min) {
+ParamSpec int_param(const char* name, const char* def, std::int64_t min, std::int64_t max, const char* help) {
+  if (min > max) throw Error(std::string("internal: parameter '") + name + "' has an empty range");
   ParamSpec p;
   p.name = name;
   p.default_value = def;
   p.help = help;
   p.min = min;
+  p.max = max;
   return p;
 }
 
 ParamSpec bool_param(const char* name, const char* def, const char* help) {
-  ParamSpec p = int_param(name, def, help);
+  ParamSpec p = int_param(name, def, 0, 1, help);
   p.kind = ParamSpec::Kind::kBool;
   return p;
 }
 
 ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help) {
-  ParamSpec p = int_param(name, def, help);
+  ParamSpec p = int_param(name, def, 0, 0, help);
   p.kind = ParamSpec::Kind::kChoice;
   p.choices = std::move(choices);
   return p;
@@ -142,8 +144,15 @@ const Variant& find_variant(const KernelFamily& k, const std::string& backend_ki
     if (variant.empty() || v.name == variant) return v;
     names.push_back(v.name);
   }
-  if (names.empty())
-    BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation for the " + backend_kind + " backend");
+  if (names.empty()) {
+    std::string others;
+    for (auto& v : k.variants) others += (others.empty() ? "" : ", ") + v.name + " [" + v.backend + "]";
+    if (others.empty())
+      BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation in this build (it needs the GPU backend: "
+                     "build with nvcc or hipcc)");
+    BWPROF_INVALID("device: kernel '" + k.name + "' has no implementation for the " + backend_kind +
+                   " backend; it runs on: " + others);
+  }
   BWPROF_INVALID("variant: kernel '" + k.name + "' has no variant '" + variant + "' on the " + backend_kind +
                  " backend (available: " + join(names) + ")");
 }
@@ -180,10 +189,10 @@ Problem make_problem(const KernelFamily& k, const std::string& backend_kind, con
         long long x = std::strtoll(value.c_str(), &end, 10);
         if (end == value.c_str() || *end != '\0')
           BWPROF_INVALID(spec.name + ": expected an integer, got '" + value + "'");
-        if (errno == ERANGE || x > (std::numeric_limits<std::int64_t>::max() >> 8))
-          BWPROF_INVALID(spec.name + ": value " + value + " is too large");
-        if (x < spec.min)
-          BWPROF_INVALID(spec.name + ": must be at least " + std::to_string(spec.min) + ", got " + value);
+        // One check for every integer of every family, before anything is allocated or launched.
+        if (errno == ERANGE || x < spec.min || x > spec.max)
+          BWPROF_INVALID(spec.name + ": " + (value.size() > 40 ? value.substr(0, 37) + "..." : value) + " is out of range for kernel '" + k.name + "' (" + spec.name +
+                         " must be between " + std::to_string(spec.min) + " and " + std::to_string(spec.max) + ")");
         p.params.emplace_back(spec.name, ParamValue(x));
         break;
       }

@@ -1,6 +1,7 @@
 #include "bwprof/measurement.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "bwprof/roofline.hpp"
 
@@ -52,6 +53,9 @@ bool derive_rates(Measurement& m, AccessPattern pattern) {
   m.intensity_flop_per_byte = j.intensity_flop_per_byte;
   m.attainable_gflops = j.attainable_gflops;
   m.roofline_efficiency_pct = j.roofline_efficiency_pct;
+  m.attainable_bandwidth_gbs = j.attainable_bandwidth_gbs;
+  m.bandwidth_pct_attainable = j.bandwidth_pct_attainable;
+  m.fixed_cost_pct = j.fixed_cost_pct;
   m.above_peak = j.above_peak;
   m.bound = j.bound;
   m.grade = j.grade;
@@ -67,6 +71,8 @@ std::vector<std::string> Measurement::columns() {
 
 std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() const {
   using I = std::int64_t;
+  const SizeCurve& curve = peaks.size_curve;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   return {
       {"kernel", kernel},
       {"family", family},
@@ -77,6 +83,9 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"device_name", device_name},
       {"backend", backend},
       {"cache", cache},
+      {"timing", timing},
+      {"graph_launches", I(graph_launches)},
+      {"rotation_sets", I(rotation_sets)},
       {"time_median_us", time_us.median},
       {"time_min_us", time_us.min},
       {"time_max_us", time_us.max},
@@ -86,6 +95,8 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"repeats", I(time_us.count)},
       {"warmup", I(warmup)},
       {"unstable", unstable},
+      {"sm_clock_mhz", sm_clock_mhz},
+      {"throttled_samples", I(throttled_samples)},
       {"bytes_read", bytes_read},
       {"bytes_written", bytes_written},
       {"flops", flops},
@@ -96,6 +107,12 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"peak_bandwidth_gbs", peaks.bandwidth_gbs},
       {"peak_bandwidth_source", peaks.bandwidth_source},
       {"theoretical_bandwidth_gbs", peaks.bandwidth_theoretical_gbs},
+      {"link", peaks.link},
+      {"attainable_bandwidth_gbs", attainable_bandwidth_gbs},
+      {"bandwidth_pct_attainable", bandwidth_pct_attainable},
+      {"fixed_cost_pct", fixed_cost_pct},
+      {"size_fixed_cost_us", curve.known() ? curve.t0_us : nan},
+      {"size_bandwidth_gbs", curve.known() ? curve.bandwidth_gbs : nan},
       {"gflops", gflops},
       {"compute_pct_peak", compute_pct_peak},
       {"peak_gflops", peaks.gflops},

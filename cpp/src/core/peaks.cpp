@@ -1,4 +1,4 @@
-// The peaks policy (see peaks.hpp). The run options are those each backend kind used when it
+// The peaks policy (see peaks.hpp), and the size-aware memory ceiling measured with them. The run options are those each backend kind used when it
 // measured its own peaks: the GPU's stream kernels over 1 GiB arrays flushed before each run and
 // its FMA chains hot with the upper median of their runs; the CPU's stream kernels over 32 MB
 // arrays evicted every run and its FMA chains timed once by the steady clock, grown until one run
@@ -6,12 +6,15 @@
 #include "bwprof/peaks.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
+#include "bwprof/limits.hpp"
 #include "bwprof/registry.hpp"
 #include "bwprof/runner.hpp"
 
@@ -73,18 +76,61 @@ Peaks measure_memory(Backend& backend) {
     for (const Variant& v : k.variants) {
       if (v.ceiling != Ceiling::kMemory || v.backend != kind) continue;
       Problem p = make_problem(k, kind, v.name, "fp32", ceiling_params(k, info));
+      check_memory(k, p, backend);  // its own shapes, sized to be quick: only the memory can fail
       auto inst = v.make(backend, p);
       const TimingStats s = summarize(run_repeats(backend, *inst, opt));
       const Traffic t = k.traffic(p);
       const double gbs = (t.bytes_read + t.bytes_written) / (s.median * 1e-6) / 1e9;
       out.bandwidth_by_kernel[k.name] = gbs;
       if (gbs > best) best = gbs, best_name = k.name;
+      // The size curve's top point (measure_size_curve adds the smaller sizes).
+      if (!k.ceiling_size.empty()) out.size_curve.points.push_back({k.name, t.bytes_read + t.bytes_written, s.median});
     }
   }
   out.bandwidth_gbs = best;
   if (!best_name.empty()) out.bandwidth_source = "measured:" + best_name;
   out.bandwidth_theoretical_gbs = info.bandwidth_theoretical_gbs;
   return out;
+}
+
+// The size-aware ceiling (bwprof/size_curve.hpp): each memory ceiling with a size parameter, cold,
+// from 4 KB (doubling on a GPU, x4 on the CPU) up to the peak run's size (whose points `top` holds),
+// on the CPU on to 256 MB. Few repeats and little time per size: a 4 KB kernel must not spend the
+// peak run's 20 ms of kernel time in microsecond steps.
+constexpr double kCurveFromBytes = 4096;
+constexpr double kCpuCurveToBytes = 268435456;  // 256 MiB
+
+SizeCurve measure_size_curve(Backend& backend, std::vector<SizePoint> points) {
+  const DeviceInfo& info = backend.info();
+  const std::string kind = kind_of(info);
+  RunOptions opt = memory_options(kind);
+  opt.min_time_s = 0.002;
+  opt.max_time_s = kind == "cpu" ? 0.1 : 0.25;
+  if (kind == "cpu") opt.min_repeats = 3;  // each run evicts its arrays line by line: 256 MB is slow to flush
+  const double step = kind == "cpu" ? 4.0 : 2.0;
+  for (const KernelFamily& k : registry().families()) {
+    if (k.ceiling_size.empty()) continue;
+    for (const Variant& v : k.variants) {
+      if (v.ceiling != Ceiling::kMemory || v.backend != kind) continue;
+      const Problem top = make_problem(k, kind, v.name, "fp32", ceiling_params(k, info));
+      const Traffic tt = k.traffic(top);
+      const double top_bytes = tt.bytes_read + tt.bytes_written;
+      const double per_unit = top_bytes / static_cast<double>(top.i(k.ceiling_size));
+      const double to = kind == "cpu" ? std::max(top_bytes, kCpuCurveToBytes) : top_bytes;
+      for (double target = kCurveFromBytes; target <= to * 1.01; target *= step) {
+        if (std::fabs(target - top_bytes) < 0.25 * top_bytes) continue;  // the peak run measured it
+        const long long n = std::max(16LL, std::llround(target / per_unit / 16) * 16);
+        auto params = ceiling_params(k, info);
+        params[k.ceiling_size] = std::to_string(n);
+        Problem p = make_problem(k, kind, v.name, "fp32", params);
+        auto inst = v.make(backend, p);
+        const TimingStats st = summarize(run_repeats(backend, *inst, opt));
+        const Traffic t = k.traffic(p);
+        points.push_back({k.name, t.bytes_read + t.bytes_written, st.median});
+      }
+    }
+  }
+  return fit_size_curve(std::move(points));
 }
 
 // GFLOP/s of one vector ceiling in `dtype`.
@@ -95,7 +141,9 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
   if (kind == "cpu") {
     // A host clock times one launch: grow the work until that launch takes 50 ms.
     for (;;) {
+      check_interrupt();
       Problem p = make_problem(k, kind, v.name, to_string(dtype), params);
+      check_memory(k, p, backend);  // its own shapes, sized to be quick: only the memory can fail
       auto inst = v.make(backend, p);
       const double seconds = backend.time_launch_us(*inst, 1) * 1e-6;
       const long long grow = k.ceiling_grow.empty() ? 0 : p.i(k.ceiling_grow);
@@ -110,6 +158,7 @@ double measure_vector(Backend& backend, const KernelFamily& k, const Variant& v,
   opt.min_time_s = 0.01;
   opt.verify = false;
   Problem p = make_problem(k, kind, v.name, to_string(dtype), params);
+  check_memory(k, p, backend);
   auto inst = v.make(backend, p);
   std::vector<double> t = run_repeats(backend, *inst, opt);
   std::sort(t.begin(), t.end());
@@ -124,7 +173,9 @@ std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, con
   const std::string kind = kind_of(backend.info());
   if (kind == "cpu") {
     for (;;) {
+      check_interrupt();
       Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+      check_memory(k, p, backend);
       auto inst = v.make(backend, p);
       const double seconds = backend.time_launch_us(*inst, 1) * 1e-6;
       const long long grow = k.ceiling_grow.empty() ? 0 : p.i(k.ceiling_grow);
@@ -133,7 +184,9 @@ std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, con
     }
   }
   Problem p = make_problem(k, kind, v.name, run.dtype, run.params);
+  check_memory(k, p, backend);
   auto inst = v.make(backend, p);
+  check_interrupt();
   inst->launch();
   backend.synchronize();
   const Check c = inst->check();
@@ -200,6 +253,7 @@ void measure_runs(Backend& backend, DevicePeaks& d) {
 DevicePeaks measure_all(Backend& backend) {
   DevicePeaks d;
   d.memory = measure_memory(backend);
+  d.memory.size_curve = measure_size_curve(backend, d.memory.size_curve.points);
   const std::string kind = kind_of(backend.info());
   for (DType t : {DType::kF32, DType::kF16}) {
     for (const KernelFamily& k : registry().families()) {
@@ -233,7 +287,10 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
   std::lock_guard<std::mutex> g(g_mutex);
   if (refresh) g_cache->erase(info.id);
   auto it = g_cache->find(info.id);
-  if (it == g_cache->end()) it = g_cache->emplace(info.id, measure_all(backend)).first;
+  if (it == g_cache->end()) {
+    backend.activate();
+    it = g_cache->emplace(info.id, measure_all(backend)).first;
+  }
   Peaks p = it->second.memory;
   auto gf = it->second.gflops.find(dtype);
   if (gf != it->second.gflops.end()) {

@@ -33,6 +33,10 @@ std::string rate(double v, const char* unit) {
 
 // Which figure is above which peak, and what that means for this row.
 std::string above_text(const Work& w, const Roofs& r, double bw, double fl, bool bw_above) {
+  if (bw_above && !r.link.empty())
+    return rate(bw, "B/s") + " is above the " + r.link + " link's theoretical bandwidth (" +
+           rate(r.bandwidth_gbs, "B/s") + " each way): the data did not cross that link (a peer reached "
+           "over another link, or a link read wrong)";
   if (bw_above) {
     const bool theo = known(r.bandwidth_theoretical_gbs) && bw > r.bandwidth_theoretical_gbs;
     // Which level of the hierarchy can serve this figure, where bwprof measured the levels.
@@ -76,6 +80,15 @@ Judgement judge(const Work& w, const Roofs& r) {
   j.compute_pct_peak = w.flops > 0 ? pct(j.gflops, r.gflops) : kNaN;
   j.intensity_flop_per_byte = w.bytes > 0 ? w.flops / w.bytes : kNaN;
 
+  // The size-aware ceiling: what any kernel moving this many bytes reaches on the device.
+  SizeCurve curve;
+  curve.t0_us = r.size_t0_us;
+  curve.bandwidth_gbs = r.size_bandwidth_gbs;
+  const bool sized = curve.known() && w.bytes > 0;
+  j.attainable_bandwidth_gbs = sized ? curve.attainable_gbs(w.bytes) : kNaN;
+  j.bandwidth_pct_attainable = sized ? pct(j.bandwidth_gbs, j.attainable_bandwidth_gbs) : kNaN;
+  j.fixed_cost_pct = sized ? 100.0 * curve.t0_us / curve.time_us(w.bytes) : kNaN;
+
   // Roofline: attainable = min(compute roof, intensity x bandwidth roof).
   bool memory_side = true;
   if (w.flops > 0 && w.bytes > 0 && known(r.bandwidth_gbs) && known(r.gflops)) {
@@ -107,29 +120,53 @@ Judgement judge(const Work& w, const Roofs& r) {
                           !(w.flops > 0 && known(r.gflops_theoretical) && j.gflops > r.gflops_theoretical);
 
   const double eff = j.roofline_efficiency_pct;
+  const bool link = !r.link.empty();
   if (std::isnan(eff)) {
     j.bound = "unknown";
   } else if (eff < kLatencyEfficiencyPct) {
     j.bound = "latency";
   } else {
-    j.bound = memory_side ? "memory" : "compute";
+    j.bound = link ? "link" : memory_side ? "memory" : "compute";
   }
   // A figure above the peak has no utilization to grade: the roof does not describe it.
   j.grade = j.above_peak ? grade(kNaN)
-                         : grade(j.bound == "compute" ? j.compute_pct_peak : j.bound == "memory" ? j.bandwidth_pct_peak : eff);
+                         : grade(j.bound == "compute"                      ? j.compute_pct_peak
+                                 : j.bound == "memory" || j.bound == "link" ? j.bandwidth_pct_peak
+                                                                            : eff);
 
   // One line in plain words, true of this row.
   const std::string compute = r.compute_name.empty() ? w.dtype + " compute" : r.compute_name;
+  // "at 94 % of what any kernel moving 33.5 MB reaches on this device; the fixed cost is 28 % of the time"
+  const bool size_known = !std::isnan(j.bandwidth_pct_attainable);
+  const std::string size_text =
+      size_known ? fmt("at %.0f %% of what any kernel moving ", j.bandwidth_pct_attainable) + human_bytes(w.bytes) +
+                       " reaches on this device; the fixed cost is " + fmt("%.0f %% of the time", j.fixed_cost_pct)
+                 : std::string();
   std::string text;
   if (j.above_peak) {
     text = above_text(w, r, j.bandwidth_gbs, j.gflops, bw_above);
+  } else if (j.bound == "unknown" && link) {
+    text = "bound by its link (" + r.link + "), whose bandwidth is not known here: only the rates are reported";
   } else if (j.bound == "unknown") {
     text = "no peak is known for this device, so only the rates are reported";
+  } else if (link && j.bound == "latency") {
+    text = "latency-bound: " + fmt("%.1f %% of the ", j.bandwidth_pct_peak) + r.link + " link's bandwidth; " +
+           human_bytes(w.bytes) + " in " + fmt("%.3g us", w.time_us) +
+           (w.time_us < kShortKernelUs ? ", too little to hide the transfer's set-up latency"
+                                       : ": the copy waits on the host (pageable memory is staged through a "
+                                         "pinned buffer by the CPU) or on synchronization, not on the link");
+  } else if (j.bound == "link") {
+    text = "link-bound at " + fmt("%.0f %% of the ", j.bandwidth_pct_peak) + r.link + " link (" +
+           rate(r.bandwidth_gbs, "B/s") + " each way, theoretical) (" + j.grade + ")";
   } else if (j.bound == "latency") {
     text = "latency-bound: " + fmt("%.1f %% of the memory roof", j.bandwidth_pct_peak);
     if (w.flops > 0 && !std::isnan(j.compute_pct_peak))
       text += " and " + fmt("%.1f %% of the ", j.compute_pct_peak) + compute + " roof";
-    if (w.time_us < kShortKernelUs) {
+    if (size_known) text += "; " + size_text;
+    if (size_known && j.bandwidth_pct_attainable >= kSizeExplainsPct) {
+      text += ": its size, not the kernel, sets the time; more work per launch (batching, fusion, a graph of "
+              "launches) is what helps";
+    } else if (w.time_us < kShortKernelUs) {
       text += "; only " + human_bytes(w.bytes) + " in " + fmt("%.3g us", w.time_us) +
               ", too little work to hide launch and memory latency";
     } else {
@@ -140,7 +177,8 @@ Judgement judge(const Work& w, const Roofs& r) {
     const double exp_pct = 100.0 * expected_efficiency(w.pattern);
     const bool full = w.pattern == AccessPattern::kCoalesced || w.pattern == AccessPattern::kBroadcast;
     text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + "); " +
-           to_string(w.pattern) + " access: expect " + (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
+           (size_known ? size_text + "; " : std::string()) + to_string(w.pattern) + " access: expect " +
+           (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
   } else {
     text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")";
   }
@@ -154,7 +192,12 @@ Roofs roofs_from(const Peaks& p, const std::string& dtype) {
   r.bandwidth_theoretical_gbs = p.bandwidth_theoretical_gbs;
   r.gflops = p.gflops;
   r.gflops_theoretical = p.gflops_theoretical;
+  r.link = p.link;
   r.compute_name = dtype + " " + p.compute_units;
+  if (p.size_curve.known()) {
+    r.size_t0_us = p.size_curve.t0_us;
+    r.size_bandwidth_gbs = p.size_curve.bandwidth_gbs;
+  }
   r.l2_gbs = p.l2_gbs;
   r.l1_gbs = p.l1_gbs;
   if (p.compute_source.rfind("theoretical", 0) == 0) r.compute_name += " (theoretical)";

@@ -2,22 +2,43 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <set>
 
 #include "bwprof/error.hpp"
+#include "bwprof/interrupt.hpp"
+#include "bwprof/limits.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/peaks.hpp"
 #include "bwprof/roofline.hpp"
 
 namespace bwprof {
 
-std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt) {
+const char* to_string(Timing t) { return t == Timing::kGraph ? "graph" : "single"; }
+
+Timing parse_timing(const std::string& s) {
+  if (s == "single") return Timing::kSingle;
+  if (s == "graph") return Timing::kGraph;
+  throw InvalidArgument("timing: expected 'single' or 'graph', got '" + s + "'");
+}
+
+double RunLog::median_clock_mhz() const {
+  std::vector<double> v;
+  for (double c : clock_mhz)
+    if (std::isfinite(c)) v.push_back(c);
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return summarize(v).median;
+}
+
+std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log) {
   if (opt.min_repeats < 1 || opt.max_repeats < opt.min_repeats)
     BWPROF_INVALID("repeats: need 1 <= min_repeats <= max_repeats");
+  // Between launches, never inside the timed region: a stop asked for (Ctrl-C) ends the call here.
   for (int i = 0; i < opt.warmup; ++i) {
+    check_interrupt();
     k.launch();
   }
   backend.synchronize();
@@ -25,9 +46,16 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   double kernel_s = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   for (;;) {
+    check_interrupt();
     if (opt.cold) backend.flush_cache(k);
+    k.before_timing();
     const double us = backend.time_launch_us(k, std::max(1, opt.launches_per_timing));
     times.push_back(us);
+    if (log) {
+      const ClockSample c = backend.sample_clock();
+      log->clock_mhz.push_back(c.sm_mhz);
+      if (c.throttled) ++log->throttled;
+    }
     kernel_s += us * 1e-6;
     const int n = static_cast<int>(times.size());
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -35,6 +63,43 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
     if (enough || n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;
   }
   return times;
+}
+
+int rotation_sets_for(double bytes_per_set, const DeviceInfo& info, bool cold) {
+  if (!cold || !(bytes_per_set > 0)) return 1;
+  // One set more than fill twice the cache: the set a launch reads was last touched a whole
+  // rotation ago, with more than 2x the cache moved since.
+  double n = std::ceil(2.0 * info.cache_bytes / bytes_per_set) + 1;
+  if (info.memory_bytes > 0) n = std::min(n, std::floor(info.memory_bytes / 4 / bytes_per_set));
+  n = std::min<double>(n, kMaxRotationSets);
+  return n >= 1 ? static_cast<int>(n) : 1;
+}
+
+int graph_launches_for(int sets) {
+  sets = std::max(1, sets);
+  return sets * ((kMinGraphLaunches + sets - 1) / sets);
+}
+
+std::vector<double> run_steady_state(Backend& backend, const std::vector<KernelInstance*>& sets, int launches,
+                                     const RunOptions& opt, RunLog* log) {
+  if (sets.empty()) throw Error("internal: run_steady_state without input sets");
+  if (launches < 1 || launches % static_cast<int>(sets.size()) != 0)
+    throw Error("internal: run_steady_state needs whole rotations of the input sets");
+  const int each = std::max(1, opt.launches_per_timing);
+  // Every timed run makes the same sequence: set 0, 1, ..., the last, set 0, ... (whole rotations),
+  // so that the set a launch reads was last read a whole rotation earlier.
+  auto body = [sets, launches, each] {
+    for (int i = 0; i < launches; ++i)
+      for (int r = 0; r < each; ++r) sets[i % sets.size()]->launch();
+  };
+  std::unique_ptr<KernelInstance> sequence = backend.capture(body);
+  RunOptions o = opt;
+  o.cold = false;  // the rotation keeps the data out of the cache; a flush would not be steady state
+  o.launches_per_timing = 1;
+  o.warmup = std::max(1, opt.warmup);  // the first replay uploads a graph
+  std::vector<double> t = run_repeats(backend, *sequence, o, log);
+  for (double& x : t) x /= launches;
+  return t;
 }
 
 namespace {
@@ -92,7 +157,20 @@ bool runs_on_matrix_units(const Variant& v, DType dtype) {
   return v.matrix_units && std::find(v.matrix_dtypes.begin(), v.matrix_dtypes.end(), dtype) != v.matrix_dtypes.end();
 }
 
-bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks) {
+Peaks link_peaks(const Link& link) {
+  Peaks p;
+  p.link = link.name.empty() ? link.kind : link.name;
+  p.bandwidth_gbs = p.bandwidth_theoretical_gbs = link.gbs;
+  p.bandwidth_source = link.known() ? "theoretical:" + link.kind : "";
+  return p;
+}
+
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks,
+               const Link& link) {
+  if (!link.kind.empty()) {
+    m.peaks = link_peaks(link);
+    return derive_rates(m, k.pattern);
+  }
   return judge_row(m, k.pattern, runs_on_matrix_units(v, parse_dtype(m.dtype)), info, peaks);
 }
 
@@ -124,13 +202,18 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   const DeviceInfo& info = backend.info();
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);
-  auto inst = find_variant(k, kind, p.variant).make(backend, p);
+  backend.activate();
+  const Variant& v = find_variant(k, kind, p.variant);
+  admit(backend, k, v, p);  // the memory and the work of a launch, before anything is allocated
+  auto inst = v.make(backend, p);
 
   Measurement m = describe(k, p, info);
   m.cache = opt.cold ? "cold" : "hot";
+  m.timing = to_string(opt.timing);
   m.warmup = opt.warmup;
 
   if (opt.verify) {
+    check_interrupt();
     inst->launch();
     backend.synchronize();
     Check c = inst->check();
@@ -138,7 +221,45 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
     m.max_rel_error = c.max_rel_error;
     m.tolerance = c.tolerance;
   }
-  m.time_us = summarize(run_repeats(backend, *inst, opt));
+  RunLog log;
+  if (opt.timing == Timing::kGraph) {
+    // Set 0 is the instance just checked; the others are further instances of the same problem
+    // (their own buffers, the same inputs), as many as the device's memory allows.
+    const Traffic t = k.traffic(p);
+    const int want = rotation_sets_for(t.bytes_read + t.bytes_written, info, opt.cold);
+    const Variant& made = find_variant(k, kind, p.variant);
+    std::vector<std::unique_ptr<KernelInstance>> more;
+    std::vector<KernelInstance*> sets{inst.get()};
+    for (int i = 1; i < want; ++i) {
+      try {
+        more.push_back(made.make(backend, p));
+      } catch (const OutOfMemory&) {
+        break;  // bounded by memory: the sets made so far
+      }
+      sets.push_back(more.back().get());
+    }
+    m.rotation_sets = static_cast<int>(sets.size());
+    m.graph_launches = graph_launches_for(m.rotation_sets);
+    try {
+      m.time_us = summarize(run_steady_state(backend, sets, m.graph_launches, opt, &log));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument("timing: " + k.name + "/" + p.variant + " cannot be timed as a graph (" + e.what() +
+                            "); use timing='single'");
+    }
+    if (opt.verify) {
+      // The sets' outputs after the replays: a graph whose launches went wrong fails its check too.
+      backend.synchronize();
+      for (KernelInstance* set : {sets.front(), sets.back()}) {
+        const Check c = set->check();
+        m.verified = m.verified && c.ok;
+        m.max_rel_error = std::max(m.max_rel_error, c.max_rel_error);
+      }
+    }
+  } else {
+    m.time_us = summarize(run_repeats(backend, *inst, opt, &log));
+  }
+  m.sm_clock_mhz = log.median_clock_mhz();
+  m.throttled_samples = log.throttled;
   m.unstable = is_unstable(m.time_us);
   Resources r = inst->resources();
   m.block_size = r.block_size;
@@ -156,7 +277,12 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
       m.occupancy_limiter = "unknown architecture";  // not in the occupancy tables: leave it open
     }
   }
-  judge_on_device(m, backend, k.pattern, runs_on_matrix_units(find_variant(k, kind, p.variant), p.dtype));
+  const Link link = inst->link();
+  if (!link.kind.empty()) {
+    judge_row(m, k, v, info, Peaks{}, link);  // bound by its link: the memory peaks play no part
+    return m;
+  }
+  judge_on_device(m, backend, k.pattern, runs_on_matrix_units(v, p.dtype));
   return m;
 }
 

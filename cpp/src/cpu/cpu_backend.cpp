@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -53,6 +56,15 @@ std::string cpu_vendor(const std::string& name) {
   return "unknown";
 }
 
+class Sequence final : public KernelInstance {
+ public:
+  explicit Sequence(std::function<void()> body) : body_(std::move(body)) {}
+  void launch() override { body_(); }
+  Check check() override { return {}; }
+
+ private:
+  std::function<void()> body_;
+};
 // The size of cpu0's data or unified cache of `level` (1 or 2) in bytes: sysconf where glibc
 // knows it, else /sys/devices/system/cpu/cpu0/cache/index*/ ("48K"); 0 when neither says.
 double cpu_cache_bytes(int level) {
@@ -144,6 +156,11 @@ class CpuBackend final : public Backend {
   }
 
   void synchronize() override {}
+
+  // Nothing to capture on the CPU: the sequence is the calls themselves, back to back.
+  std::unique_ptr<KernelInstance> capture(std::function<void()> body) override {
+    return std::make_unique<Sequence>(std::move(body));
+  }
 
  private:
   void scrub() {

@@ -9,7 +9,9 @@
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/limits.hpp"
 #include "gpu/gpu_entry.hpp"
+#include "gpu/links.hpp"
 
 namespace bwprof {
 
@@ -33,11 +35,15 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes, const char* what) : bytes_(bytes) 
     if (e == hipErrorOutOfMemory) throw OutOfMemory(buf);
     throw Error(buf);
   }
+  device_memory_counter().add(bytes_);
 }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) (void)hipFree(ptr_);
+    if (ptr_) {
+      (void)hipFree(ptr_);
+      device_memory_counter().remove(bytes_);
+    }
     ptr_ = o.ptr_;
     bytes_ = o.bytes_;
     o.ptr_ = nullptr;
@@ -47,11 +53,19 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) (void)hipFree(ptr_);
+  if (ptr_) {
+    (void)hipFree(ptr_);
+    device_memory_counter().remove(bytes_);
+  }
 }
 
 void DeviceBuffer::upload(const void* src, std::size_t n) {
   BWPROF_GPU_CHECK(hipMemcpy(ptr_, src, n, hipMemcpyHostToDevice));
+  // From pageable memory the copy returns once the data is staged; its last DMA can still be in
+  // flight on the default stream, which the backend's non-blocking stream does not wait for. A
+  // kernel launched right after construction read stale inputs (the GPU limits test caught it
+  // with single launches of the intensity sweep), so the upload ends when the data is there.
+  BWPROF_GPU_CHECK(hipStreamSynchronize(nullptr));
 }
 void DeviceBuffer::download(void* dst, std::size_t n) const {
   BWPROF_GPU_CHECK(hipMemcpy(dst, ptr_, n, hipMemcpyDeviceToHost));
@@ -139,6 +153,8 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
     for (auto& r : matrix)
       if (r.second > 0) info_.matrix_gflops_theoretical[r.first] = r.second * per_clock;
   }
+  info_.pci_bus_id = gpu_pci_bus_id(ordinal);
+  info_.host_link = host_link_of(ordinal, info_.pci_bus_id, info_.arch);
   BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&own_stream_, hipStreamNonBlocking));
   stream_ = own_stream_;
   BWPROF_GPU_CHECK(hipEventCreate(&start_));
@@ -155,6 +171,12 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   spin_cycles_ = static_cast<long long>(20e-6 * std::max(info_.clock_mhz, 100.0) * 1e6);
   spin_blocks_ = info_.compute_units;  // every SM busy, as during a flush
   if (block) set_stream_hold("block");
+  char pci[64] = {0};
+  if (hipDeviceGetPCIBusId(pci, sizeof pci, ordinal) != hipSuccess) {
+    (void)hipGetLastError();
+    pci[0] = 0;
+  }
+  clocks_ = std::make_unique<ClockReader>(pci, info_.vendor);
 }
 
 void GpuBackend::set_stream_hold(const std::string& how) {
@@ -244,5 +266,75 @@ void GpuBackend::flush_l2() {
 }
 
 void GpuBackend::synchronize() { BWPROF_GPU_CHECK(hipStreamSynchronize(stream_)); }
+
+void GpuBackend::activate() { BWPROF_GPU_CHECK(hipSetDevice(ordinal_)); }
+double GpuBackend::free_device_bytes() {
+  BWPROF_GPU_CHECK(hipSetDevice(ordinal_));
+  std::size_t free = 0, total = 0;
+  BWPROF_GPU_CHECK(hipMemGetInfo(&free, &total));
+  return static_cast<double>(free);
+}
+
+ClockSample GpuBackend::sample_clock() { return clocks_->sample(); }
+
+namespace {
+
+// A captured graph of launches on the backend's stream, replayed by launch().
+class GraphSequence final : public KernelInstance {
+ public:
+  GraphSequence(hipStream_t stream, hipGraph_t graph, hipGraphExec_t exec) : stream_(stream), graph_(graph), exec_(exec) {}
+  ~GraphSequence() override {
+    if (exec_) (void)hipGraphExecDestroy(exec_);
+    if (graph_) (void)hipGraphDestroy(graph_);
+  }
+  void launch() override { BWPROF_GPU_CHECK(hipGraphLaunch(exec_, stream_)); }
+  Check check() override { return {}; }
+
+ private:
+  hipStream_t stream_;
+  hipGraph_t graph_;
+  hipGraphExec_t exec_;
+};
+
+std::string gpu_error_text(hipError_t e) { return std::string(hipGetErrorName(e)) + ": " + hipGetErrorString(e); }
+
+}  // namespace
+
+std::unique_ptr<KernelInstance> GpuBackend::capture(std::function<void()> body) {
+  synchronize();
+  // Thread-local capture: only a call from this thread that would synchronize breaks it (a launch
+  // that copies to the host, a vendor library that allocates), which is exactly what cannot be a graph.
+  BWPROF_GPU_CHECK(hipStreamBeginCapture(stream_, hipStreamCaptureModeThreadLocal));
+  hipGraph_t graph = nullptr;
+  auto abandon = [&] {
+    (void)hipStreamEndCapture(stream_, &graph);
+    if (graph) (void)hipGraphDestroy(graph);
+    (void)hipGetLastError();
+  };
+  try {
+    body();
+  } catch (const OutOfMemory&) {
+    abandon();
+    throw;
+  } catch (const std::exception& e) {
+    abandon();
+    throw InvalidArgument(std::string("a launch failed during the stream capture: ") + e.what());
+  }
+  hipError_t err = hipStreamEndCapture(stream_, &graph);
+  if (err != hipSuccess || !graph) {
+    if (graph) (void)hipGraphDestroy(graph);
+    (void)hipGetLastError();
+    throw InvalidArgument("the launches could not be captured into a graph: " + gpu_error_text(err));
+  }
+  hipGraphExec_t exec = nullptr;
+  err = hipGraphInstantiateWithFlags(&exec, graph, 0);
+  if (err != hipSuccess) {
+    (void)hipGraphDestroy(graph);
+    (void)hipGetLastError();
+    if (err == hipErrorOutOfMemory) gpu_fail(err, "hipGraphInstantiateWithFlags", __FILE__, __LINE__);
+    throw InvalidArgument("the captured graph could not be instantiated: " + gpu_error_text(err));
+  }
+  return std::make_unique<GraphSequence>(stream_, graph, exec);
+}
 
 }  // namespace bwprof

@@ -2,6 +2,7 @@
 // Compiled by nvcc or hipcc only (it includes the runtime through kernels/common/gpu_runtime.hpp).
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "bwprof/backend.hpp"
 #include "bwprof/host_tensor.hpp"
 #include "common/gpu_runtime.hpp"
+#include "gpu/clocks.hpp"
 
 namespace bwprof {
 
@@ -77,6 +79,12 @@ class GpuBackend final : public Backend {
   const char* stream_hold() const override { return block_ ? "block" : "spin"; }
   void set_stream_hold(const std::string& how) override;
   void synchronize() override;
+  void activate() override;  // hipSetDevice(ordinal)
+  double free_device_bytes() override;
+  // The launches of `body`, captured from the stream into a graph and replayed by launch().
+  std::unique_ptr<KernelInstance> capture(std::function<void()> body) override;
+  // NVML (NVIDIA) or the driver's sysfs (AMD), where present (gpu/clocks.hpp).
+  ClockSample sample_clock() override;
 
   // Timing on another stream (the user's code): the flush, the spin or hold and the events follow it.
   void* timing_stream() const override { return stream_; }
@@ -106,6 +114,7 @@ class GpuBackend final : public Backend {
   DeviceBuffer scrub_, clean_;
   std::unique_ptr<StreamHold> hold_;
   bool block_ = false;  // hold the stream with hold_ rather than spin ahead of it
+  std::unique_ptr<ClockReader> clocks_;
   bool region_block_ = false;     // how the open region was started
   bool hold_timed_out_ = false;   // the last region's hold gave up waiting
   double time_events_us();

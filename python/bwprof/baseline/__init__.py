@@ -39,9 +39,10 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
   (either way) in at most 1 % of trials; docs/baselines.md has the measured rates, on the GPU
   model and on runs recorded on the CPU.
 
-Rows are matched on device, kernel, variant, dtype and shape, and also on ``cache`` (cold/hot)
-when both sides have that column, because a cold and a hot measurement of one kernel are different
-quantities and a run may hold both. Rows on one side only are listed ("only in baseline" / "only
+Rows are matched on device, kernel, variant, dtype and shape, and also on ``cache`` (cold/hot) and
+``timing`` (single/graph) when both sides have that column, because a cold and a hot measurement
+(or one launch and a graph's steady state) of one kernel are different quantities and a run may
+hold both. Rows on one side only are listed ("only in baseline" / "only
 in new"). Two runs with no device in common are refused unless forced, which then matches
 ignoring the device.
 

@@ -21,9 +21,9 @@ VERSION = 1
 
 KEY_COLUMNS = ("device", "kernel", "variant", "dtype", "shape")
 # Extra key used when both sides have it; see the bwprof.baseline docstring.
-OPTIONAL_KEY_COLUMNS = ("cache",)
+OPTIONAL_KEY_COLUMNS = ("cache", "timing")
 REQUIRED_COLUMNS = KEY_COLUMNS + ("time_median_us",)
-_STRING_COLUMNS = ("kernel", "variant", "dtype", "shape", "device", "backend", "cache", "grade",
+_STRING_COLUMNS = ("kernel", "variant", "dtype", "shape", "device", "backend", "cache", "timing", "grade",
                    "bottleneck")
 
 PathLike = Union[str, "os.PathLike[str]"]

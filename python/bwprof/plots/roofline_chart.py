@@ -22,7 +22,7 @@ def _point_label(r) -> str:
     lab = r.get("label") if isinstance(r.get("label"), str) else ""
     name = str(r.get("kernel", ""))
     fam = str(r.get("family", ""))
-    if fam and lab.startswith(fam + " "):  # "stream_triad stream 64 MiB" says "stream" twice
+    if fam and lab.startswith(fam + " "):  # "stream_triad stream n=16Mi" says "stream" twice
         lab = lab[len(fam) + 1:]
     if not lab and r.get("shape"):
         lab = str(r["shape"])[:24]
