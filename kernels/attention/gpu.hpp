@@ -1,7 +1,8 @@
 // The GPU side of the attention family (GPU compilers only): the K/V layout the kernels read
-// through, and the launchers of its two kernels: rows.hip (vector units: FP32, AMD, NVIDIA before
-// sm_80) and flash_sm80.hpp (FP16 and BF16 on NVIDIA matrix units, sm_80+, prefill and decode).
-// gpu.hip chooses between them.
+// through, and the launchers of its kernels: rows.hip (vector units: FP32, AMD, NVIDIA before
+// sm_80), and for FP16 and BF16 on NVIDIA matrix units flash_sm80.hpp (sm_80+, any shape),
+// decode_sm80.hpp (sm_80+, a few query rows per KV head) and flash_sm90.hip (Hopper, prefill).
+// gpu.hip chooses among them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,7 @@ struct Launch {
   float *ws_o, *ws_ml;  // the splits' partials (splits > 1), merged by combine()
   KvLayout kv;
   std::int64_t B, H, Hkv, Sq;
+  std::int64_t kv_rows;  // rows of D elements in the K (and V) buffer
   int D;          // 32, 64, 80, 96, 128 or 256
   int group;      // query heads per KV head
   int G;          // rows kernel: query heads per block
@@ -54,14 +56,24 @@ void combine(const Launch& l, bool launch);
 // builds only).
 Resources flash_f16(const Launch& l, int tile, bool launch);
 Resources flash_bf16(const Launch& l, int tile, bool launch);
-// The Hopper prefill kernel (flash_sm90.hip: wgmma + TMA; sm_90a builds, contiguous K/V, FP16 and
-// BF16): its tensor maps are made once for the launch's buffers. make_flash_sm90 returns null where
-// it cannot run (another GPU or build, paged K/V, FP32).
+// The decode kernel for FP16 / BF16 (decode_sm80.hpp; CUDA builds only), where decode_takes().
+Resources decode_f16(const Launch& l, bool launch);
+Resources decode_bf16(const Launch& l, bool launch);
+// Its query rows per KV head: at most 32 (16 at head dim 256).
+inline bool decode_takes(const Launch& l) {
+  const std::int64_t rows = l.Sq * l.group;
+  return rows <= 16 || (rows <= 32 && l.D <= 128);
+}
+// The Hopper prefill kernel (flash_sm90.hip: wgmma + TMA; sm_90a builds, FP16 and BF16, K/V
+// contiguous or paged in pages of a multiple of 8 positions that divide its key tile): its tensor
+// maps are made once for the launch's buffers. sm90_takes says where it can run; make_flash_sm90
+// returns null elsewhere.
 class FlashSm90 {
  public:
   virtual ~FlashSm90() = default;
   virtual Resources run(const Launch& l, bool launch) = 0;
 };
+bool sm90_takes(const GpuBackend& g, const Launch& l);
 std::unique_ptr<FlashSm90> make_flash_sm90(GpuBackend& g, const Launch& l);
 // Rows of one flash tile for `tile` at head dim d, and the tiles of one KV head's rows.
 inline int flash_tile_rows(int tile, int d) { return d > 128 || tile == 0 ? 64 : 128; }
