@@ -135,6 +135,38 @@ __device__ __forceinline__ uint2 load_stream(const uint2* p) {
 #endif
 }
 
+// Eight consecutive 16-bit elements from any 2-byte boundary, as 16 bytes: one 16-byte load where
+// p is 16-byte aligned, four 4-byte loads where it is 4-byte aligned, else five aligned 4-byte
+// loads (they take in the element before p and the one after the eighth) joined by funnel shifts;
+// two-byte loads where `after_ok` says the element after the eighth may lie outside the allocation.
+// Rows of an odd width start at every 2-byte boundary: this keeps their loads wide.
+__device__ __forceinline__ uint4 load8_b16(const unsigned short* p, bool after_ok) {
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+  if ((a & 15) == 0) return *reinterpret_cast<const uint4*>(p);
+  if ((a & 3) == 0) {
+    const unsigned* w = reinterpret_cast<const unsigned*>(p);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  if (after_ok) {
+    const unsigned* w = reinterpret_cast<const unsigned*>(p - 1);
+    const unsigned x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3], x4 = w[4];
+    return make_uint4(__funnelshift_r(x0, x1, 16), __funnelshift_r(x1, x2, 16), __funnelshift_r(x2, x3, 16),
+                      __funnelshift_r(x3, x4, 16));
+  }
+  unsigned w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = unsigned(p[2 * i]) | (unsigned(p[2 * i + 1]) << 16);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+// The first n (< 8) of them, zeros after.
+__device__ __forceinline__ uint4 load_b16_tail(const unsigned short* p, int n) {
+  unsigned w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    w[i] = (2 * i < n ? unsigned(p[2 * i]) : 0u) | (2 * i + 1 < n ? unsigned(p[2 * i + 1]) << 16 : 0u);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = warpSize / 2; o > 0; o >>= 1) v += BWPROF_SHFL_XOR(v, o);
   return v;

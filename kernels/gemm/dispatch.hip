@@ -3,7 +3,9 @@
 //   tensor  FP16 or BF16 on the matrix units: wgmma fed by the bulk tensor copy engine on NVIDIA Hopper
 //           (sm_90a builds), mma.sync m16n8k16 on other NVIDIA GPUs (sm_80+) and for shapes wgmma
 //           cannot take, MFMA 32x32x8 on AMD CDNA (gfx90a, gfx94x), WMMA 16x16x16 on RDNA3 (gfx11,
-//           wave32); GPUs without matrix units (RDNA2) run the tiled kernel
+//           wave32); GPUs without matrix units (RDNA2) run the tiled kernel. On NVIDIA, up to 8
+//           rows of A (a decode step) run a split-K kernel on the vector units instead, whose time
+//           is reading B, as a GEMV's is
 //   vendor  the vendor library (cuBLASLt and cuBLAS; rocBLAS on AMD), its epilogue applying the
 //           bias and activation
 //   unfused the vendor (else bwprof's) GEMM, then bwprof's bias + activation kernel: the two-pass
@@ -132,12 +134,21 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
       );
 #if defined(BWPROF_CUDA)
-      // wgmma where its 64 x 64 tiles fill the GPU; otherwise mma.sync, which splits K over blocks
-      // (a few rows or columns and a long K) and has a 16-row tile for M <= 16.
-      // BWPROF_GEMM_TILE naming a wgmma tile ("64x128") asks for wgmma whatever the shape.
-      const char* forced = std::getenv("BWPROF_GEMM_TILE");
-      const bool fills = (forced && std::strchr(forced, 'x')) ||
-                         (s.M > 16 && ((s.M + 63) / 64) * ((s.N + 63) / 64) >= g.sm_count());
+      // Up to kSkinnyRows rows of A: the skinny kernel (split K on the vector units, any alignment).
+      // Then wgmma where its 64 x 64 tiles fill the GPU and the copy engine can address the
+      // operands (16-byte aligned rows); otherwise mma.sync, which splits K over blocks (a few rows
+      // or columns and a long K), has a 16-row tile for M <= 16 and reads unaligned rows too.
+      // BWPROF_GEMM_TILE (a knob for benchmarks) asks for one: "gemv" the skinny kernel, a wgmma
+      // tile ("64x128") wgmma whatever the shape, an mma.sync tile ("small") mma.sync.
+      const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
+      const bool want_wgmma = forced.find('x') != std::string::npos;
+      const bool want_mma = forced == "large" || forced == "medium" || forced == "small" || forced == "skinny";
+      if (forced == "gemv" || (forced.empty() && s.M <= gemm::kSkinnyRows)) {
+        if (s.M > gemm::kSkinnyRows)
+          BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyRows));
+        return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
+      }
+      const bool fills = want_wgmma || (!want_mma && s.M > 16 && ((s.M + 63) / 64) * ((s.N + 63) / 64) >= g.sm_count());
       if (fills && gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
       return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);
 #else

@@ -1,8 +1,9 @@
 // The GEMM engines behind one interface (GPU compilers only). One file per engine: tiled.hip (the
-// vector units, every GPU), mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper),
-// mfma_cdna.hip (AMD CDNA), wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip,
-// vendor_rocblas.hip); dispatch.hip chooses among them (GemmRunner::make / best). The QKV
-// projection (qkv.hip) runs its GEMMs through the same interface.
+// vector units, every GPU), skinny.hip (a few rows of A: split K on the vector units),
+// mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper), mfma_cdna.hip (AMD CDNA),
+// wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip, vendor_rocblas.hip);
+// dispatch.hip chooses among them (GemmRunner::make / best); split_k.hip holds what the engines
+// that split K share. The QKV projection (qkv.hip) runs its GEMMs through the same interface.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -14,10 +15,9 @@
 #include "common/gpu_common.hpp"
 #include "common/gpu_runtime.hpp"
 #include "common/reference.hpp"
+#include "gpu/gpu_backend.hpp"
 
 namespace bwprof {
-
-class GpuBackend;
 
 // One GEMM C[M,N] = act(A[M,K] . B[K,N] + bias[N]) (row-major, leading dimensions lda/ldb/ldc) on
 // a chosen engine, buffers fixed at construction.
@@ -65,6 +65,14 @@ inline void check_int_sizes(const GemmRunner::Shape& s) {
     BWPROF_INVALID("M/N/K: at most 2^31-1 on the GPU");
 }
 
+// Split K (split_k.hip): the FP32 accumulator [M, N] (zeroed) that the splits of a tile add into
+// (atomicAdd), and the kernel that turns it into C (bias, activation) and zeroes it again.
+DeviceBuffer split_accumulator(std::int64_t M, std::int64_t N);
+void split_finish(DType dtype, Act a, float* acc, const void* bias, void* C, std::int64_t M, std::int64_t N,
+                  std::int64_t ldc, int sms, hipStream_t st);
+// At most this many blocks share an output tile.
+constexpr int kMaxSplits = 128;
+
 // The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
 // calls them under the same guard).
 using Shape = GemmRunner::Shape;
@@ -72,6 +80,10 @@ using Shape = GemmRunner::Shape;
 std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                        const void* bias, Act act);
 // The matrix-unit engines take FP16 or BF16 (`dtype`).
+// skinny.hip: M <= kSkinnyRows, any alignment (every GPU; the CUDA dispatch takes it).
+constexpr int kSkinnyRows = 8;
+std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
+                                        const void* bias, Act act);
 // mma_sm80.hip (NVIDIA, sm_80+).
 std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                           const void* bias, Act act);

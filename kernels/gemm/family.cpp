@@ -47,10 +47,12 @@ KernelFamily gemm() {
   };
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
-    // A, B, C and the bias, and the vendor library's workspace.
+    // A, B, C and the bias, and the vendor library's workspace or bwprof's split-K accumulator
+    // (FP32 [M, N], held where K is split: counted always).
     const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
+    const bool split = p.variant == "tensor" || (p.variant == "unfused" && !kVendorIsBest);
     return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
-                           vendor ? kVendorWorkspace : 0.0);
+                           vendor ? kVendorWorkspace : split ? 4 * M * N : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -105,8 +107,9 @@ KernelFamily qkv_projection() {
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double T = p.i("tokens"), H = p.i("hidden"), es = elem_bytes(p);
     const bool separate = p.variant == "separate";
+    // The GEMMs' vendor workspace, or bwprof's split-K accumulator (FP32, as large as the output).
     Footprint f = host_and_device((T * H + 3 * H * H + 3 * T * H) * es, kind,
-                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace : 0.0);
+                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace : 4 * 3 * T * H);
     if (kind == "gpu" && separate) {
       // Three weights [H, H] and outputs [T, H] of their own instead of W; one of each staged on
       // the host at a time.

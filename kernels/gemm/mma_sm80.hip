@@ -30,16 +30,16 @@ struct MmaConfig {
 
 // ALIGNED: K, N and the leading dimensions are multiples of 8, so every 16-byte piece of a row is
 // wholly inside or outside the matrix and cp.async can move it. Otherwise (odd N or K: rows start
-// at any 2-byte boundary) each thread loads its pieces element by element into registers one
-// stage ahead and stores them to shared memory after the stage's multiply-adds, so that the loads'
-// latency hides behind the matrix units as cp.async's does.
+// at any 2-byte boundary) each thread loads its pieces into registers one stage ahead (aligned
+// 4-byte loads joined by funnel shifts: load8_b16) and stores them to shared memory after the
+// stage's multiply-adds, so that the loads' latency hides behind the matrix units as cp.async's does.
 // Split K: grid.z blocks share an output tile, each taking split_len of K (a multiple of kMmaK);
-// with more than one they write FP32 partial sums to ws[z][M][N] and bwprof_gemm_split_sum adds
-// them up, applies the bias and activation and stores C.
+// with more than one they add FP32 partial sums into split_k.hip's accumulator, whose finishing
+// kernel applies the bias and activation and stores C.
 template <class T, int BM, int BN, int WM, int WN, int STAGES, int kMmaK, bool ALIGNED, int A>
 __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThreads)
     bwprof_gemm_mma(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
-                    T* __restrict__ C, float* __restrict__ ws, int M, int N, int K, int lda, int ldb, int ldc,
+                    T* __restrict__ C, float* __restrict__ split_acc, int M, int N, int K, int lda, int ldb, int ldc,
                     int split_len) {
   using Cfg = MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>;
   constexpr int AS = Cfg::kAStride, BS = Cfg::kBStride, THREADS = Cfg::kThreads;
@@ -62,16 +62,12 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
 
   // The unaligned path's registers: one stage of this thread's pieces of A and B.
   uint4 ra[ALIGNED ? 1 : kAPer], rb[ALIGNED ? 1 : kBPer];
-  auto piece = [&](const T* base, std::size_t row_off, int col, int col_end, bool row_in) {
+  // 8 elements of a row from column col, zeros from col_end on; `after_ok`: the element after the
+  // eighth lies inside the matrix's allocation (its row or the next).
+  auto piece = [&](const T* base, std::size_t row_off, int col, int col_end, bool row_in, bool after_ok) {
     const unsigned short* p = reinterpret_cast<const unsigned short*>(base) + row_off + col;
-    unsigned w[4];
-#pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const unsigned lo = row_in && col + 2 * x < col_end ? p[2 * x] : 0u;
-      const unsigned hi = row_in && col + 2 * x + 1 < col_end ? p[2 * x + 1] : 0u;
-      w[x] = lo | (hi << 16);
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
+    if (!row_in || col >= col_end) return make_uint4(0, 0, 0, 0);
+    return col + 8 <= col_end ? load8_b16(p, after_ok) : load_b16_tail(p, col_end - col);
   };
   auto fetch = [&](int kt) {  // unaligned: global -> registers
     const int k0 = k_begin + kt * kMmaK;
@@ -80,7 +76,8 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       const int c = tid + u * THREADS;
       const int r = c / (kMmaK / 8), kc = (c % (kMmaK / 8)) * 8;
       const int gm = m0 + r;
-      ra[ALIGNED ? 0 : u] = c < kAChunks ? piece(Am, static_cast<std::size_t>(gm) * lda, k0 + kc, k_end, gm < M)
+      ra[ALIGNED ? 0 : u] = c < kAChunks ? piece(Am, static_cast<std::size_t>(gm) * lda, k0 + kc, k_end, gm < M,
+                                                 k0 + kc + 8 < K || gm + 1 < M || lda > K)
                                          : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
@@ -88,7 +85,8 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       const int c = tid + u * THREADS;
       const int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
       const int gk = k0 + r;
-      rb[ALIGNED ? 0 : u] = c < kBChunks ? piece(Bm, static_cast<std::size_t>(gk) * ldb, n0 + nc, N, gk < k_end)
+      rb[ALIGNED ? 0 : u] = c < kBChunks ? piece(Bm, static_cast<std::size_t>(gk) * ldb, n0 + nc, N, gk < k_end,
+                                                 n0 + nc + 8 < N || gk + 1 < K || ldb > N)
                                          : make_uint4(0, 0, 0, 0);
     }
   };
@@ -182,14 +180,14 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       const int gm = m0 + wm * WM + i * 16 + g + 8 * h;
       if (gm >= M) continue;
       T* crow = C + static_cast<std::size_t>(gm) * ldc;
-      float* wrow = ws + (static_cast<std::size_t>(blockIdx.z) * M + gm) * N;
+      float* arow = split_acc + static_cast<std::size_t>(gm) * N;
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
         const int gn = n0 + wn * WN + j * 8 + 2 * t;
         float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
         if (split) {
-          if (gn < N) wrow[gn] = v0;
-          if (gn + 1 < N) wrow[gn + 1] = v1;
+          if (gn < N) atomicAdd(arow + gn, v0);
+          if (gn + 1 < N) atomicAdd(arow + gn + 1, v1);
         } else if (ALIGNED && gn + 1 < N) {
           if (bias) {
             const float2 bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
@@ -203,20 +201,6 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       }
     }
   }
-}
-
-// C = act(sum over the splits of ws + bias), one element per thread.
-template <class T, int A>
-__global__ void __launch_bounds__(256) bwprof_gemm_split_sum(const float* __restrict__ ws, const T* __restrict__ bias,
-                                                             T* __restrict__ C, int M, int N, int ldc, int splits) {
-  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t mn = static_cast<std::size_t>(M) * N;
-  if (i >= mn) return;
-  float v = 0.f;
-  for (int s = 0; s < splits; ++s) v += ws[s * mn + i];
-  const int n = static_cast<int>(i % N);
-  if (bias) v += to_f(bias[n]);
-  C[(i / N) * ldc + n] = from_f<T>(act<A>(v));
 }
 
 // Tile shapes: large (128x256, 8 warps of 64x64), medium (128x128, 8 warps of 64x32), small (64x64,
@@ -247,11 +231,14 @@ class MmaRunner final : public GemmRunner {
     // Split K until about two blocks an SM are under way, each split keeping at least 4 steps of 64.
     const std::int64_t t = tiles(bm, bn), ksteps = (s.K + 63) / 64, want = 2 * sms;
     std::int64_t splits = 1;
-    if (t < want) splits = std::max<std::int64_t>(1, std::min<std::int64_t>({(want + t - 1) / t, ksteps / 4, 65535}));
-    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS")) splits = std::max(1, std::atoi(e));  // benchmark knob
+    if (t < want)
+      splits = std::max<std::int64_t>(1, std::min<std::int64_t>({(want + t - 1) / t, ksteps / 4, gemm::kMaxSplits}));
+    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
+      splits = std::min<std::int64_t>(std::max(1, std::atoi(e)), std::min<std::int64_t>(ksteps, 65535));
     split_len_ = static_cast<int>((ksteps + splits - 1) / splits * 64);
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
-    if (splits_ > 1) ws_ = DeviceBuffer(static_cast<std::size_t>(splits_) * s.M * s.N * sizeof(float), "GEMM split-K partials");
+    if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
+    sms_ = static_cast<int>(sms);
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -277,7 +264,7 @@ class MmaRunner final : public GemmRunner {
   template <class T, int BM, int BN, int WM, int WN, int ST, int BK, bool AL>
   Resources go_t(hipStream_t st, bool launch) {
     using Cfg = MmaConfig<BM, BN, WM, WN, ST, BK>;
-    return gemm::with_act(act_, [&](auto a) {
+    return gemm::with_act(splits_ > 1 ? Act::kNone : act_, [&](auto a) {  // split: the finishing kernel's
       auto* fn = &bwprof_gemm_mma<T, BM, BN, WM, WN, ST, BK, AL, decltype(a)::value>;
       if (!launch) {
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
@@ -288,16 +275,12 @@ class MmaRunner final : public GemmRunner {
                       static_cast<unsigned>(splits_));
       fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(static_cast<const T*>(A_), static_cast<const T*>(B_),
                                                        static_cast<const T*>(bias_), static_cast<T*>(C_),
-                                                       ws_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
+                                                       acc_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
                                                        int(s_.ldb), int(s_.ldc), split_len_);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_mma");
-      if (splits_ > 1) {
-        const std::size_t mn = static_cast<std::size_t>(s_.M) * s_.N;
-        bwprof_gemm_split_sum<T, decltype(a)::value><<<static_cast<unsigned>((mn + 255) / 256), 256, 0, st>>>(
-            ws_.get<float>(), static_cast<const T*>(bias_), static_cast<T*>(C_), int(s_.M), int(s_.N), int(s_.ldc),
-            splits_);
-        BWPROF_CHECK_LAUNCH("bwprof_gemm_split_sum");
-      }
+      if (splits_ > 1)
+        gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
+                           sms_, st);
       return Resources{};
     });
   }
@@ -310,8 +293,8 @@ class MmaRunner final : public GemmRunner {
   Act act_;
   bool aligned_ = false;
   MmaTile tile_ = MmaTile::kSmall;
-  int splits_ = 1, split_len_ = 0;
-  DeviceBuffer ws_;
+  int splits_ = 1, split_len_ = 0, sms_ = 1;
+  DeviceBuffer acc_;
   Resources res_;
 };
 

@@ -26,6 +26,8 @@ using namespace gpu;
 // issue four wgmma m64nBNk16 (B transposed by the instruction), keep one step in flight and hand
 // the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
 // lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
+// Split K: grid.z blocks share an output tile, each taking split_steps steps of 64; with more than
+// one they add FP32 partial sums into split_k.hip's accumulator, whose kernel then stores C.
 template <int CONS, int BN, int STAGES>
 struct WgCfg {
   static constexpr int kBM = 64 * CONS, kBK = 64, kThreads = 128 * (CONS + 1);
@@ -36,7 +38,8 @@ struct WgCfg {
 template <class T, int CONS, int BN, int STAGES, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                      const T* __restrict__ bias, T* __restrict__ C, int M, int N, int K, int ldc) {
+                      const T* __restrict__ bias, T* __restrict__ C, float* __restrict__ acc, int M, int N, int K,
+                      int ldc, int split_steps) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using Cfg = WgCfg<CONS, BN, STAGES>;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -45,7 +48,8 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
   const unsigned full = base + STAGES * Cfg::kStageBytes, empty = full + 8 * STAGES;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int m0 = blockIdx.y * Cfg::kBM, n0 = blockIdx.x * BN;
-  const int ktiles = (K + Cfg::kBK - 1) / Cfg::kBK;
+  const int kt0 = blockIdx.z * split_steps;
+  const int ktiles = min((K + Cfg::kBK - 1) / Cfg::kBK - kt0, split_steps);  // this split's steps (>= 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full + 8 * s, 1);
@@ -62,10 +66,10 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
         const int s = kt % STAGES;
         if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
         mbar_expect_tx(full + 8 * s, Cfg::kStageBytes);
-        tma_load_2d(a_s + s * Cfg::kABytes, &tmA, kt * Cfg::kBK, m0, full + 8 * s);
+        tma_load_2d(a_s + s * Cfg::kABytes, &tmA, (kt0 + kt) * Cfg::kBK, m0, full + 8 * s);
 #pragma unroll
         for (int j = 0; j < BN / 64; ++j)
-          tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, kt * Cfg::kBK, full + 8 * s);
+          tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, (kt0 + kt) * Cfg::kBK, full + 8 * s);
       }
     }
     return;
@@ -100,13 +104,18 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     const int gn = n0 + 8 * i + 2 * (l % 4);
     if (gn >= N) continue;  // N % 8 == 0 here, so gn + 1 < N too
     float2 bb = make_float2(0.f, 0.f);
-    if (bias) bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
+    if (bias && gridDim.z == 1) bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int gm = r0 + 8 * h;
-      if (gm < M)
+      if (gm >= M) continue;
+      if (gridDim.z > 1) {
+        atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn, d[4 * i + 2 * h]);
+        atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn + 1, d[4 * i + 2 * h + 1]);
+      } else {
         *reinterpret_cast<unsigned*>(C + static_cast<std::size_t>(gm) * ldc + gn) =
             pack2<T>(act<A>(d[4 * i + 2 * h] + bb.x), act<A>(d[4 * i + 2 * h + 1] + bb.y));
+      }
     }
   }
 #endif
@@ -120,18 +129,27 @@ class WgmmaRunner final : public GemmRunner {
   WgmmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
       : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
-    // The tile with the least estimated time: waves of blocks (one block an SM) times a tile's
-    // work over its rate. Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four near
-    // 97 % wave efficiency there), 647, 527, 350 and 282.
+    // The tile and K split with the least estimated time: waves of blocks (one block an SM) times
+    // a block's work over its rate, plus, split, the accumulator's traffic (each split adds M x N
+    // floats, read back once; at 3 TB/s, from L2 mostly) and the finishing launch (3 us). Rates:
+    // TFLOP/s of each tile shape at 4096^3 on an H100 (all four near 97 % wave efficiency there),
+    // 647, 527, 350 and 282. Splits keep at least 4 steps of 64 each.
     const std::int64_t sms = g.sm_count();
+    sms_ = static_cast<int>(sms);
     struct Option { WgTile t; int bm, bn; double rate; };
     const Option opts[] = {{WgTile::k128x256, 128, 256, 647}, {WgTile::k128x128, 128, 128, 527},
                            {WgTile::k64x128, 64, 128, 350}, {WgTile::k64x64, 64, 64, 282}};
+    const std::int64_t ksteps = (s.K + 63) / 64;
     double best = 0;
     for (const Option& o : opts) {
       const std::int64_t tiles = ((s.M + o.bm - 1) / o.bm) * ((s.N + o.bn - 1) / o.bn);
-      const double est = static_cast<double>((tiles + sms - 1) / sms) * o.bm * o.bn / o.rate;
-      if (best == 0 || est < best) best = est, tile_ = o.t;
+      for (std::int64_t sp = 1; sp <= std::min<std::int64_t>(gemm::kMaxSplits, std::max<std::int64_t>(1, ksteps / 4)); ++sp) {
+        const std::int64_t steps = (ksteps + sp - 1) / sp;
+        const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
+        double est = static_cast<double>((tiles * sp + sms - 1) / sms) * block_us;
+        if (sp > 1) est += (sp + 1) * 4.0 * s.M * s.N / 3e6 + 3.0;
+        if (best == 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp);
+      }
     }
     if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {  // benchmark knob, as for mma.sync
       if (!std::strcmp(e, "128x256")) tile_ = WgTile::k128x256;
@@ -139,6 +157,11 @@ class WgmmaRunner final : public GemmRunner {
       if (!std::strcmp(e, "64x128")) tile_ = WgTile::k64x128;
       if (!std::strcmp(e, "64x64")) tile_ = WgTile::k64x64;
     }
+    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
+      splits_ = static_cast<int>(std::min<std::int64_t>(std::max(1, std::atoi(e)), std::min<std::int64_t>(ksteps, 65535)));
+    split_steps_ = static_cast<int>((ksteps + splits_ - 1) / splits_);
+    splits_ = static_cast<int>((ksteps + split_steps_ - 1) / split_steps_);
+    if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
     res_ = dispatch(nullptr, false);
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -160,7 +183,7 @@ class WgmmaRunner final : public GemmRunner {
   template <class T, int CONS, int BN, int ST>
   Resources go_t(hipStream_t st, bool launch) {
     using Cfg = WgCfg<CONS, BN, ST>;
-    return gemm::with_act(act_, [&](auto a) {
+    return gemm::with_act(splits_ > 1 ? Act::kNone : act_, [&](auto a) {
       auto* fn = &bwprof_gemm_wgmma<T, CONS, BN, ST, decltype(a)::value>;
       if (!launch) {
         tmA_ = b16_tensor_map(A_, bf16_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
@@ -169,10 +192,15 @@ class WgmmaRunner final : public GemmRunner {
                                              hipFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
         return kernel_resources(fn, Cfg::kThreads, Cfg::kSmemBytes);
       }
-      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM));
+      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM),
+                      static_cast<unsigned>(splits_));
       fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
-                                                       int(s_.M), int(s_.N), int(s_.K), int(s_.ldc));
+                                                       acc_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.ldc),
+                                                       split_steps_);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
+      if (splits_ > 1)
+        gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
+                           sms_, st);
       return Resources{};
     });
   }
@@ -184,6 +212,8 @@ class WgmmaRunner final : public GemmRunner {
   const void* bias_;
   Act act_;
   WgTile tile_ = WgTile::k64x64;
+  int splits_ = 1, split_steps_ = 1, sms_ = 1;
+  DeviceBuffer acc_;
   CUtensorMap tmA_{}, tmB_{};
   Resources res_;
 };
