@@ -245,36 +245,54 @@ gpu-verify-tools: gpu-build
 # tests of the compute kernels (C++ small cases, then compute-sanitizer memcheck of them beside the
 # Python tests with their random shapes), then the two sweeps beside PyTorch, each alone on the GPU.
 # Each step has its own time limit so the call ends within 9 minutes on a warm build; logs in
-# $(OUT)/bf16_attn_logs.tar.gz, the sweeps' tables also as CSV. gpu-bf16-attn-quick: the tests and
-# 15 + 10 sweep points, for iterating (fits a cold build).
+# $(OUT)/bf16_attn_logs.tar.gz, the sweeps' tables also as CSV. gpu-bf16-attn-quick, for iterating:
+# the C++ GPU cases (every attention kernel by name, the GEMM engines, the footprints), memcheck of
+# one dtype of each (BF16 contiguous, FP16 paged, BF16 tensor GEMM) and the Python GPU tests with
+# their random shapes, side by side; then 15 + 10 sweep points, each kernel's time beside the chosen
+# one's.
 .PHONY: gpu-bf16-attn gpu-bf16-attn-quick
 BF16_LOGS = $(OUT)/bf16_attn_logs
 gpu-bf16-attn: gpu-build
 	mkdir -p $(BF16_LOGS)
-	-timeout 50 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
-	  > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; grep -E "PASSED|FAILED" $(BF16_LOGS)/gtest_compute.log | tail -n 12
-	-( timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
-	    --gtest_filter='Small/GpuCompute.*attention*:Small/GpuCompute.*gemm_tensor*' > $(BF16_LOGS)/memcheck.log 2>&1; \
-	    echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
-	  timeout 100 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
-	    tests/python/test_bf16.py > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?"; wait; \
-	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY" $(BF16_LOGS)/memcheck.log | tail -n 1; \
-	  grep -E "passed|failed|error" $(BF16_LOGS)/pytest.log | tail -n 12
-	-PYTHONUNBUFFERED=1 timeout 230 $(PYTHON) benchmarks/attention_sweep.py --repeats 12 --csv $(OUT)/attention_sweep.csv \
-	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
+	-( timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*' \
+	    > $(BF16_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
+	  ( timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    tests/python/test_bf16.py > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(BF16_LOGS)/pytest.log ) & \
+	  ( timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(BF16_LOGS)/gtest_footprint.log 2>&1; \
+	    echo "footprint gtest exit $$?" >> $(BF16_LOGS)/gtest_footprint.log ) & \
+	  timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	    > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" $(BF16_LOGS)/gtest_compute.log | tail -n 25; \
+	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(BF16_LOGS)/gtest_footprint.log | tail -n 12; \
+	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED" $(BF16_LOGS)/memcheck.log | tail -n 5; \
+	  grep -E "passed|failed|error|Falsifying|^E  " $(BF16_LOGS)/pytest.log | tail -n 15
+	-PYTHONUNBUFFERED=1 timeout 230 $(PYTHON) benchmarks/attention_sweep.py --repeats 12 --no-candidates \
+	  --csv $(OUT)/attention_sweep.csv > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
 	  grep -E "^(torch|SDPA)" $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }
-	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/gemm_sweep.py --repeats 12 --csv $(OUT)/gemm_sweep.csv \
+	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep.csv \
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 
 gpu-bf16-attn-quick: gpu-build
 	mkdir -p $(BF16_LOGS)
-	-timeout 80 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
-	  > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; grep -E "PASSED|FAILED" $(BF16_LOGS)/gtest_compute.log | tail -n 25
-	-PYTHONUNBUFFERED=1 timeout 110 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
+	-( timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor_bf16*' \
+	    > $(BF16_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
+	  ( timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(BF16_LOGS)/pytest.log ) & \
+	  ( timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(BF16_LOGS)/gtest_footprint.log 2>&1; \
+	    echo "footprint gtest exit $$?" >> $(BF16_LOGS)/gtest_footprint.log ) & \
+	  timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	    > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" $(BF16_LOGS)/gtest_compute.log | tail -n 25; \
+	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(BF16_LOGS)/gtest_footprint.log | tail -n 12; \
+	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED" $(BF16_LOGS)/memcheck.log | tail -n 5; \
+	  grep -E "passed|failed|error|Falsifying|^E  " $(BF16_LOGS)/pytest.log | tail -n 15
+	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
 	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; grep -E "^(torch|SDPA)" \
 	  $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }; grep -E "FAILED|Error" $(BF16_LOGS)/attention_sweep.log | head -n 5
-	-PYTHONUNBUFFERED=1 timeout 70 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
+	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 # Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,

@@ -4,10 +4,11 @@ Every head dimension (64, 80, 96, 128, 256) at prefill (causal and not) and deco
 position), batch 1-16, 8-64 query heads, grouped-query ratios 1-8, 128-16384 tokens, FP16 and BF16
 alternating, contiguous K/V and a few paged points. Both sides are timed alike (benchmarks/
 peer_timing.py: the L2 flushed before every run, events around the work, the median); the target is
-bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every point. Decode points
-also time the vector-unit rows kernel (BWPROF_ATTN_KERNEL=rows), and after the table, at the
-contiguous prefill points on an H100, the Hopper wgmma kernel (BWPROF_ATTN_KERNEL=wgmma), for the
-record. Paged points compare a paged read with SDPA's contiguous one.
+bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every point. Beside the
+kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
+prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
+instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0); decode the mma.sync kernel and the
+vector-unit rows kernel. Paged points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
 """
@@ -123,6 +124,14 @@ def sdpa_kernels(p, dtype):
     return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
+# The other kernels timed at each point: (column, environment).
+CANDIDATES = {
+    "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}),
+                ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"})],
+    "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}), ("rows", {"BWPROF_ATTN_KERNEL": "rows"})],
+}
+
+
 def measure_us(variant, dtype, p, repeats, env=None):
     saved = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
@@ -143,7 +152,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument("--no-wgmma", action="store_true", help="skip the Hopper wgmma kernel's column")
+    ap.add_argument("--no-candidates", action="store_true", help="time only the kernel bwprof chooses")
     args = ap.parse_args(argv)
     dev = bwprof.device("gpu")
     print(f"device: {dev.name} ({dev.arch}); target: bwprof >= {TARGET}x PyTorch SDPA", flush=True)
@@ -170,11 +179,18 @@ def main(argv=None) -> int:
             row.update(us=m["time_median_us"], verified=m["verified"], err=m["max_rel_error"],
                        tflops=m["flops"] / m["time_median_us"] / 1e6,
                        tbs=(m["bytes_read"] + m["bytes_written"]) / m["time_median_us"] / 1e6)
-            if kind == "decode":
-                row["rows_us"] = measure_us(variant, dtype, p, args.repeats,
-                                            {"BWPROF_ATTN_KERNEL": "rows"})["time_median_us"]
         except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
             row["failed"] = f"{type(e).__name__}: {e}"
+        if "failed" not in row and not args.no_candidates:
+            for col, env in CANDIDATES[kind]:
+                try:
+                    c = measure_us(variant, dtype, p, args.repeats, env)
+                    row[f"{col}_us"] = c["time_median_us"] if c["verified"] else float("nan")
+                except ValueError as e:  # a kernel that does not take this point here
+                    if "BWPROF_ATTN_KERNEL" not in str(e):
+                        row[f"{col}_us"] = float("nan")
+                except Exception:  # noqa: BLE001
+                    row[f"{col}_us"] = float("nan")
         if not args.no_torch and "failed" not in row:
             try:
                 row["torch_us"] = sdpa_us(p, dtype, args.repeats)
@@ -188,9 +204,10 @@ def main(argv=None) -> int:
         else:
             print(f"  {name}: {row['us']:.1f} us{'' if row['verified'] else ' WRONG'}"
                   + (f", torch {row['torch_us']:.1f} us, ratio {row['ratio']:.2f}" if row.get("torch_us") else "")
-                  + (f", rows kernel {row['rows_us']:.1f} us" if "rows_us" in row else ""), flush=True)
+                  + "".join(f", {c} {row[c + '_us']:.1f} us" for c, _ in CANDIDATES[kind] if c + "_us" in row),
+                  flush=True)
     hdr = (f"{'point':62s} {'bwprof us':>10s} {'torch us':>9s} {'ratio':>6s} {'TFLOP/s':>8s} {'TB/s':>6s} "
-           f"{'rows us':>8s} ok  verdict")
+           f"{'flash us':>8s} {'other us':>9s} ok  verdict")
     print("\n" + hdr + "\n" + "-" * len(hdr))
     fails = 0
     for r in rows:
@@ -204,7 +221,9 @@ def main(argv=None) -> int:
         print(f"{r['name']:62s} {r['us']:10.1f} "
               + (f"{r['torch_us']:9.1f} {ratio:6.2f}" if ratio else f"{'-':>9s} {'-':>6s}")
               + f" {r['tflops']:8.1f} {r['tbs']:6.2f} "
-              + (f"{r['rows_us']:8.1f}" if "rows_us" in r else f"{'-':>8s}")
+              + (f"{r['flash_us']:8.1f}" if "flash_us" in r else f"{'-':>8s}")
+              + (f" {r[other]:9.1f}" if (other := ("wgmma1_us" if r["kind"] == "prefill" else "rows_us")) in r
+                 else f" {'-':>9s}")
               + f" {'yes' if r['verified'] else 'NO ':3s} {verdict}")
     ratios = [r["ratio"] for r in rows if r.get("ratio")]
     for kind in ("prefill", "decode"):
@@ -213,26 +232,10 @@ def main(argv=None) -> int:
             print(f"{kind}: {sum(x >= TARGET for x in rs)}/{len(rs)} at >= {TARGET}x, min {min(rs):.2f}x, "
                   f"median {sorted(rs)[len(rs) // 2]:.2f}x")
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
+    print("other us: prefill the Hopper kernel with a block per tile (BWPROF_ATTN_PERSIST=0), decode the rows "
+          "kernel; nan: wrong or failed", flush=True)
     if args.csv:
         write_csv(args.csv, rows)
-    # Last, so that a fault in the new kernel cannot cost the table above: the Hopper wgmma prefill
-    # kernel (BWPROF_ATTN_KERNEL=wgmma) at the contiguous prefill points, beside the default kernel.
-    if dev.arch == "sm_90" and not args.no_wgmma:
-        print("\nwgmma prefill kernel (BWPROF_ATTN_KERNEL=wgmma):", flush=True)
-        for r in rows:
-            if r["kind"] != "prefill" or r["variant"] != "flash" or "failed" in r:
-                continue
-            p = {k: r[k] for k in ("batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal")}
-            try:
-                w = measure_us("flash", r["dtype"], p, args.repeats, {"BWPROF_ATTN_KERNEL": "wgmma"})
-                r["wgmma_us"], r["wgmma_ok"] = w["time_median_us"], w["verified"]
-                ratio = f", ratio to torch {r['torch_us'] / r['wgmma_us']:.2f}" if r.get("torch_us") else ""
-                print(f"  wgmma {r['name']}: {r['wgmma_us']:.1f} us{'' if r['wgmma_ok'] else ' WRONG'} "
-                      f"(default {r['us']:.1f} us){ratio}", flush=True)
-            except Exception as e:  # noqa: BLE001
-                print(f"  wgmma {r['name']}: FAILED {type(e).__name__}: {str(e)[:150]}", flush=True)
-        if args.csv:
-            write_csv(args.csv, rows)
     return 0 if ratios or args.no_torch else 1
 
 

@@ -3,13 +3,16 @@
 Target: `tensor` never more than 1.25x slower than `vendor` (tensor time <= 1.25 x vendor time) at
 any point. M in 1, 2, 3, 7, 16, 33, 128, 1000, 4096, 8192 against (N, K) pairs that are odd, one
 off a multiple of 8 or aligned; FP16 at every point and BF16 at M = 1, 16 and 1000. All three are
-timed alike (the L2 flushed before every run, events around the work, the median).
+timed alike (the L2 flushed before every run, events around the work, the median). The `mma us`
+column times `tensor` on the mma.sync kernel instead of bwprof's choice (BWPROF_GEMM_WGMMA=0, and
+its 16-row tile where the skinny split-K kernel would run), for the record.
 
     PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick] [--repeats 20] [--csv FILE]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -52,6 +55,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-candidates", action="store_true", help="time only the engine bwprof chooses")
     args = ap.parse_args(argv)
     dev = bwprof.device("gpu")
     variants = [v["name"] for k in bwprof.kernels() if k["name"] == "gemm" for v in k["variants"]
@@ -72,6 +76,18 @@ def main(argv=None) -> int:
                 row[f"{v}_tflops"] = m["flops"] / m["time_median_us"] / 1e6
             except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
+        if "tensor" in variants and not args.no_candidates:  # the mma.sync kernel instead of bwprof's choice
+            env = {"BWPROF_GEMM_WGMMA": "0", **({"BWPROF_GEMM_TILE": "skinny"} if p["M"] <= 8 else {})}
+            os.environ.update(env)
+            try:
+                m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
+                                   warmup=3, min_time_s=0.0, max_time_s=1.0, **p).to_dict()
+                row["mma_us"] = m["time_median_us"] if m["verified"] else float("nan")
+            except Exception:  # noqa: BLE001
+                row["mma_us"] = float("nan")
+            finally:
+                for k in env:
+                    os.environ.pop(k, None)
         if not args.no_torch:
             try:
                 row["torch_us"] = torch_us(p, dtype, args.repeats)
@@ -84,7 +100,7 @@ def main(argv=None) -> int:
                                        if k in row)
               + "".join(f" {k}: {row[k][:150]}" for k in ("tensor_failed", "vendor_failed") if k in row), flush=True)
     hdr = (f"{'point':30s} {'tensor us':>10s} {'vendor us':>10s} {'torch us':>9s} {'t/vendor':>8s} "
-           f"{'t/torch':>7s} {'TFLOP/s':>8s} ok  verdict")
+           f"{'t/torch':>7s} {'TFLOP/s':>8s} {'mma us':>8s} ok  verdict")
     print("\n" + hdr + "\n" + "-" * len(hdr))
     fails = 0
 
@@ -99,7 +115,8 @@ def main(argv=None) -> int:
         fails += verdict == "FAIL"
         tt = r["tensor_us"] / r["torch_us"] if r.get("tensor_us") and r.get("torch_us") else None
         print(f"{r['name']:30s} {f(r.get('tensor_us'), 10)} {f(r.get('vendor_us'), 10)} {f(r.get('torch_us'), 9)} "
-              f"{f(ratio, 8, 2)} {f(tt, 7, 2)} {f(r.get('tensor_tflops'), 8)} {'yes' if ok else 'NO ':3s} {verdict}")
+              f"{f(ratio, 8, 2)} {f(tt, 7, 2)} {f(r.get('tensor_tflops'), 8)} {f(r.get('mma_us'), 8)} "
+              f"{'yes' if ok else 'NO ':3s} {verdict}")
     rs = [r["ratio"] for r in rows if r.get("ratio")]
     if rs:
         print(f"tensor/vendor: {sum(x <= TARGET for x in rs)}/{len(rs)} within {TARGET}x, worst {max(rs):.2f}x, "

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 #include <string>
@@ -44,23 +45,37 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   const KernelFamily& k = find_kernel(c.kernel);
   Backend& gpu = backend_for("gpu");
   Problem p = make_problem(k, "gpu", c.variant, c.dtype, c.params);
-  // Attention: every flash tile shape (BWPROF_FLASH_TILE), not only the default, and the vector-unit
-  // rows kernel for FP16/BF16 too (BWPROF_ATTN_KERNEL=rows); GEMM tensor: each mma.sync tile
+  // Attention: the default choice, then each kernel by name (BWPROF_ATTN_KERNEL; a kernel that
+  // cannot take the problem on this device says so and is passed over): flash with every tile shape
+  // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
+  // wgmma kernel persistent and with a block per tile. GEMM tensor: each mma.sync tile
   // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
   using Env = std::vector<std::pair<const char*, const char*>>;
   std::vector<Env> runs = {{}};
-  if (c.kernel == "attention") {
-    runs = {{{"BWPROF_FLASH_TILE", "0"}}, {{"BWPROF_FLASH_TILE", "1"}}, {{"BWPROF_FLASH_TILE", "2"}}};
-    if (c.dtype != "fp32") runs.push_back({{"BWPROF_ATTN_KERNEL", "rows"}});
-    // the Hopper wgmma kernel where the device and build have it (elsewhere the default runs again)
-    if (c.dtype != "fp32" && c.variant == "flash") runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}});
+  if (c.kernel == "attention" && c.dtype != "fp32") {
+    for (const char* t : {"0", "1", "2"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "flash"}, {"BWPROF_FLASH_TILE", t}});
+    for (const char* kern : {"rows", "decode", "wgmma"}) runs.push_back({{"BWPROF_ATTN_KERNEL", kern}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
-    runs = {{}, {{"BWPROF_GEMM_TILE", "small"}}, {{"BWPROF_GEMM_TILE", "skinny"}}};
+    // and the split-K kernel of a few rows (BWPROF_GEMM_TILE=gemv, M <= 8), a wgmma tile with K
+    // split three ways (where the device has wgmma; else mma.sync splits it)
+    runs = {{}, {{"BWPROF_GEMM_TILE", "small"}}, {{"BWPROF_GEMM_TILE", "skinny"}}, {{"BWPROF_GEMM_TILE", "gemv"}},
+            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}}};
   }
   for (const Env& env : runs) {
     std::string what;
     for (auto& e : env) setenv(e.first, e.second, 1), what += std::string(" ") + e.first + "=" + e.second;
-    auto inst = find_variant(k, "gpu", c.variant).make(gpu, p);
+    std::unique_ptr<KernelInstance> inst;
+    try {
+      inst = find_variant(k, "gpu", c.variant).make(gpu, p);
+    } catch (const InvalidArgument& e) {  // a kernel asked for by name that does not take this problem
+      for (auto& e2 : env) unsetenv(e2.first);
+      const std::string msg = e.what();
+      if (!env.empty() && (msg.find("BWPROF_ATTN_KERNEL=") != std::string::npos ||
+                           msg.find("BWPROF_GEMM_TILE=") != std::string::npos))
+        continue;
+      throw;
+    }
     inst->launch();
     gpu.synchronize();
     Check r = inst->check();
@@ -83,6 +98,11 @@ std::vector<GpuCase> cases() {
       {{"M", "7"}, {"N", "129"}, {"K", "3001"}, {"bias", "true"}, {"act", "relu"}},
       // a few rows and a long K past 16 rows: split K on the 64 x 64 tile, unaligned
       {{"M", "33"}, {"N", "75"}, {"K", "2049"}, {"bias", "true"}},
+      // up to 8 rows (the split-K kernel): odd widths, a 16-byte aligned one, a ragged last column block
+      {{"M", "5"}, {"N", "4097"}, {"K", "1029"}},
+      {{"M", "2"}, {"N", "1000"}, {"K", "3000"}, {"bias", "true"}, {"act", "silu"}},
+      {{"M", "8"}, {"N", "9"}, {"K", "5"}},
+      {{"M", "1"}, {"N", "263"}, {"K", "4095"}, {"bias", "true"}, {"act", "gelu"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
     for (const char* dt : {"fp32", "fp16", "bf16"}) {
@@ -106,12 +126,30 @@ std::vector<GpuCase> cases() {
       {{"batch", "3"}, {"heads", "14"}, {"kv_heads", "2"}, {"seq_q", "19"}, {"head_dim", "256"}, {"causal", "true"}},
       {{"heads", "2"}, {"seq_q", "1"}, {"seq_kv", "1000"}, {"head_dim", "256"}},
       {{"heads", "3"}, {"kv_heads", "1"}, {"seq_q", "5"}, {"seq_kv", "2100"}, {"head_dim", "80"}, {"causal", "true"}},
+      // the Hopper kernel's shapes: whole 128-row tiles and a ragged last one, more tiles than SMs
+      // (a block takes several), queries shorter than the keys under the mask, GQA 7
+      {{"batch", "2"}, {"heads", "6"}, {"kv_heads", "2"}, {"seq_q", "300"}, {"head_dim", "128"}, {"causal", "true"}},
+      {{"heads", "4"}, {"seq_q", "200"}, {"seq_kv", "517"}, {"head_dim", "64"}},
+      {{"heads", "3"}, {"kv_heads", "1"}, {"seq_q", "150"}, {"seq_kv", "700"}, {"head_dim", "80"}, {"causal", "true"}},
+      {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "129"}, {"head_dim", "256"}, {"causal", "true"}},
+      {{"batch", "3"}, {"heads", "16"}, {"kv_heads", "4"}, {"seq_q", "1000"}, {"head_dim", "64"}, {"causal", "true"}},
+      // the decode kernel's shapes: 21 rows a KV head (two 16-row tiles), 16 at head dim 256, many splits
+      {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "3"}, {"seq_kv", "900"}, {"head_dim", "128"}, {"causal", "true"}},
+      {{"heads", "16"}, {"kv_heads", "1"}, {"seq_q", "1"}, {"seq_kv", "1500"}, {"head_dim", "256"}},
+      {{"heads", "8"}, {"seq_q", "1"}, {"seq_kv", "5000"}, {"head_dim", "64"}},
   };
+  // Paged: pages of 7 (no kernel's tile holds whole ones) and of 16 (the Hopper kernel's copy boxes).
   for (const char* v : {"flash", "flash_paged"})
     for (const char* dt : {"fp32", "fp16", "bf16"})
       for (auto a : attn) {
-        if (std::string(v) == "flash_paged") a["block_size"] = "7";
-        out.push_back({"attention", v, dt, a});
+        if (std::string(v) == "flash") {
+          out.push_back({"attention", v, dt, a});
+          continue;
+        }
+        for (const char* bs : {"7", "16"}) {
+          a["block_size"] = bs;
+          out.push_back({"attention", v, dt, a});
+        }
       }
   return out;
 }
@@ -136,4 +174,13 @@ TEST(GpuComputeErrors, UnsupportedHeadDimNamesTheSupportedOnes) {
       EXPECT_NE(std::string(e.what()).find("32, 64, 80, 96, 128 and 256"), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(GpuComputeErrors, AnUnknownAttentionKernelNameIsAnError) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  const KernelFamily& k = find_kernel("attention");
+  Problem p = make_problem(k, "gpu", "flash", "bf16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", "64"}});
+  setenv("BWPROF_ATTN_KERNEL", "fastest", 1);
+  EXPECT_THROW(find_variant(k, "gpu", "flash").make(backend_for("gpu"), p), InvalidArgument);
+  unsetenv("BWPROF_ATTN_KERNEL");
 }

@@ -1,7 +1,9 @@
 """GEMM, QKV projection and flash attention on the GPU against the float64 reference (skipped
 without a GPU). Sizes that are not multiples of any tile sit beside aligned ones."""
+import os
+
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import bwprof
 from bwprof import _core
@@ -163,6 +165,31 @@ def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, hea
     d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if paged else "flash",
                        **kw, **Q).to_dict()
     assert d["verified"], f"attention {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(kernel=st.sampled_from(["wgmma", "decode", "flash"]), batch=st.integers(1, 3), kv_heads=st.integers(1, 3),
+       group=st.integers(1, 8), seq_q=st.one_of(st.integers(1, 4), st.integers(1, 400)), extra=st.integers(0, 700),
+       head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]))
+def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
+                                             block):
+    # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
+    # block 0: contiguous K/V.
+    kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
+              head_dim=head_dim, causal=causal)
+    if block:
+        kw["block_size"] = block
+    os.environ["BWPROF_ATTN_KERNEL"] = kernel
+    try:
+        d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
+                           **kw, **Q).to_dict()
+    except ValueError as e:
+        assume("BWPROF_ATTN_KERNEL" not in str(e))
+        raise
+    finally:
+        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+    assert d["verified"], f"attention {kernel} {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
 @settings(max_examples=30, deadline=None)
