@@ -5,8 +5,8 @@ BUILD ?= build
 GPU ?= AUTO
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
-PY_PACKAGES := numpy pandas matplotlib pybind11 scikit-build-core pytest hypothesis nbclient ipykernel nbformat
-PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothesis,nbclient,ipykernel,nbformat
+PY_PACKAGES := numpy pandas matplotlib pybind11 scikit-build-core pytest hypothesis nbclient ipykernel nbformat orjson
+PY_MODULES := numpy,pandas,matplotlib,pybind11,scikit_build_core,pytest,hypothesis,nbclient,ipykernel,nbformat,orjson
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 
@@ -226,12 +226,15 @@ gpu-stream-hold: gpu-build
 # gpu-verify-tests: every C++ and Python test with the GPU present;
 # gpu-verify-tools: compute-sanitizer memcheck of the GPU gtests and the real .ncu-rep sample.
 .PHONY: gpu-verify-tests gpu-verify-tools
+# The GPU machine's Python tests (verbose, so a run cut by its time limit still names where it was).
+PYTEST_GPU_S ?= 420
+PYTEST_GPU_ARGS ?= tests/python
 gpu-verify-tests: gpu-build
 	mkdir -p $(OUT)
 	-timeout 150 ctest --test-dir $(GPU_BUILD) --output-on-failure -j 8 > $(OUT)/ctest.log 2>&1; \
 	  echo "ctest exit $$?"; tail -n 4 $(OUT)/ctest.log
-	-timeout 330 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python \
-	  > $(OUT)/pytest_gpu.log 2>&1; echo "pytest exit $$?"; grep -E "passed|failed|error" $(OUT)/pytest_gpu.log | tail -n 15
+	-timeout $(PYTEST_GPU_S) $(PYTHON) -m pytest -v -p no:cacheprovider -o addopts="" -rfE --durations=12 $(PYTEST_GPU_ARGS) \
+	  > $(OUT)/pytest_gpu.log 2>&1; echo "pytest exit $$?"; grep -E "^(FAILED|ERROR)|passed|failed" $(OUT)/pytest_gpu.log | tail -n 25
 
 gpu-verify-tools: gpu-build
 	mkdir -p $(OUT)
@@ -315,7 +318,7 @@ gpu-relcpp: gpu-build
 gpu-ncu-rep: gpu-build
 	rm -rf $(OUT)/ncu_rep && mkdir -p $(OUT)/ncu_rep
 	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_traces_ncu_rep.py \
-	  tests/python/test_traces_databases.py -k "ncu" > $(OUT)/ncu_rep/pytest.log 2>&1; \
+	  tests/python/test_traces_ncu_rep_api.py > $(OUT)/ncu_rep/pytest.log 2>&1; \
 	  echo "pytest exit $$?"; grep -E "passed|failed|SKIPPED|Error" $(OUT)/ncu_rep/pytest.log | tail -n 8
 	-timeout 150 $(PYTHON) benchmarks/ncu_report_probe.py > $(OUT)/ncu_rep/probe.log 2>&1; \
 	  echo "probe exit $$?"; grep -E "^probe child|^bwprof read_ncu_rep|still running" $(OUT)/ncu_rep/probe.log

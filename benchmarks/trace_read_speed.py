@@ -306,7 +306,7 @@ def main(argv=None) -> int:
                           args.pytorch_limit_s, None)
             path.unlink()
         if "rocpd" in formats:
-            from make_sqlite_samples import write_big_rocpd
+            from sample_writers.rocpd import write_big_rocpd
 
             path = Path(tmp) / "results.db"
             t0 = time.perf_counter()

@@ -18,6 +18,19 @@ from .results import load_run, save_run
 from .suite import default_suite, run_suite
 from .usercode import profile, sweep
 
+# Subpackages that are reached as attributes (bwprof.plots.roofline(...)) but imported only when
+# first used, so that `import bwprof` and the commands that draw nothing never load matplotlib.
+_LAZY_SUBMODULES = ("plots", "traces", "baseline")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",

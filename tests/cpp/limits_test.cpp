@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -315,7 +317,16 @@ TEST(GpuLimits, FootprintCoversWhatEveryGpuInstanceAllocates) {
           host.reset_peak();
           dev.reset_peak();
           {
-            auto inst = v.make(gpu, p);
+            std::unique_ptr<KernelInstance> inst;
+            try {
+              inst = v.make(gpu, p);
+            } catch (const InvalidArgument& e) {
+              // A family outside the default suite may need more than this node has (a peer copy
+              // needs two GPUs); it says so, and its footprint is checked where it can run.
+              if (k.default_suite) throw;
+              std::cout << "[ skipped  ] " << k.name << " " << p.shape() << ": " << e.what() << "\n";
+              continue;
+            }
             inst->launch();
             gpu.synchronize();
             EXPECT_TRUE(inst->check().ok) << k.name << "/" << v.name << " " << p.shape();

@@ -5,6 +5,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+# The writers of the trace samples (tests/data/traces/sample_writers), which trace tests import.
+sys.path.insert(0, os.path.join(ROOT, "tests", "data", "traces"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
@@ -28,3 +30,12 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def repo_root():
     return ROOT
+
+
+@pytest.fixture
+def no_tools_path(tmp_path, monkeypatch):
+    """PATH holds only a fresh folder (for fake tools) and the folder of python."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable)]))
+    return bin_dir

@@ -3,9 +3,15 @@
 Parses every C++ source under cpp/, kernels/ and python/src/ (no build needed), resolves each quoted
 include as the compilers do (the including file's folder, then cpp/include, cpp/src, kernels), and
 fails naming file:line for an include that runs upward, a bindings file that includes anything but
-the public headers, or a core source that names a family or kernel in a string literal."""
+the public headers (and the bindings' own python/src/bindings.hpp), or a core source that names a
+family or kernel in a string literal.
+
+Also: no tracked source file grows past LINE_LIMIT lines (issue #11: split a file by concern
+before it gets there)."""
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -67,7 +73,7 @@ def include_violations(root):
                     continue
                 dst_layer = layer_of(target)
                 if src_layer == "bindings":
-                    if not target.startswith("cpp/include/bwprof/"):
+                    if not target.startswith(("cpp/include/bwprof/", "python/src/")):
                         bad.append(f"{where}: the bindings include public headers (cpp/include/bwprof/) only")
                 elif dst_layer is None or LAYERS.index(dst_layer) > LAYERS.index(src_layer):
                     bad.append(f"{where}: {src_layer} includes {dst_layer} ({target}), which runs upward")
@@ -163,7 +169,8 @@ def test_the_scan_catches_an_upward_include_and_a_named_kernel(tmp_path):
     write("kernels/common/reference.hpp", '#include "bwprof/kernel.hpp"\n')
     write("kernels/gemm/gemm.hpp", '#include "common/reference.hpp"\n')
     write("kernels/gemm/family.cpp", '#include "gemm/gemm.hpp"\nvoid f() { k.name = k.family = "gemm"; }\n')
-    write("python/src/module.cpp", '#include "bwprof/api.hpp"\n#include "cpu/cpu_backend.cpp"\n')
+    write("python/src/module.cpp", '#include "bwprof/api.hpp"\n#include "cpu/cpu_backend.cpp"\n#include "bindings.hpp"\n')
+    write("python/src/bindings.hpp", '#include "bwprof/kernel.hpp"\n')
     bad = include_violations(str(tmp_path))
     assert any(b.startswith("cpp/src/core/runner.cpp:2:") and "core includes families" in b for b in bad), bad
     assert any(b.startswith("cpp/src/cpu/cpu_backend.cpp:1:") and "backends includes api" in b for b in bad), bad
@@ -180,3 +187,85 @@ def test_the_scan_catches_an_upward_include_and_a_named_kernel(tmp_path):
     ("cpp/src/api/api.cpp", "api"), ("python/src/module.cpp", "bindings")])
 def test_layer_map(rel, layer):
     assert layer_of(rel) == layer
+
+
+# --- file length ----------------------------------------------------------------------------
+
+LINE_LIMIT = 550
+LIMITED_TOPS = ("cpp", "kernels", "python", "tests", "benchmarks")
+LIMITED_EXTS = (".py", ".cpp", ".hpp", ".hip", ".h", ".cu", ".cuh")
+GENERATED = re.compile(rb"@generated|DO NOT EDIT")
+
+
+def limited_sources(root, use_git=True):
+    """The tracked source files the line limit covers (git ls-files; a walk of the folders where
+    there is no git checkout, as in an sdist). Sample data under tests/data is not source (its
+    writer scripts are), nor is a file that says it was generated."""
+    names = None
+    if use_git and shutil.which("git"):
+        out = subprocess.run(["git", "ls-files", "-z", "--", *LIMITED_TOPS], cwd=root, capture_output=True)
+        if out.returncode == 0:
+            names = [n.decode("utf-8", "replace") for n in out.stdout.split(b"\0") if n]
+    if names is None:
+        names = []
+        for top in LIMITED_TOPS:
+            for d, dirs, files in os.walk(os.path.join(root, top)):
+                dirs[:] = [x for x in dirs if not x.startswith((".", "build")) and x != "__pycache__"]
+                names += [os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/") for f in files]
+    out = []
+    for rel in sorted(names):
+        if not rel.endswith(LIMITED_EXTS) or (rel.startswith("tests/data/") and not rel.endswith(".py")):
+            continue
+        path = os.path.join(root, rel)
+        if not os.path.isfile(path):            # tracked but deleted in the work tree
+            continue
+        with open(path, "rb") as f:
+            if GENERATED.search(f.read(2048)):
+                continue
+        out.append(rel)
+    return out
+
+
+def line_count(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def too_long(root, names, limit=LINE_LIMIT):
+    return [f"{rel}: {n} lines (the limit is {limit}: split it by concern)"
+            for rel in names if (n := line_count(os.path.join(root, rel))) > limit]
+
+
+def test_no_source_file_is_over_the_line_limit():
+    names = limited_sources(ROOT)
+    # The files the scan must see, or it could pass by seeing none.
+    assert {"python/src/module.cpp", "kernels/gemm/dispatch.hip", "python/bwprof/traces/csv_table.py",
+            "tests/python/test_layers.py", "tests/data/traces/make_sqlite_samples.py",
+            "cpp/include/bwprof/api.hpp"} <= set(names)
+    assert too_long(ROOT, names) == []
+
+
+@pytest.mark.parametrize("git", [pytest.param(True, marks=pytest.mark.skipif(shutil.which("git") is None,
+                                                                   reason="needs git")), False])
+def test_the_line_limit_catches_a_long_source_file(tmp_path, git):
+    def write(rel, lines, head=""):
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(head + "x = 1\n" * (lines - (1 if head else 0)))
+    write("python/bwprof/long.py", LINE_LIMIT + 1)
+    write("kernels/gemm/long.hip", LINE_LIMIT + 40)
+    write("tests/data/traces/writer.py", LINE_LIMIT + 2)
+    write("cpp/src/core/fine.cpp", LINE_LIMIT)                       # at the limit: fine
+    write("tests/data/traces/sample.h", 5000)                        # sample data
+    write("python/bwprof/table_gen.py", 5000, head="# @generated by a script\n")
+    write("docs/long.py", 5000)                                      # outside the folders
+    write("benchmarks/notes.txt", 5000)                              # not source
+    if git:
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
+        write("python/bwprof/untracked.py", 5000)                    # not tracked: not counted
+    bad = too_long(str(tmp_path), limited_sources(str(tmp_path), use_git=git))
+    assert bad == [f"kernels/gemm/long.hip: {LINE_LIMIT + 40} lines (the limit is {LINE_LIMIT}: split it by concern)",
+                   f"python/bwprof/long.py: {LINE_LIMIT + 1} lines (the limit is {LINE_LIMIT}: split it by concern)",
+                   f"tests/data/traces/writer.py: {LINE_LIMIT + 2} lines (the limit is {LINE_LIMIT}: split it by concern)"]

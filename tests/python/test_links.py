@@ -316,6 +316,8 @@ def test_the_link_charts_draw_and_skip_what_is_not_there(tmp_path):
     plots.device_comparison(two, tmp_path / "devices")
     assert (tmp_path / "devices.png").exists()
     for draw, df in ((plots.collective_busbw, tr), (plots.transfer_sizes, coll), (plots.p2p_heatmap, coll),
-                     (plots.device_comparison, tr.assign(device="gpu:0"))):
+                     (plots.device_comparison, tr.assign(device="gpu:0")),
+                     (plots.device_comparison, two.drop(columns=["bandwidth_gbs"])),
+                     (plots.device_comparison, two.assign(bandwidth_gbs=float("nan")))):
         with pytest.raises(plots.NoData):
             draw(df)

@@ -347,3 +347,17 @@ def test_bench_draws_its_charts_and_prints_their_paths(tmp_path, capsys):
         assert (run / f"{name}.svg").stat().st_size > 2000
         assert_picture(run / f"{name}.png")
     assert out.rstrip().splitlines()[-1] == f"run folder: {run}"
+
+
+def test_subpackages_are_attributes_of_bwprof_imported_on_first_use(repo_root):
+    # `import bwprof` alone loads no matplotlib; bwprof.plots / .traces / .baseline work as attributes
+    # (as the docs write them) without an explicit import of the subpackage.
+    code = ("import sys, bwprof\n"
+            "assert 'matplotlib' not in sys.modules\n"
+            "assert callable(bwprof.plots.plot_all) and callable(bwprof.traces.read)\n"
+            "assert bwprof.baseline.BaselineError is not None\n"
+            "try:\n    bwprof.no_such_thing\nexcept AttributeError as e:\n    assert 'no_such_thing' in str(e)\n"
+            "else:\n    raise SystemExit('no AttributeError')\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(repo_root, "python"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

@@ -1,13 +1,11 @@
 """Categories, breakdown, Amdahl, DRAM-vs-logical join and findings, checked by hand."""
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 import bwprof.traces as traces
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
+from traces_common import DATA
 
 
 @pytest.mark.parametrize("name, category", [

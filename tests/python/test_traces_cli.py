@@ -12,7 +12,7 @@ import pytest
 from bwprof.traces import profilers
 from bwprof.traces.cli import register_cli
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
+from traces_common import DATA
 
 
 def cli(*argv):

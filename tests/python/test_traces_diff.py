@@ -15,10 +15,8 @@ import pytest
 import bwprof.traces as traces
 from bwprof.traces.cli import register_cli
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
-ROCPD = DATA / "rocpd_two_processes.db"
-NSYS = DATA / "nsys_export.sqlite"
-V3JSON = DATA / "rocprofv3_results.json"
+from traces_common import DATA, NSYS, ROCPD, V3JSON
+
 GEMM = "Cijk_Ailk_Bljk_HHS_BH_MT256x128x64_MI32x32x8x1"
 
 

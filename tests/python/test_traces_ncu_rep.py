@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,8 @@ import bwprof.traces as traces
 from bwprof.traces import TraceFormatError
 from bwprof.traces.formats import ncu_report
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
+from traces_common import DATA
+
 SAMPLE = DATA / "ncu_stream_h100.ncu-rep"
 SAMPLE_CSV = DATA / "ncu_stream_h100_raw.csv"
 

@@ -3,7 +3,6 @@
 import gzip
 import math
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -12,15 +11,11 @@ from bwprof.traces import TraceFormatError
 from bwprof.traces.names import short_kernel_name
 from bwprof.traces.units import parse_number, to_base, unit_scale
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
+from traces_common import DATA, assert_schema
 
 
 def read(name):
     return traces.read(DATA / name)
-
-
-def assert_schema(df):
-    assert list(df.columns[:len(traces.SCHEMA_COLUMNS)]) == traces.SCHEMA_COLUMNS
 
 
 # --- units --------------------------------------------------------------------------------

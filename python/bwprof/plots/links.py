@@ -142,7 +142,12 @@ def device_comparison(df: pd.DataFrame, path=None, value: str = "bandwidth_gbs")
     df = _frame(df, "device_comparison")
     if "device" not in df or df["device"].nunique() < 2:
         raise NoData("device_comparison: fewer than two devices")
+    missing = [c for c in (value, "kernel", "dtype") if c not in df]
+    if missing:
+        raise NoData(f"device_comparison: no {', '.join(missing)} column")
     rows = df.assign(v=_num(df[value]))
+    if rows["v"].isna().all():
+        raise NoData(f"device_comparison: no {value} values")
     key = rows["kernel"].astype(str) + " " + rows["dtype"].astype(str)
     table = rows.assign(key=key).groupby(["key", "device"], sort=False)["v"].median().unstack("device")
     devs = list(table.columns)

@@ -14,281 +14,26 @@ Rows with more fields than the header are errors unless ``ragged`` (ncu details 
 is a last row with fewer (a file cut mid-row).
 """
 
-import codecs
 import csv
-import gzip
 import io
 import math
-import re
 import warnings
-import zlib
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .csv_columns import (_BadValue, _Column, _is_numeric, _label_array, _numbers_or_text, _take,
+                          _to_float, _to_int)
+from .csv_source import (_HEADER_SCAN_LINES, _PREAMBLE_LINE, _Source, _body_offset, _find_header,
+                         _head_lines, _is_preamble, _split)
 from .errors import TraceFormatError
-from .table import _INT64_MAX, _INT64_MIN, _MISSING, Origin, _check_block, _check_file
-from .units import parse_number
+from .table import _MISSING, Origin
 
-# How far into a file to look for the header line: the ncu and nsys preambles are short.
-_HEADER_SCAN_LINES = 200
-# Bytes read at once while scanning a file, and rows parsed at once.
-_BLOCK = 1 << 24
+# Rows parsed at once.
 _CHUNK_ROWS = 250_000
 # Floats exactly as written: pandas before 3.0 parses them with a fast parser that can miss the
 # last digit; 3.0 round-trips by default and deprecates the option (as in results.py).
 _ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-
-
-# --------------------------------------------------------------------------------------------
-# Lines
-# --------------------------------------------------------------------------------------------
-
-def _is_preamble(line):
-    """Lines that tools print before (or between) CSV rows: ncu's ==PROF==, nsys's progress."""
-    s = line.strip()
-    return (not s or s.startswith("==") or s.startswith("Generating ") or s.startswith("Processing [")
-            or s.startswith("** ") or s.startswith("NOTICE:") or s.startswith("WARNING:"))
-
-
-# A line that starts like a tool message (see _is_preamble): one scan of the data, fast
-# because the pattern begins with a literal newline.
-_PREAMBLE_LINE = re.compile(rb"\n[ \t]*(?:==|Generating |Processing \[|\*\* |NOTICE:|WARNING:)")
-_NON_SPACE = re.compile(rb"\S")
-
-
-def _lines(text):
-    # Only real line breaks: kernel names never hold them, but may hold other odd characters.
-    return re.split(r"\r?\n", text)
-
-
-def _split(line):
-    try:
-        return next(csv.reader([line]))
-    except (csv.Error, StopIteration):
-        return []
-
-
-def _find_header(path, lines, is_header):
-    """Index of the first line whose fields satisfy ``is_header``, skipping tool preambles."""
-    first_content = None
-    for i, line in enumerate(lines[:_HEADER_SCAN_LINES]):
-        if _is_preamble(line):
-            continue
-        if first_content is None:
-            first_content = i
-        if is_header([f.strip() for f in _split(line)]):
-            return i
-    if first_content is None:
-        raise TraceFormatError(path, 1, "no CSV header found (only tool messages or blank lines)")
-    return None
-
-
-def _head_lines(data, count):
-    """The first ``count`` lines of ``data`` (bytes) as text, and where each next line starts."""
-    lines, starts, pos = [], [], 0
-    while len(lines) < count and pos < len(data):
-        end = data.find(b"\n", pos)
-        end = len(data) if end < 0 else end
-        lines.append(data[pos:end].rstrip(b"\r").decode("utf-8", errors="replace"))
-        pos = end + 1
-        starts.append(pos)
-    return lines, starts
-
-
-# --------------------------------------------------------------------------------------------
-# The source: a file (streamed, maybe gzip) or text given by the caller
-# --------------------------------------------------------------------------------------------
-
-class _Source:
-    """Where the CSV bytes come from; ``scan()`` checks them in one streamed pass."""
-
-    def __init__(self, path, text=None):
-        self.path = Path(path)
-        self.data = text.encode("utf-8") if text is not None else None
-        self.gzip = False
-        if self.data is None:
-            _check_file(self.path)
-            with open(self.path, "rb") as f:
-                self.gzip = f.read(2) == b"\x1f\x8b"
-
-    def open(self):
-        if self.data is not None:
-            return io.BytesIO(self.data)
-        if self.gzip:
-            return gzip.open(self.path, "rb")
-        return open(self.path, "rb")
-
-    def read_all(self):
-        if self.data is None:
-            with self.open() as f:
-                try:
-                    self.data = f.read()
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise TraceFormatError(self.path, None, f"truncated or corrupt gzip data ({exc})") from None
-            if self.data[:3] == b"\xef\xbb\xbf":
-                self.data = self.data[3:]
-        return self.data
-
-    def scan(self):
-        """Head bytes, newline count, the last line's bytes, whether a tool message follows
-        the first line; empty, binary (NUL) and non-UTF-8 data are errors at their line."""
-        head, tail, newlines, preamble = b"", b"", 0, False
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        try:
-            with self.open() as f:
-                first = True
-                while True:
-                    block = f.read(_BLOCK)
-                    if not block:
-                        break
-                    if first and block[:3] == b"\xef\xbb\xbf":
-                        block = block[3:]
-                    if first:
-                        head = block[:1 << 17]
-                        first = False
-                    _check_block(self.path, block, newlines, decoder, final=False)
-                    # Tool messages: ncu's "==PROF==" lines anywhere, the others (nsys's
-                    # progress, notices) only before the output, in the first block.
-                    if not preamble and (block.find(b"\n==") >= 0 or
-                                         (tail.endswith(b"\n") and block.startswith(b"==")) or
-                                         (newlines == 0 and _PREAMBLE_LINE.search(block) is not None)):
-                        preamble = True
-                    newlines += block.count(b"\n")
-                    tail = block[-(1 << 16):] if len(block) >= 1 << 16 else (tail + block)[-(1 << 16):]
-                _check_block(self.path, b"", newlines, decoder, final=True)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceFormatError(self.path, None, f"truncated or corrupt gzip data ({exc})") from None
-        if not head or not _NON_SPACE.search(head) and not _NON_SPACE.search(tail):
-            raise TraceFormatError(self.path, 1, "file is empty")
-        return head, tail, newlines, preamble
-
-
-# --------------------------------------------------------------------------------------------
-# Columns parsed a chunk at a time
-# --------------------------------------------------------------------------------------------
-
-class _BadValue(Exception):
-    """Text where a number belongs: row (position) and column, turned into a line later."""
-
-    def __init__(self, row, name, value, what):
-        super().__init__(name)
-        self.row, self.name, self.value, self.what = row, name, value, what
-
-
-class _Column:
-    """One column's values, appended chunk by chunk into arrays sized once."""
-
-    def __init__(self, kind, size):
-        self.kind, self.n = kind, 0
-        if kind == "int":
-            self.data = np.zeros(size, dtype=np.int64)
-            self.mask = np.ones(size, dtype=bool)
-            self.wide = None                # object values once a chunk held numbers beyond 64 bits
-        elif kind == "float":
-            self.data = np.full(size, np.nan)
-        elif kind == "text":
-            self.data = np.full(size, -1, dtype=np.int32)
-            self.index = {}
-        else:
-            self.pieces = []
-
-    def append(self, values, row0, name, exact):
-        """Append one chunk (a pandas Series); ``exact``: the chunk holds text for numbers."""
-        k = len(values)
-        end = self.n + k
-        if self.kind == "int":
-            if exact:
-                got = _to_int(values.to_numpy(dtype=object), row0, name)
-            else:
-                got = values.array
-            if isinstance(got, np.ndarray) or self.wide is not None:     # beyond 64 bits
-                if self.wide is None:
-                    self.wide = _int_objects(self.data[:self.n], self.mask[:self.n])
-                self.wide = np.concatenate([self.wide, got if isinstance(got, np.ndarray)
-                                            else _int_objects(got._data, got._mask)])
-            else:
-                self.data[self.n:end] = got._data
-                self.mask[self.n:end] = got._mask
-        elif self.kind == "float":
-            self.data[self.n:end] = _to_float(values.to_numpy(dtype=object), row0, name) if exact \
-                else values.to_numpy(dtype=np.float64)
-        elif self.kind == "text":
-            cats = values.cat.categories
-            table = np.array([self.index.setdefault(str(c), len(self.index)) for c in cats] + [-1],
-                             dtype=np.int32)
-            codes = values.cat.codes.to_numpy()
-            self.data[self.n:end] = table[np.where(codes < 0, len(cats), codes)]
-        else:
-            self.pieces.append(values.to_numpy(dtype=object))
-        self.n = end
-
-    def finish(self):
-        n = self.n
-        if self.kind == "int":
-            if self.wide is not None:
-                return self.wide
-            return pd.arrays.IntegerArray(self.data[:n], self.mask[:n])
-        if self.kind == "float":
-            return self.data[:n]
-        if self.kind == "text":
-            return pd.Categorical.from_codes(self.data[:n], categories=pd.Index(list(self.index), dtype=object))
-        out = np.concatenate(self.pieces) if self.pieces else np.zeros(0, dtype=object)
-        missing = pd.isna(out)
-        if missing.any():                   # fields a short (ragged) row lacks
-            out[missing] = ""
-        return out
-
-
-def _int_objects(data, mask):
-    out = data.astype(object)
-    out[mask] = None
-    return out
-
-
-def _to_float(strings, row0, name):
-    """Text -> float64: thousands separators, "n/a", percentages as units.parse_number reads
-    them; other text raises _BadValue. Each distinct text is parsed once."""
-    codes, uniques = pd.factorize(pd.Series(strings, dtype=object))
-    values = np.empty(len(uniques) + 1, dtype=np.float64)
-    values[-1] = np.nan
-    for k, text in enumerate(uniques):
-        v = parse_number(text)
-        if v is None:
-            raise _BadValue(row0 + int(np.flatnonzero(codes == k)[0]), name, text, "a number")
-        values[k] = v
-    return values[np.where(codes < 0, len(uniques), codes)]
-
-
-def _to_int(strings, row0, name):
-    """Text -> exact integers (Int64 array); numbers beyond 64 bits or infinite are kept as
-    Python numbers in an object array, for the frame builder to report as invalid rows; other
-    text raises _BadValue."""
-    codes, uniques = pd.factorize(pd.Series(strings, dtype=object))
-    values = [None] * len(uniques)
-    wide = False
-    for k, text in enumerate(uniques):
-        s = str(text).strip().replace(",", "")
-        if s in _MISSING:
-            continue
-        try:
-            v = int(s)
-        except ValueError:
-            f = parse_number(s)
-            if f is None or math.isnan(f):
-                raise _BadValue(row0 + int(np.flatnonzero(codes == k)[0]), name, text,
-                                "an integer") from None
-            v = int(round(f)) if math.isfinite(f) else f
-        if not isinstance(v, int) or not _INT64_MIN <= v <= _INT64_MAX:
-            wide = True
-        values[k] = v
-    idx = np.where(codes < 0, len(uniques), codes)
-    if wide:
-        return np.array(values + [None], dtype=object)[idx]
-    data = np.array([0 if v is None else v for v in values] + [0], dtype=np.int64)
-    mask = np.array([v is None for v in values] + [True], dtype=bool)
-    return pd.arrays.IntegerArray(data[idx], mask[idx])
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,53 +207,6 @@ class _Table:
         return self.converted[key]
 
 
-def _is_numeric(values):
-    """An object array of numbers (an int column with values beyond 64 bits), not of text."""
-    return isinstance(values, np.ndarray) and values.dtype == object and len(values) > 0 and \
-        not any(isinstance(v, str) for v in values[:64])
-
-
-def _take(values, rows):
-    if isinstance(values, (pd.api.extensions.ExtensionArray, pd.Categorical)):
-        return values.take(rows)
-    return np.asarray(values)[rows]
-
-
-def _label(text):
-    s = str(text).strip()
-    if s.endswith(".0") and s[:-2].isdigit():
-        s = s[:-2]
-    return s or None
-
-
-def _label_array(codes, uniques):
-    table = np.array([_label(u) for u in uniques] + [None], dtype=object)
-    return table[np.where(codes < 0, len(uniques), codes)]
-
-
-def _text(values):
-    """Identifiers (agent, stream) as strings: "2", "Agent 4", "GPU 3" stay recognisable."""
-    if values is None:
-        return None
-    codes, uniques = pd.factorize(pd.Series(
-        ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values],
-        dtype=object))
-    return _label_array(codes.astype(np.int64), list(uniques))
-
-
-def _numbers_or_text(strings):
-    """Text -> float64 array when every value is a number (or blank), else None."""
-    codes, uniques = pd.factorize(pd.Series(strings, dtype=object))
-    values = np.empty(len(uniques) + 1, dtype=np.float64)
-    values[-1] = np.nan
-    for k, text in enumerate(uniques):
-        v = parse_number(text)
-        if v is None:
-            return None
-        values[k] = v
-    return values[np.where(codes < 0, len(uniques), codes)]
-
-
 def _numeric_extras(table, skip):
     """Every column not in ``skip`` as a float column (counters); non-numeric ones as text."""
     skip = {s.lower() for s in skip}
@@ -522,38 +220,9 @@ def _numeric_extras(table, skip):
     return extras
 
 
-def _ceil_div(num, den):
-    """Workgroups from work-items: rocprof's grid sizes count work-items, the schema blocks.
-    Exact in integers for Int64 columns; NA where the work-group size is 0 or unknown."""
-    if num is None or den is None:
-        return None
-    if isinstance(num, pd.arrays.IntegerArray) and isinstance(den, pd.arrays.IntegerArray):
-        n, d = num._data, den._data
-        ok = ~num._mask & ~den._mask & (d > 0)
-        out = np.zeros(len(n), dtype=np.int64)
-        np.floor_divide(n + d - 1, np.where(ok, d, 1), out=out, where=ok)
-        return pd.arrays.IntegerArray(out, ~ok)
-    num = np.asarray(num, dtype="float64")
-    den = np.asarray(den, dtype="float64")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(den > 0, np.ceil(num / den), np.nan)
-    return out
-
-
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
-
-def _body_offset(data, header_line):
-    """Byte offset of the line after line ``header_line`` (1-based)."""
-    pos = 0
-    for _ in range(header_line):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            return len(data)
-        pos = nl + 1
-    return pos
-
 
 def _kinds_of(header, kinds):
     """Per header position: "int", "float", "text" (a categorical), "object" (raw text), or None

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from .errors import TraceFormatError
 from .sqlitedb import Database, is_sqlite
-from .csv_table import _find_header, _is_preamble, _lines, _split
-from .table import _read_head
+from .csv_source import _find_header, _is_preamble, _lines, _split
+from .source import _read_head
 
 # Files read_dir() looks at: the text formats, then databases and reports.
 SUFFIXES = (".csv", ".json", ".json.gz", ".txt",

@@ -1,7 +1,8 @@
-"""The layer every trace reader stands on: a profiler file's bytes and text (gzip, encodings,
-binary junk caught with its line), JSON, and the ONE builder of frames in the kernel-trace
-schema (``schema_frame``), which is also where every row's duration and timestamps are checked.
-CSV tables are read by csv_table.py over this layer; databases by sqlitedb.py.
+"""The layer every trace reader stands on: the kernel-trace schema, the drop_invalid option, and
+the ONE builder of frames in that schema (``schema_frame``), which is also where every row's
+duration and timestamps are checked. A file's bytes, text and JSON come from source.py; CSV
+tables are read by csv_table.py (its bytes and lines in csv_source.py, its typed columns in
+csv_columns.py); databases by sqlitedb.py.
 
 Malformed input becomes a TraceFormatError naming the file and the line. Rows whose duration
 cannot be right (negative, empty, infinite) or whose timestamps do not fit 64-bit nanoseconds
@@ -12,20 +13,15 @@ Short names are made once per distinct kernel name; a categorical kernel_name (c
 is never expanded to one Python string per row before that.
 """
 
-import codecs
 import contextvars
 import functools
-import gzip
-import json
 import math
 import warnings
-import zlib
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
+from .errors import InvalidRowsError, InvalidRowsWarning
 from .names import short_kernel_name
 
 # Column order and dtypes of the kernel-trace schema (docs/traces.md describes each).
@@ -48,7 +44,6 @@ SCHEMA = {
 }
 SCHEMA_COLUMNS = list(SCHEMA)
 
-_HEAD_BYTES = 1 << 17
 # Spellings of "no value" in profiler CSVs (units.parse_number reads the same as NaN).
 _MISSING = ["", "n/a", "N/A", "na", "NA", "nan", "NaN", "-", "--", "(null)", "None"]
 _INT64_MAX = 2 ** 63 - 1
@@ -86,111 +81,6 @@ def reader(fn):
         finally:
             _DROP_INVALID.reset(token)
     return wrapped
-
-
-# --------------------------------------------------------------------------------------------
-# Reading bytes and text
-# --------------------------------------------------------------------------------------------
-
-def _check_file(path):
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    if path.is_dir():
-        raise TraceFormatError(path, None, "is a directory, not a profiler output file")
-    return path
-
-
-def _check_block(path, block, line0=0, decoder=None, final=True):
-    """Binary data (a NUL byte, bytes that are not UTF-8) in ``block`` is a TraceFormatError at
-    its line (``line0`` lines come before the block). A file checked a block at a time passes
-    one incremental ``decoder`` with ``final=False``, then b"" with ``final=True``."""
-    nul = block.find(b"\x00")
-    if nul >= 0:
-        raise TraceFormatError(path, line0 + block.count(b"\n", 0, nul) + 1,
-                               "binary data (NUL byte); expected a CSV or JSON text file")
-    decoder = decoder or codecs.getincrementaldecoder("utf-8")()
-    pending = decoder.getstate()[0]
-    if pending or not block.isascii():
-        try:
-            decoder.decode(block, final=final)
-        except UnicodeDecodeError as exc:
-            # The decoder's position counts the bytes it held back from the block before.
-            pos = max(exc.start - len(pending), 0)
-            raise TraceFormatError(path, line0 + block.count(b"\n", 0, pos) + 1,
-                                   "binary data (not UTF-8 text); expected CSV or JSON") from None
-
-
-def _check_bytes(path, data, complete=True):
-    """Empty data, and binary data as _check_block says; ``complete`` False for the head of a
-    file, which may end inside a character."""
-    if not data or data.isspace():
-        if complete:
-            raise TraceFormatError(path, 1, "file is empty")
-        return
-    _check_block(path, data, final=complete)
-
-
-def _read_bytes(path):
-    """The file's bytes (gunzipped, UTF-8 byte order mark removed), checked by _check_bytes."""
-    path = _check_file(path)
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":                 # PyTorch writes .json.gz traces
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceFormatError(path, None, f"truncated or corrupt gzip data ({exc})") from None
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    _check_bytes(path, data)
-    return data
-
-
-def _read_text(path):
-    """The file's text; binary or undecodable content is a TraceFormatError at its line."""
-    return _read_bytes(path).decode("utf-8")
-
-
-def _read_head(path, limit=_HEAD_BYTES):
-    """The first ``limit`` bytes of the file's text (enough to detect its format), checked as
-    _read_text checks the whole file; a cut last line is left out."""
-    path = _check_file(path)
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-        if data[:2] == b"\x1f\x8b":
-            f.seek(0)
-            try:
-                with gzip.open(f) as g:
-                    data = g.read(limit + 1)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise TraceFormatError(path, None, f"truncated or corrupt gzip data ({exc})") from None
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    complete = len(data) <= limit
-    if not complete:
-        cut = data.rfind(b"\n", 0, limit)
-        data = data[:cut + 1] if cut >= 0 else data[:limit]
-        if data.isspace():
-            return data.decode("ascii")             # only blank lines so far: let the reader see
-    _check_bytes(path, data, complete=complete)
-    return data.decode("utf-8", errors="ignore" if not complete else "strict")
-
-
-def _read_json(path, text=None):
-    """The file's JSON document; malformed JSON is a TraceFormatError at its line, JSON nested
-    too deeply for the parser one that says so."""
-    data = _read_bytes(path) if text is None else text
-    try:
-        return json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(path, exc.lineno,
-                               f"malformed JSON ({exc.msg}, column {exc.colno})") from None
-    except RecursionError:
-        raise TraceFormatError(path, None, "JSON nested too deeply to read (thousands of levels "
-                                           "of arrays or objects): not a profiler trace") from None
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(path, None, f"binary data (not UTF-8 text) ({exc})") from None
-
 
 # --------------------------------------------------------------------------------------------
 # Building schema frames, and checking every row's duration and timestamps

@@ -7,8 +7,10 @@ import pandas as pd
 
 from ..detect import _detect_from_text
 from ..errors import TraceFormatError
-from ..csv_table import _numbers_or_text, _read_csv, _text
-from ..table import _read_text, reader, schema_frame
+from ..csv_columns import _numbers_or_text, _text
+from ..csv_table import _read_csv
+from ..source import _read_text
+from ..table import reader, schema_frame
 from ..units import parse_number, to_base, unit_scale
 
 # Columns that describe the whole device rather than the launch; left out to keep frames small

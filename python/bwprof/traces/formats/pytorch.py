@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from ..errors import TraceFormatError
-from ..csv_table import _text
-from ..table import Note, Origin, _as_float, _read_json, reader, schema_frame
+from ..csv_columns import _text
+from ..source import _read_json
+from ..table import Note, Origin, _as_float, reader, schema_frame
 
 # Event categories that are GPU work; copies and fills count as GPU time too.
 _TORCH_GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}

@@ -3,7 +3,8 @@ rocprofv3 kept."""
 
 import numpy as np
 
-from ..csv_table import _ceil_div, _numeric_extras, _read_csv
+from ..csv_columns import _ceil_div
+from ..csv_table import _numeric_extras, _read_csv
 from ..table import reader, schema_frame
 
 _ROCPROF_KNOWN = ["Index", "KernelName", "gpu-id", "queue-id", "queue-index", "pid", "tid", "grd",

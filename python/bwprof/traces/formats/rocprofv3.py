@@ -5,7 +5,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..csv_table import _ceil_div, _read_csv
+from ..csv_columns import _ceil_div
+from ..csv_table import _read_csv
 from ..table import reader, schema_frame
 from ..units import parse_number
 from .rocprof import _read_kernel_stats

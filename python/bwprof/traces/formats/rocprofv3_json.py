@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from ..errors import TraceFormatError
-from ..table import SCHEMA, Origin, _as_float, _read_json, empty_frame, reader, schema_frame
+from ..source import _read_json
+from ..table import SCHEMA, Origin, _as_float, empty_frame, reader, schema_frame
 from .rocpd import copy_name
 
 TOOL = "rocprofv3"

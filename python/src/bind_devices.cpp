@@ -1,0 +1,146 @@
+// bwprof._core: the devices, their properties, and their measured peaks (with the size curve).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <limits>
+#include <vector>
+
+#include "bindings.hpp"
+#include "bwprof/api.hpp"
+#include "bwprof/size_curve.hpp"
+
+namespace py = pybind11;
+using namespace bwprof;
+
+namespace bwprof_python {
+
+namespace {
+
+py::dict device_dict(const DeviceInfo& i) {
+  py::dict d;
+  d["id"] = i.id;
+  d["kind"] = i.kind;
+  d["name"] = i.name;
+  d["vendor"] = i.vendor;
+  d["arch"] = i.arch;
+  d["backend"] = i.backend;
+  d["compute_units"] = i.compute_units;
+  d["clock_mhz"] = i.clock_mhz;
+  d["memory_clock_mhz"] = i.memory_clock_mhz;
+  d["memory_bus_bits"] = i.memory_bus_bits;
+  d["memory_bytes"] = i.memory_bytes;
+  d["cache_bytes"] = i.cache_bytes;
+  d["bandwidth_theoretical_gbs"] = i.bandwidth_theoretical_gbs;
+  d["fp32_gflops_theoretical"] = i.fp32_gflops_theoretical;
+  d["fp16_gflops_theoretical"] = i.fp16_gflops_theoretical;
+  d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  // BF16 runs at FP16's rates on every GPU the architecture table knows (vector and matrix units).
+  d["bf16_gflops_theoretical"] = i.fp16_gflops_theoretical;
+  const auto bf = i.matrix_gflops_theoretical.find("bf16");
+  d["bf16_matrix_gflops_theoretical"] =
+      bf != i.matrix_gflops_theoretical.end() ? bf->second : i.fp16_matrix_gflops_theoretical;
+  d["pci_bus_id"] = i.pci_bus_id;
+  d["host_link"] = i.host_link.name;
+  d["host_link_kind"] = i.host_link.kind;
+  d["host_link_gbs"] = i.host_link.gbs;
+  d["matrix_gflops_theoretical"] = i.matrix_gflops_theoretical;
+  d["vector_gflops_theoretical"] = i.vector_gflops_theoretical;
+  d["l1_cache_bytes"] = i.l1_cache_bytes;
+  d["l2_cache_bytes"] = i.l2_cache_bytes;
+  return d;
+}
+
+// The size-aware memory ceiling: its fit and every measured point (NaN fit when unknown).
+py::dict size_curve_dict(const SizeCurve& c) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  py::dict d;
+  d["t0_us"] = c.known() ? c.t0_us : nan;
+  d["bandwidth_gbs"] = c.known() ? c.bandwidth_gbs : nan;
+  d["residual_pct"] = c.known() ? c.residual_pct : nan;
+  d["fitted_points"] = c.fitted_points;
+  py::list pts;
+  for (const SizePoint& p : c.points) {
+    py::dict x;
+    x["kernel"] = p.kernel;
+    x["bytes"] = p.bytes;
+    x["time_us"] = p.time_us;
+    x["bandwidth_gbs"] = p.bytes / p.time_us / 1e3;
+    pts.append(x);
+  }
+  d["points"] = pts;
+  return d;
+}
+
+py::dict peaks_dict(const Peaks& p) {
+  py::dict d;
+  d["bandwidth_gbs"] = p.bandwidth_gbs;
+  d["bandwidth_source"] = p.bandwidth_source;
+  d["bandwidth_theoretical_gbs"] = p.bandwidth_theoretical_gbs;
+  d["gflops"] = p.gflops;
+  d["compute_source"] = p.compute_source;
+  d["gflops_theoretical"] = p.gflops_theoretical;
+  d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
+  d["size_curve"] = size_curve_dict(p.size_curve);
+  d["matrix_gflops"] = p.matrix_gflops;
+  d["matrix_gflops_theoretical"] = p.matrix_gflops_theoretical;
+  d["matrix_source"] = p.matrix_source;
+  d["l2_gbs"] = p.l2_gbs;
+  d["l1_gbs"] = p.l1_gbs;
+  d["cache_source"] = p.cache_source;
+  // Every roof the device has, whatever the dtype: {"matrix": {type: {...}}, "vector": ...}.
+  auto compute = [](const std::map<std::string, ComputePeak>& m) {
+    py::dict out;
+    for (auto& kv : m) {
+      py::dict c;
+      c["gflops"] = kv.second.gflops;
+      c["gflops_theoretical"] = kv.second.gflops_theoretical;
+      c["source"] = kv.second.source;
+      out[py::str(kv.first)] = c;
+    }
+    return out;
+  };
+  d["matrix"] = compute(p.matrix);
+  d["vector"] = compute(p.vector);
+  py::dict levels;
+  for (auto& kv : p.levels) {
+    py::dict l;
+    l["read_gbs"] = kv.second.read_gbs;
+    l["rw_gbs"] = kv.second.rw_gbs;
+    l["working_set_bytes"] = kv.second.working_set_bytes;
+    l["source"] = kv.second.source;
+    levels[py::str(kv.first)] = l;
+  }
+  d["levels"] = levels;
+  return d;
+}
+
+}  // namespace
+
+void bind_devices(py::module_& m) {
+  m.def("devices", [] {
+    py::list out;
+    for (auto& d : list_devices()) out.append(device_dict(d));
+    return out;
+  }, "Every device this build can use (GPUs first, the CPU last).");
+  m.def("device_info", [](const std::string& id) { return device_dict(backend_for(id).info()); }, py::arg("device"));
+  m.def("peaks", [](const std::string& id, const std::string& dtype, bool refresh) {
+    backend_for(id);  // an unknown device or dtype fails before the GIL is released
+    parse_dtype(dtype);
+    Peaks p;
+    {
+      py::gil_scoped_release nogil;
+      p = peaks(id, dtype, refresh);
+    }
+    return peaks_dict(p);
+  }, py::arg("device"), py::arg("dtype") = "fp32", py::arg("refresh") = false);
+  m.def("fit_size_curve", [](const std::vector<py::dict>& points) {
+    std::vector<SizePoint> pts;
+    for (const py::dict& d : points)
+      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us")});
+    return size_curve_dict(fit_size_curve(pts));
+  }, py::arg("points"),
+     "The size-aware ceiling's fit t(B) = t0 + B / BW of points (dicts of kernel, bytes, time_us), as "
+     "bwprof.peaks()['size_curve'] gives it.");
+}
+
+}  // namespace bwprof_python
