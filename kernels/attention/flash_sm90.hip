@@ -194,14 +194,21 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
             tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
           }
         } else {  // whole pages of block_size rows; past the sequence's last page, that page again
-          const int bs = a.block_size;
-          for (int pg = 0; pg < BC / bs; ++pg) {
-            const int idx = min((kt * BC) / bs + pg, a.blocks_per_seq - 1);
-            const int row = (a.table[b * a.blocks_per_seq + idx] * a.kv_heads + kvh) * bs;
+          // The tile's block-table entries first, all loads in flight at once, then the copies.
+          constexpr int kMaxPages = BC / 8;
+          const int bs = a.block_size, pages = BC / bs;
+          int row[kMaxPages];
+#pragma unroll
+          for (int pg = 0; pg < kMaxPages; ++pg)
+            if (pg < pages) row[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
+#pragma unroll
+          for (int pg = 0; pg < kMaxPages; ++pg) {
+            if (pg >= pages) break;
+            const int r = (row[pg] * a.kv_heads + kvh) * bs;
 #pragma unroll
             for (int j = 0; j < DP / 64; ++j) {
-              tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, row, full + 8 * s);
-              tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, row, full + 8 * s);
+              tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
+              tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
             }
           }
         }
