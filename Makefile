@@ -179,11 +179,12 @@ gpu-tools-check: gpu-build
 	-bash benchmarks/regression_check.sh $(OUT)/regress 2>&1 | tee $(OUT)/regress.log
 
 # Refresh the notebooks' outputs on the GPU machine: nbclient and ipykernel travel as wheels in .whl
-# (see the device notes), installed into /tmp/site for this call only.
+# (see the device notes), installed into /tmp/site for this call only. NOTEBOOKS="06_model.ipynb ..."
+# executes only those (default: every notebook).
 gpu-notebooks: gpu-build
 	mkdir -p $(OUT)/notebooks
 	$(PYTHON) -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-	PYTHONPATH=/tmp/site:$(CURDIR)/python $(PYTHON) notebooks/execute.py $(OUT)/notebooks
+	PYTHONPATH=/tmp/site:$(CURDIR)/python $(PYTHON) notebooks/execute.py $(OUT)/notebooks $(NOTEBOOKS)
 
 # The compute kernels (GEMM, QKV, flash attention): GPU tests, one pass of the small cases under
 # compute-sanitizer memcheck, then the benchmark beside PyTorch.
@@ -436,3 +437,22 @@ gpu-links-multi: gpu-build
 	  --quick --out $(OUT)/multi/ranks > $(OUT)/multi/ranks.log 2>&1; echo "torchrun bwprof exit $$?"; \
 	  ls $(OUT)/multi/ranks; tail -n 4 $(OUT)/multi/ranks.log
 	tar -czf $(OUT)/multi.tar.gz -C $(OUT) multi && rm -rf $(OUT)/multi
+
+# Issue #15 on the GPU machine: the model tests (CPU and GPU), then benchmarks/model_peer.py: the
+# encoder (separate and fused forms, 256 positions) and the decode step (FT-054 and 8B-class, FP16 and
+# Q4_0 weights, batch 1, KV 1024) with bwprof, each beside the same step built from torch ops in a
+# CUDA graph. $(OUT): model_peer.log (every report and the side-by-side table), pytest_model.log, the
+# encoder's and the 8B Q4_0 step's charts, model_runs.tgz (every run folder).
+MODEL_RUNS ?= /tmp/bwprof-model-runs
+.PHONY: gpu-model
+gpu-model: gpu-build
+	rm -rf $(MODEL_RUNS) && mkdir -p $(OUT) $(MODEL_RUNS)
+	-timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/python/test_model.py \
+	  tests/python/test_gpu_model.py > $(OUT)/pytest_model.log 2>&1; echo "pytest exit $$?"; tail -n 6 $(OUT)/pytest_model.log
+	-PYTHONUNBUFFERED=1 timeout 300 $(PYTHON) benchmarks/model_peer.py --out $(MODEL_RUNS) > $(OUT)/model_peer.log 2>&1; \
+	  echo "model_peer exit $$?"; grep -A16 "^bwprof beside PyTorch" $(OUT)/model_peer.log
+	-enc=$$(ls -d $(MODEL_RUNS)/*-encoder | head -n 1); q8=$$(ls -d $(MODEL_RUNS)/*-decode-8b-q4_0 | head -n 1); \
+	  cp $$enc/model_breakdown.png $(OUT)/encoder_breakdown.png; cp $$enc/model_whatif.png $(OUT)/encoder_whatif.png; \
+	  cp $$q8/model_breakdown.png $(OUT)/decode_8b_q4_0_breakdown.png; true
+	-tar -czf $(OUT)/model_runs.tgz -C $(MODEL_RUNS) .
+	ls $(OUT)

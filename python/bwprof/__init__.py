@@ -7,6 +7,7 @@ Quick use::
     m = bwprof.measure("gemm", dtype="fp16", M=128, N=4864, K=896)
     print(m.to_dict()["bandwidth_gbs"])
     u = bwprof.profile(numpy.add, a, b)         # your own code, the same row
+    r = bwprof.model("decode", quick=True)      # where a model's time goes (docs/model.md)
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
@@ -17,6 +18,7 @@ from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
 from .usercode import profile, sweep
+from .workloads import Fusion, Op, Workload, model, workload
 
 # Subpackages that are reached as attributes (bwprof.plots.roofline(...)) but imported only when
 # first used, so that `import bwprof` and the commands that draw nothing never load matplotlib.
@@ -35,4 +37,5 @@ __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",
     "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "run_suite", "save_run", "sweep",
+    "Fusion", "Op", "Workload", "model", "workload",
 ]

@@ -210,7 +210,8 @@ def _extension_registrars():
     regs = []
     for mod, attr in (("bwprof.links_cli", "register_cli"), ("bwprof.baseline", "register_cli"),
                       ("bwprof.traces.cli", "register_cli"),
-                      ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli")):
+                      ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli"),
+                      ("bwprof.workloads.cli", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])
         except ImportError as e:

@@ -26,5 +26,6 @@ void bind_devices(pybind11::module_& m);    // devices, device_info, peaks, fit_
 void bind_links(pybind11::module_& m);      // peer_links, the collective library and jobs
 void bind_occupancy(pybind11::module_& m);  // occupancy, occupancy_archs
 void bind_roofline(pybind11::module_& m);   // grade, judge, judge_row
+void bind_model(pybind11::module_& m);      // plan_step, time_step (a workload's step)
 
 }  // namespace bwprof_python

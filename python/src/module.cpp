@@ -56,4 +56,5 @@ PYBIND11_MODULE(_core, m) {
   bwprof_python::bind_links(m);
   bwprof_python::bind_occupancy(m);
   bwprof_python::bind_roofline(m);
+  bwprof_python::bind_model(m);
 }

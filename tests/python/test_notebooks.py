@@ -15,10 +15,10 @@ NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
 CELL_TIMEOUT_S = 120
 
 
-def test_the_five_notebooks_are_there():
+def test_the_six_notebooks_are_there():
     assert [os.path.basename(p) for p in NOTEBOOKS] == [
         "01_quickstart.ipynb", "02_fp32_vs_fp16.ipynb", "03_roofline.ipynb", "04_trace_breakdown.ipynb",
-        "05_profile_your_code.ipynb"]
+        "05_profile_your_code.ipynb", "06_model.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -37,5 +37,5 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     assert not errors
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if "image/png" in o.get("data", {})]
-    if "quickstart" not in path:  # the other three each show at least one chart
+    if "quickstart" not in path:  # the others each show at least one chart
         assert images, f"{os.path.basename(path)} drew no chart"

@@ -13,6 +13,7 @@
 #include "bwprof/backend.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/stats.hpp"
+#include "api/stream_scope.hpp"
 
 namespace bwprof {
 
@@ -55,29 +56,6 @@ class NoWork final : public KernelInstance {
  private:
   const BufferList& buffers_;
   bool named_;
-};
-
-// Points the backend's timing at a stream and a hold for one measurement, and back afterwards
-// (also when the user's code throws).
-class StreamScope {
- public:
-  StreamScope(Backend& b, void* stream, const std::string& hold) : b_(b), saved_hold_(b.stream_hold()) {
-    b_.set_timing_stream(stream);
-    if (!hold.empty() && !saved_hold_.empty()) b_.set_stream_hold(hold);
-  }
-  ~StreamScope() {
-    try {
-      if (!saved_hold_.empty()) b_.set_stream_hold(saved_hold_);
-    } catch (...) {
-    }
-    b_.reset_timing_stream();
-  }
-  StreamScope(const StreamScope&) = delete;
-  StreamScope& operator=(const StreamScope&) = delete;
-
- private:
-  Backend& b_;
-  std::string saved_hold_;
 };
 
 double median_of(std::vector<double> v) { return v.empty() ? 0.0 : summarize(std::move(v)).median; }
