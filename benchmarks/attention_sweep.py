@@ -7,8 +7,9 @@ peer_timing.py: the L2 flushed before every run, events around the work, the med
 bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every point. Beside the
 kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
 prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
-instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0); decode the mma.sync kernel and the
-vector-unit rows kernel. Paged points compare a paged read with SDPA's contiguous one.
+instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0) and at head dims 80 and 96 with P.V
+as narrow as the head (BWPROF_ATTN_PV_NARROW=1); decode the mma.sync kernel and the vector-unit
+rows kernel. Paged points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
 """
@@ -127,7 +128,8 @@ def sdpa_kernels(p, dtype):
 # The other kernels timed at each point: (column, environment).
 CANDIDATES = {
     "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}),
-                ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"})],
+                ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}),
+                ("narrow", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "1"})],  # head dims 80, 96
     "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}), ("rows", {"BWPROF_ATTN_KERNEL": "rows"})],
 }
 
@@ -183,6 +185,8 @@ def main(argv=None) -> int:
             row["failed"] = f"{type(e).__name__}: {e}"
         if "failed" not in row and not args.no_candidates:
             for col, env in CANDIDATES[kind]:
+                if col == "narrow" and p["head_dim"] not in (80, 96):
+                    continue
                 try:
                     c = measure_us(variant, dtype, p, args.repeats, env)
                     row[f"{col}_us"] = c["time_median_us"] if c["verified"] else float("nan")
@@ -234,6 +238,9 @@ def main(argv=None) -> int:
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
     print("other us: prefill the Hopper kernel with a block per tile (BWPROF_ATTN_PERSIST=0), decode the rows "
           "kernel; nan: wrong or failed", flush=True)
+    for r in rows:
+        if "narrow_us" in r:
+            print(f"  P.V as narrow as the head: {r['name']}: {r['narrow_us']:.1f} us (default {r['us']:.1f} us)")
     if args.csv:
         write_csv(args.csv, rows)
     return 0 if ratios or args.no_torch else 1

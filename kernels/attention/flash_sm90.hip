@@ -17,8 +17,8 @@
 //   the matrix units work on the other; the stage goes back through its `empty` mbarrier and the
 //   Q slot through `qempty` after the tile's last Q.K^T.
 //   Head dims 80 and 96 are held 128 wide in shared memory (the copy engine fills the columns past
-//   the head with zeros) but computed 80 and 96 deep and wide (DK). Tiles past a row tile's last
-//   visible key are not loaded.
+//   the head with zeros); Q.K^T runs 80 and 96 deep (DK), P.V 128 wide (DN; 80 and 96 on request).
+//   Tiles past a row tile's last visible key are not loaded.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <algorithm>
@@ -133,7 +133,7 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
 #endif
 }
 
-template <class T, int DP, int DK, bool PAGED>
+template <class T, int DP, int DK, int DN, bool PAGED>
 __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
     bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                                 const __grid_constant__ CUtensorMap tmV, const Sm90Args a) {
@@ -236,9 +236,9 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
     const int r0 = w.q0 + c * 64 + 16 * w4 + l / 4;  // this thread's rows: r0 and r0 + 8
     const int row_first = w.q0 + c * 64;
     const unsigned qa0 = q_s + qs * C::kQBytes + c * 64 * 128;
-    float o[DK / 2];
+    float o[DN / 2];
 #pragma unroll
-    for (int x = 0; x < DK / 2; ++x) o[x] = 0.f;
+    for (int x = 0; x < DN / 2; ++x) o[x] = 0.f;
     float m[2] = {-INFINITY, -INFINITY}, lsum[2] = {0.f, 0.f}, corr[2];
     float sc[BC / 2];
     unsigned pa[BC / 16][4];
@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
     auto pv = [&](int st) {  // O += P.V of stage st, issued (not waited for)
 #pragma unroll
       for (int kc = 0; kc < BC / 16; ++kc)  // 16 keys each: 16 rows of V's 128-byte boxes
-        wgmma_rs<DK, kBf16>(o, pa[kc], wgmma_desc(v_s + st * C::kKvBytes + kc * 16 * 128, BC * 128, 1024));
+        wgmma_rs<DN, kBf16>(o, pa[kc], wgmma_desc(v_s + st * C::kKvBytes + kc * 16 * 128, BC * 128, 1024));
     };
     auto edge = [&](int kt0) { return kt0 + BC > a.seq_kv || (a.causal && kt0 + BC - 1 > row_first + a.seq_kv - a.seq_q); };
     auto release = [&](unsigned bar) {  // this warp is done with what `bar` guards
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
     // The first key tile's scores.
     int s = it % ST;
     mbar_wait(full + 8 * s, (it / ST) & 1);
-    fence_regs<DK / 2>(o);
+    fence_regs<DN / 2>(o);
     fence_regs<BC / 2>(sc);
     wgmma_fence();
     qk(s);
@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
       const int s1 = (it + 1) % ST;
       mbar_wait(full + 8 * s1, ((it + 1) / ST) & 1);
       fence_regs<BC / 2>(sc);
-      fence_regs<DK / 2>(o);
+      fence_regs<DN / 2>(o);
       wgmma_fence();
       qk(s1);
       wgmma_commit();
@@ -295,20 +295,20 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
       if (kt + 2 == w.ntiles) release(qempty + 8 * qs);
       sm90_softmax<BC>(sc, m, lsum, corr, (kt + 1) * BC, r0, tq, edge((kt + 1) * BC), a);
       wgmma_wait<0>();
-      fence_regs<DK / 2>(o);
+      fence_regs<DN / 2>(o);
       release(empty + 8 * s);
 #pragma unroll
-      for (int x = 0; x < DK / 8; ++x)
+      for (int x = 0; x < DN / 8; ++x)
         o[4 * x] *= corr[0], o[4 * x + 1] *= corr[0], o[4 * x + 2] *= corr[1], o[4 * x + 3] *= corr[1];
       to_pa();
     }
     s = it % ST;  // the last key tile's P.V
-    fence_regs<DK / 2>(o);
+    fence_regs<DN / 2>(o);
     wgmma_fence();
     pv(s);
     wgmma_commit();
     wgmma_wait<0>();
-    fence_regs<DK / 2>(o);
+    fence_regs<DN / 2>(o);
     release(empty + 8 * s);
     ++it;
     // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e.
@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
       const float inv = lt > 0.f ? 1.f / lt : 0.f;
       T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + row) * a.D;
 #pragma unroll
-      for (int x = 0; x < DK / 8; ++x) {
+      for (int x = 0; x < DN / 8; ++x) {
         const int col = 8 * x + 2 * tq;
         if (col < a.D) *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
       }
@@ -350,6 +350,7 @@ class FlashSm90Impl final : public FlashSm90 {
     // block per tile instead (a knob for benchmarks).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
+    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "1") narrow_ = true;
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
@@ -358,24 +359,26 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources dispatch(const Launch& l, bool launch) {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
   }
+  // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 128 wide, or with BWPROF_ATTN_PV_NARROW=1 80 (96)
+  // wide (an N that ends inside the second 64-column swizzle group of V).
   template <class T>
   Resources by_dim(const Launch& l, bool launch) {
     switch (l.D) {
-      case 64: return by_paged<T, 64, 64>(l, launch);
-      case 80: return by_paged<T, 128, 80>(l, launch);
-      case 96: return by_paged<T, 128, 96>(l, launch);
-      case 128: return by_paged<T, 128, 128>(l, launch);
-      default: return by_paged<T, 256, 256>(l, launch);
+      case 64: return by_paged<T, 64, 64, 64>(l, launch);
+      case 80: return narrow_ ? by_paged<T, 128, 80, 80>(l, launch) : by_paged<T, 128, 80, 128>(l, launch);
+      case 96: return narrow_ ? by_paged<T, 128, 96, 96>(l, launch) : by_paged<T, 128, 96, 128>(l, launch);
+      case 128: return by_paged<T, 128, 128, 128>(l, launch);
+      default: return by_paged<T, 256, 256, 256>(l, launch);
     }
   }
-  template <class T, int DP, int DK>
+  template <class T, int DP, int DK, int DN>
   Resources by_paged(const Launch& l, bool launch) {
-    return l.paged ? go<T, DP, DK, true>(l, launch) : go<T, DP, DK, false>(l, launch);
+    return l.paged ? go<T, DP, DK, DN, true>(l, launch) : go<T, DP, DK, DN, false>(l, launch);
   }
-  template <class T, int DP, int DK, bool PAGED>
+  template <class T, int DP, int DK, int DN, bool PAGED>
   Resources go(const Launch& l, bool launch) {
     using C = Sm90Cfg<DP>;
-    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, PAGED>;
+    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED>;
     if (!launch) {
       BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                            hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
@@ -386,7 +389,7 @@ class FlashSm90Impl final : public FlashSm90 {
     return {};
   }
 
-  bool bf16_;
+  bool bf16_, narrow_ = false;
   int dp_;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{};

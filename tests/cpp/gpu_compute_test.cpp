@@ -48,7 +48,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   // Attention: the default choice, then each kernel by name (BWPROF_ATTN_KERNEL; a kernel that
   // cannot take the problem on this device says so and is passed over): flash with every tile shape
   // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
-  // wgmma kernel persistent and with a block per tile. GEMM tensor: each mma.sync tile
+  // wgmma kernel persistent, with a block per tile and (head dims 80, 96) P.V as narrow as the
+  // head. GEMM tensor: each mma.sync tile
   // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
   using Env = std::vector<std::pair<const char*, const char*>>;
   std::vector<Env> runs = {{}};
@@ -56,6 +57,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     for (const char* t : {"0", "1", "2"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "flash"}, {"BWPROF_FLASH_TILE", t}});
     for (const char* kern : {"rows", "decode", "wgmma"}) runs.push_back({{"BWPROF_ATTN_KERNEL", kern}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}});
+    if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
+      runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "1"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
     // and the split-K kernel of a few rows (BWPROF_GEMM_TILE=gemv, M <= 8), a wgmma tile with K
     // split three ways (where the device has wgmma; else mma.sync splits it)
