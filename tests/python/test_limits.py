@@ -137,8 +137,11 @@ def _interrupt_during_measure(device: str):
         print("finished", flush=True)
     """)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # A job started in the background of a shell ignores SIGINT, and its children inherit that:
+    # the child gets Python's default handling back, as an interactive run has.
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+                             text=True, env=env,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
     try:
         assert child.stdout.readline().strip() == "go", child.stderr.read()
         time.sleep(1.0)
