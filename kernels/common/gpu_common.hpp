@@ -201,7 +201,7 @@ template <> struct MatrixElem<bf16> {
 enum ActKind { kActNone = 0, kActRelu = 1, kActGelu = 2, kActSilu = 3 };
 template <int A> __device__ __forceinline__ float act(float x) {
   if (A == kActRelu) return x > 0.f ? x : 0.f;
-  if (A == kActGelu) return 0.5f * x * (1.f + erff(x * 0.70710678f));
+  if (A == kActGelu) return 0.5f * x * erfcf(-x * 0.70710678f);  // x Phi(x), no cancellation below 0
   if (A == kActSilu) return x / (1.f + __expf(-x));
   return x;
 }
