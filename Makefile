@@ -397,6 +397,50 @@ gpu-peaks: gpu-build
 	cd $(OUT) && tar czf logs.tar.gz logs && rm -rf logs
 	ls $(OUT)
 
+# Issue #14's checks on the GPU machine in one call, under 9 minutes with gpu-build (70-130 s): the
+# step timeouts add up to 410 s, so a step that hangs costs its own output only. The peak table
+# (every matrix type, cache level and vector unit, then the size curve's lines, read and copy, each
+# with its fit, RMS residual and worst point) beside PyTorch; a FULL bench (every kernel of the
+# default suite at full shapes and repeats, FP32 and FP16, the clean read stream_read and the
+# intensity sweep among them, single timing; the host/device transfers and memset left out: they
+# are no roofline points, take the most time and `make gpu-links` covers them) whose roofline and
+# size charts (both lines) are drawn from its run folder; benchmarks/gemv_graph.py (the GEMVs single against
+# the read line and in a CUDA graph beside torch.mv in a graph). 6 files in $(OUT): peaks.csv,
+# bench_run.tgz (the run folder), roofline.png, size_ceiling.png, gemv_graph.csv and logs.tgz
+# (each step's log); the tables are printed too.
+PEAKS_ALL_RUNS ?= /tmp/bwprof-peaks-all
+.PHONY: gpu-peaks-all gpu-peaks2-quick
+gpu-peaks-all: gpu-build
+	rm -rf $(PEAKS_ALL_RUNS) $(OUT)/logs && mkdir -p $(OUT)/logs $(PEAKS_ALL_RUNS)
+	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/peaks.py --csv $(OUT)/peaks.csv 2>&1 | tee $(OUT)/logs/peaks.log
+	-kernels=$$($(PYTHON) -c "from bwprof import suite; print(' '.join(dict.fromkeys(c.kernel for c in suite.default_suite() \
+	  if c.kernel not in ('h2d', 'd2h', 'd2d', 'memset'))))"); echo "bench kernels: $$kernels"; \
+	  PYTHONUNBUFFERED=1 timeout 200 $(PYTHON) -m bwprof bench --device gpu --kernels $$kernels --no-plots --no-progress \
+	  --out $(PEAKS_ALL_RUNS) > $(OUT)/logs/bench.log 2>&1; echo "bench exit $$?"; grep -E "measurements on|WARNING|FAILED" $(OUT)/logs/bench.log
+	-run=$$(ls -d $(PEAKS_ALL_RUNS)/*/ | head -n 1); timeout 30 $(PYTHON) -m bwprof plot $$run --out $(PEAKS_ALL_RUNS)/plots \
+	  > $(OUT)/logs/plot.log 2>&1; echo "plot exit $$?"; cp $(PEAKS_ALL_RUNS)/plots/roofline.png $(PEAKS_ALL_RUNS)/plots/size_ceiling.png $(OUT)/; \
+	  tar -czf $(OUT)/bench_run.tgz -C $(PEAKS_ALL_RUNS) .
+	-PYTHONUNBUFFERED=1 timeout 60 $(PYTHON) benchmarks/gemv_graph.py --csv $(OUT)/gemv_graph.csv 2>&1 | tee $(OUT)/logs/gemv_graph.log
+	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
+	ls $(OUT)
+
+# Issue #14's rest, second look (under 5 minutes with a warm build): the size curve split by access
+# pattern. pytest: the tuning knobs against the reference at odd sizes (BWPROF_GEMV_BLOCK,
+# BWPROF_GEMV_LOADS, BWPROF_Q4_KERNEL with the two-tile and X-in-registers rings, BWPROF_STREAM_READ's
+# shapes), the clean read stream_read (single and graph), and the GPU size curve's two lines (read
+# and copy, a GEMV judged against the read's). benchmarks/gemv_ceiling.py: each line's residual and
+# worst point, the clean read's shapes from 64 KB to 134 MB, each GEMV beside a clean read and a copy
+# of its bytes and beside the read line and the old mixed line, then the candidates.
+# $(OUT): gemv_ceiling.csv, logs.tgz (pytest.log, gemv_ceiling.log).
+gpu-peaks2-quick: gpu-build
+	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
+	-timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -rs -s tests/python/test_gpu_tuning_knobs.py \
+	  tests/python/test_gpu_kernels.py tests/python/test_gpu_size_graph.py \
+	  -k "match_the_reference or knob or stream_read or size_curve" > $(OUT)/logs/pytest.log 2>&1; \
+	  echo "pytest exit $$?"; grep -E "size curve,|passed|failed|Error" $(OUT)/logs/pytest.log | tail -n 8
+	-PYTHONUNBUFFERED=1 timeout 270 $(PYTHON) benchmarks/gemv_ceiling.py --csv $(OUT)/gemv_ceiling.csv 2>&1 | tee $(OUT)/logs/gemv_ceiling.log
+	tar -czf $(OUT)/logs.tgz -C $(OUT) logs && rm -rf $(OUT)/logs
+
 # Issue #16: links around the GPU. Every test and benchmark here runs with NCCL_NVLS_ENABLE=0
 # (bwprof never turns NVLink multicast on or off itself). Logs go into one tarball under $(OUT).
 # gpu-links (one H100): the link tests, host transfers pinned vs pageable, d2d and memset beside

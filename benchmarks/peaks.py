@@ -3,7 +3,9 @@
 Matrix units: bwprof's matrix peak per type (wgmma on Hopper; mma.sync too for comparison) beside
 torch.matmul of 8192^3 (fp16, bf16, tf32 via allow_tf32, fp8 e4m3 via torch._scaled_mm, int8 via
 torch._int_mm), hot, the median of CUDA-event timings. Cache levels: bwprof's L2 read beside
-torch's sum of a tensor of the same working set (hot, so the L2 serves it). The target: the FP16
+torch's sum of a tensor of the same working set (hot, so the L2 serves it). The size-aware memory
+ceiling's lines, one per access pattern (clean read, copy: fixed cost, asymptotic bandwidth, RMS
+residual and worst point), close the table. The target: the FP16
 matrix peak within 10 % of PyTorch's (cuBLAS's) best large GEMM.
 
     PYTHONPATH=python python3 benchmarks/peaks.py [--csv FILE] [--no-torch]
@@ -85,6 +87,26 @@ def torch_l2_read_gbs(nbytes: int) -> float:
     return nbytes / (us * 1e-6) / 1e9
 
 
+def size_curve_rows(p: dict) -> list[dict]:
+    """The size-aware memory ceiling as rows of the table, one group per access pattern (the clean
+    read, the copy): its line's fixed cost, asymptotic bandwidth (beside the theoretical), RMS
+    residual and worst point's error (none without a curve)."""
+    c = p.get("size_curve") or {}
+    theo = p.get("bandwidth_theoretical_gbs") or math.nan
+    rows = []
+    for ln in c.get("lines") or []:
+        src = f"{ln['kernels']}: fit of {ln['fitted_points']} sizes, cold"
+        base = {"kind": f"size curve ({ln['pattern']})", "theoretical": math.nan, "pct_of_theoretical": math.nan,
+                "source": src, "torch": math.nan, "torch_what": "", "bwprof_pct_of_torch": math.nan}
+        rows += [dict(base, type="fixed cost t0", measured=ln["t0_us"], unit="us"),
+                 dict(base, type="asymptotic bandwidth", measured=ln["bandwidth_gbs"], theoretical=theo,
+                      pct_of_theoretical=100.0 * ln["bandwidth_gbs"] / theo if theo == theo else math.nan,
+                      unit="GB/s"),
+                 dict(base, type="fit residual (RMS)", measured=ln["residual_pct"], unit="%"),
+                 dict(base, type="fit worst point", measured=ln["max_error_pct"], unit="%")]
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", help="write the table here too")
@@ -125,6 +147,7 @@ def main() -> int:
                          "torch_what": "", "bwprof_pct_of_torch": math.nan})
         except ValueError as e:
             print(f"mma.sync: {e}")
+    rows += size_curve_rows(p)
     df = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 48,
                            "display.float_format", "{:,.1f}".format):

@@ -1,5 +1,7 @@
 // GEMV y = W.x on the GPU: a few threads per row (a whole block for long rows), each with two
 // 16-byte loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
+#include <cstdlib>
+#include <string>
 #include <vector>
 #include "bwprof/error.hpp"
 #include "gpu/gpu_backend.hpp"
@@ -12,7 +14,7 @@ namespace {
 
 using namespace gpu;
 constexpr int kBlock = 256;
-constexpr int kLoads = 2;  // 16-byte loads of W per thread per round
+constexpr int kLoads = 2;  // 16-byte loads of W per thread per round (BWPROF_GEMV_LOADS=4: 4)
 
 // `tpr` threads per row (a multiple of the warp, dividing the block), blockDim / tpr rows per block.
 // Measured on an H200 (4096x4096 FP16, L2 flushed): one warp per row with 16 loads per lane in
@@ -21,35 +23,39 @@ constexpr int kLoads = 2;  // 16-byte loads of W per thread per round
 // loads issued in its first instructions, no barrier before them) 2.26 TB/s, and 2.47 with the
 // weights streamed past L1 (ld.global.nc.L1::no_allocate).
 // TPR is a template argument: with it a run-time value (divisions, 38 registers) the same kernel
-// took 14.6 us instead of 11.7. At most 32 registers, so that 8 blocks fit on an SM.
-template <class T, int TPR>
-__global__ void __launch_bounds__(kBlock, 8) bwprof_gemv(const T* __restrict__ W, const T* __restrict__ x,
-                                                         T* __restrict__ y, int N, int K) {
+// took 14.6 us instead of 11.7. At most 32 registers, so that 2048 threads fit on an SM.
+// BLOCK: threads a block (256; 512 or 1024 put 2 or 4 rows of 256 threads in one block, fewer
+// blocks to launch: a tuning knob, BWPROF_GEMV_BLOCK). LOADS: 16-byte loads of W a thread a round
+// (2; BWPROF_GEMV_LOADS=4: half the threads a row, twice the loads each in flight, and so as many
+// bytes in flight an SM at half the threads, with the 64 registers that takes).
+template <class T, int TPR, int BLOCK = kBlock, int LOADS = kLoads>
+__global__ void __launch_bounds__(BLOCK, 2048 / BLOCK * 2 / LOADS) bwprof_gemv(const T* __restrict__ W, const T* __restrict__ x,
+                                                                 T* __restrict__ y, int N, int K) {
   constexpr int V = Elems<T>::kVec;
   constexpr int tpr = TPR;
-  __shared__ float red[kBlock / 32];  // one partial sum per warp of the block
+  __shared__ float red[BLOCK / 32];  // one partial sum per warp of the block
   const int r = threadIdx.x / tpr, j = threadIdx.x % tpr;
-  const int row = blockIdx.x * (kBlock / tpr) + r;
+  const int row = blockIdx.x * (BLOCK / tpr) + r;
   const T* wrow = W + static_cast<std::size_t>(row < N ? row : N - 1) * K;
   float acc = 0.f;
   if (K % V == 0) {  // rows start 16-byte aligned
     const int kvec = K / V;
     const uint4* wr = reinterpret_cast<const uint4*>(wrow);
     const uint4* xv = reinterpret_cast<const uint4*>(x);
-    for (int base = j; base < kvec; base += tpr * kLoads) {
-      uint4 wv[kLoads], xx[kLoads];
+    for (int base = j; base < kvec; base += tpr * LOADS) {
+      uint4 wv[LOADS], xx[LOADS];
 #pragma unroll
-      for (int u = 0; u < kLoads; ++u) {
+      for (int u = 0; u < LOADS; ++u) {
         const int i = base + u * tpr;
         if (i < kvec) wv[u] = load_stream(wr + i);
       }
 #pragma unroll
-      for (int u = 0; u < kLoads; ++u) {
+      for (int u = 0; u < LOADS; ++u) {
         const int i = base + u * tpr;
         if (i < kvec) xx[u] = xv[i];
       }
 #pragma unroll
-      for (int u = 0; u < kLoads; ++u) {
+      for (int u = 0; u < LOADS; ++u) {
         if (base + u * tpr >= kvec) continue;
         float fw[V], fx[V];
         unpack<T>(wv[u], fw);
@@ -93,9 +99,32 @@ class GemvGpu final : public KernelInstance {
     // cover the row in one round; a whole block for rows of 512 vectors and more.
     const int warp = g.warp_size();
     const std::int64_t K = p.i("K"), V = 16 / dtype_size(p.dtype);
-    const std::int64_t units = K % V == 0 ? (K / V + kLoads - 1) / kLoads : K;
+    if (const char* e = std::getenv("BWPROF_GEMV_LOADS")) {
+      const std::string l = e;
+      if (l != "" && l != "2" && l != "4") throw InvalidArgument("BWPROF_GEMV_LOADS: 2 or 4 loads a thread, not '" + l + "'");
+      if (l == "4") loads_ = 4;
+    }
+    const std::int64_t units = K % V == 0 ? (K / V + loads_ - 1) / loads_ : K;
     tpr_ = warp;
     while (tpr_ < kBlock && tpr_ < units) tpr_ *= 2;
+    // A tuning knob for benchmarks: BWPROF_GEMV_BLOCK=512|1024 puts 2 or 4 rows of 256 threads in
+    // one block (rows of 256 threads only; others keep 256-thread blocks).
+    if (const char* e = std::getenv("BWPROF_GEMV_BLOCK")) {
+      const std::string b = e;
+      if (b != "" && b != "256" && b != "512" && b != "1024")
+        throw InvalidArgument("BWPROF_GEMV_BLOCK: 256, 512 or 1024 threads, not '" + b + "'");
+      if (tpr_ == kBlock && !b.empty()) block_ = std::stoi(b);
+    }
+  }
+  // Calls f(kernel) with the 256-thread kernel of this instance's threads a row.
+  template <class T, int LOADS, class F>
+  auto with_tpr(F&& f) const {
+    switch (tpr_) {
+      case 32: return f(bwprof_gemv<T, 32, kBlock, LOADS>);
+      case 64: return f(bwprof_gemv<T, 64, kBlock, LOADS>);
+      case 128: return f(bwprof_gemv<T, 128, kBlock, LOADS>);
+      default: return f(bwprof_gemv<T, kBlock, kBlock, LOADS>);
+    }
   }
   void launch() override {
     by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
@@ -107,7 +136,11 @@ class GemvGpu final : public KernelInstance {
   }
   Resources resources() const override {
     return by_dtype(p_.dtype, [&](auto t) {
-      return kernel_resources(bwprof_gemv<typename decltype(t)::type, kBlock>, kBlock);
+      using T = typename decltype(t)::type;
+      if (block_ == 512) return kernel_resources(bwprof_gemv<T, kBlock, 512>, 512);
+      if (block_ == 1024) return kernel_resources(bwprof_gemv<T, kBlock, 1024>, 1024);
+      if (loads_ == 4) return with_tpr<T, 4>([](auto fn) { return kernel_resources(fn, kBlock); });
+      return with_tpr<T, kLoads>([](auto fn) { return kernel_resources(fn, kBlock); });
     });
   }
 
@@ -117,13 +150,20 @@ class GemvGpu final : public KernelInstance {
     const int N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
     const T* W = W_[next_].get<T>();
     next_ = (next_ + 1) % W_.size();
-    const unsigned grid = static_cast<unsigned>((N + kBlock / tpr_ - 1) / (kBlock / tpr_));
-    switch (tpr_) {
-      case 32: bwprof_gemv<T, 32><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
-      case 64: bwprof_gemv<T, 64><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
-      case 128: bwprof_gemv<T, 128><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K); break;
-      default: bwprof_gemv<T, kBlock><<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+    if (block_ == 512 || block_ == 1024) {  // rows of 256 threads, 2 or 4 a block
+      const int rows = block_ / kBlock;
+      const unsigned g = static_cast<unsigned>((N + rows - 1) / rows);
+      if (block_ == 512) bwprof_gemv<T, kBlock, 512><<<g, 512, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+      else bwprof_gemv<T, kBlock, 1024><<<g, 1024, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+      BWPROF_CHECK_LAUNCH("bwprof_gemv");
+      return;
     }
+    const unsigned grid = static_cast<unsigned>((N + kBlock / tpr_ - 1) / (kBlock / tpr_));
+    auto go = [&](auto fn) {
+      fn<<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+      return 0;
+    };
+    if (loads_ == 4) with_tpr<T, 4>(go); else with_tpr<T, kLoads>(go);
     BWPROF_CHECK_LAUNCH("bwprof_gemv");
   }
 
@@ -133,7 +173,7 @@ class GemvGpu final : public KernelInstance {
   std::vector<DeviceBuffer> W_;
   DeviceBuffer x_, y_;
   std::size_t next_ = 0;
-  int tpr_ = 32;
+  int tpr_ = 32, block_ = kBlock, loads_ = kLoads;
 };
 
 }  // namespace

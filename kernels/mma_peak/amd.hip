@@ -47,13 +47,26 @@ __device__ __forceinline__ V splat(S bits) {
   return v;
 }
 
+// Adds the chains' N accumulators each into the thread's FP32 total and zeroes them: the chains
+// restart (mma_peak.hpp).
+template <int N, class Acc>
+__device__ __forceinline__ void fold_chains(Acc (&d)[kChains], float& total) {
+  float s = 0.f;
+  for (int c = 0; c < kChains; ++c)
+    for (int i = 0; i < N; ++i) {
+      s += static_cast<float>(d[c][i]);
+      d[c][i] = 0;
+    }
+  total += s;
+}
+
 // ---- MFMA: 32x32 instructions, 16 accumulators per lane each ------------------------------
 // FLOPs per instruction: FP16/BF16 32x32x8 16384; TF32 (xf32) 32x32x4 8192; FP8 32x32x16 32768;
 // INT8 32x32x8 16384 (gfx90a) or 32x32x16 32768 (gfx94x). A step of a wave is 2^17 x K.
 template <int T>
-__global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mfma_peak(float* out, int iters, unsigned a_bits,
-                                                                   unsigned b_bits) {
-  float s = 0.f;
+__global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mfma_peak(float* out, int iters, int restart,
+                                                                   unsigned a_bits, unsigned b_bits) {
+  float total = 0.f;
 #if defined(BWPROF_MFMA_DEVICE)
   using Acc = typename std::conditional<T == kTINT8, i32x16, f32x16>::type;
   Acc d[kChains];
@@ -67,6 +80,7 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mfma_peak(float* out, 
   constexpr int per_step = T == kTINT8 ? kInt8PerStep : 128;  // instructions per wave and step
   const unsigned long long a64 = (static_cast<unsigned long long>(a_bits) << 32) | a_bits;
   const unsigned long long b64 = (static_cast<unsigned long long>(b_bits) << 32) | b_bits;
+  int left = restart;  // steps before the chains restart (mma_peak.hpp)
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
     for (int u = 0; u < per_step / kChains; ++u)
@@ -92,25 +106,25 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mfma_peak(float* out, 
 #endif
         }
       }
+    if (--left == 0 || it + 1 == iters) fold_chains<16>(d, total), left = restart;
   }
-  for (int c = 0; c < kChains; ++c)
-    for (int i = 0; i < 16; ++i) s += static_cast<float>(d[c][i]);
 #endif
-  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = s;
+  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = total;
 }
 
 // ---- WMMA (wave32): 16x16x16, 8 accumulators per lane, 8192 FLOPs each ---------------------
 // A step of a wave is 2^16 x K: 128 instructions for FP16 / BF16, 256 for INT8 (IU8).
 template <int T>
-__global__ void __launch_bounds__(kMmaPeakThreads) bwprof_wmma_peak(float* out, int iters, unsigned a_bits,
-                                                                   unsigned b_bits) {
-  float s = 0.f;
+__global__ void __launch_bounds__(kMmaPeakThreads) bwprof_wmma_peak(float* out, int iters, int restart,
+                                                                   unsigned a_bits, unsigned b_bits) {
+  float total = 0.f;
 #if defined(BWPROF_WMMA_PEAK_DEVICE)
   using Acc = typename std::conditional<T == kTINT8, i32x8, f32x8>::type;
   Acc d[kChains];
   for (int c = 0; c < kChains; ++c)
     for (int i = 0; i < 8; ++i) d[c][i] = 0;
   constexpr int per_step = T == kTINT8 ? 256 : 128;
+  int left = restart;  // steps before the chains restart (mma_peak.hpp)
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
     for (int u = 0; u < per_step / kChains; ++u)
@@ -124,11 +138,10 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_wmma_peak(float* out, 
           d[c] = __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32(true, splat<i32x4>(a_bits), true, splat<i32x4>(b_bits), d[c],
                                                             false);
       }
+    if (--left == 0 || it + 1 == iters) fold_chains<8>(d, total), left = restart;
   }
-  for (int c = 0; c < kChains; ++c)
-    for (int i = 0; i < 8; ++i) s += static_cast<float>(d[c][i]);
 #endif
-  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = s;
+  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = total;
 }
 
 template <class F>
@@ -146,13 +159,13 @@ void by_type(MmaType t, F&& f) {
 
 void mma_peak_mfma(const MmaPeakLaunch& l) {
   by_type(l.type, [&](auto t) {
-    bwprof_mfma_peak<decltype(t)::value><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.a_bits, l.b_bits);
+    bwprof_mfma_peak<decltype(t)::value><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.restart, l.a_bits, l.b_bits);
   });
   BWPROF_CHECK_LAUNCH("bwprof_mfma_peak");
 }
 void mma_peak_wmma(const MmaPeakLaunch& l) {
   by_type(l.type, [&](auto t) {
-    bwprof_wmma_peak<decltype(t)::value><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.a_bits, l.b_bits);
+    bwprof_wmma_peak<decltype(t)::value><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.restart, l.a_bits, l.b_bits);
   });
   BWPROF_CHECK_LAUNCH("bwprof_wmma_peak");
 }

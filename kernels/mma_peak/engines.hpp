@@ -1,6 +1,7 @@
 // The matrix-peak engines' launches (nvidia.hip: wgmma, mma.sync; amd.hip: MFMA, WMMA). Each runs
-// `blocks` blocks of kMmaPeakThreads for `iters` steps and writes each thread's sum of its
-// accumulators to out[block * kMmaPeakThreads + thread].
+// `blocks` blocks of kMmaPeakThreads for `iters` steps, adds its accumulators into the thread's FP32
+// total and restarts its chains every `restart` steps (mma_peak.hpp), and writes each thread's total
+// to out[block * kMmaPeakThreads + thread].
 #pragma once
 #include <cstdint>
 
@@ -12,7 +13,7 @@ namespace bwprof {
 
 struct MmaPeakLaunch {
   MmaType type;
-  int blocks, iters;
+  int blocks, iters, restart;
   float* out;
   std::uint32_t a_bits, b_bits;
   hipStream_t stream;

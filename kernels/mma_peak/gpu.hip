@@ -61,11 +61,12 @@ class MmaPeakGpu final : public KernelInstance {
     if (p.i("iters") > 1048576) throw InvalidArgument("iters: at most 2^20 steps");
     blocks_ = static_cast<int>(p.i("workers"));
     iters_ = static_cast<int>(p.i("iters"));
+    restart_ = static_cast<int>(mma_restart_steps(type_, engine_, iters_, p.i("restart")));
     out_ = DeviceBuffer(static_cast<std::size_t>(blocks_) * kMmaPeakThreads * sizeof(float), "matrix peak sums");
   }
   void launch() override {
     const MmaOperands o = mma_operands(type_);
-    const MmaPeakLaunch l{type_, blocks_, iters_, out_.get<float>(), o.a_bits, o.b_bits, g_.stream()};
+    const MmaPeakLaunch l{type_, blocks_, iters_, restart_, out_.get<float>(), o.a_bits, o.b_bits, g_.stream()};
 #if defined(BWPROF_CUDA)
     if (engine_ == "wgmma") mma_peak_wgmma(l);
     else mma_peak_mma_sync(l);
@@ -74,7 +75,7 @@ class MmaPeakGpu final : public KernelInstance {
     else mma_peak_wmma(l);
 #endif
   }
-  // Every thread's sum of its accumulators against the host's count of the same chain.
+  // Every thread's total against the host's count of the same chains (the restarts leave it whole).
   Check check() override {
     std::vector<float> sums(static_cast<std::size_t>(blocks_) * kMmaPeakThreads);
     out_.download(sums.data(), sums.size() * sizeof(float));
@@ -95,7 +96,7 @@ class MmaPeakGpu final : public KernelInstance {
   GpuBackend& g_;
   MmaType type_;
   std::string engine_;
-  int blocks_ = 1, iters_ = 1;
+  int blocks_ = 1, iters_ = 1, restart_ = 1;
   DeviceBuffer out_;
 };
 

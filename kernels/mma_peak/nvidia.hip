@@ -52,9 +52,10 @@ __device__ __forceinline__ void mma_sync_s8(int (&d)[4], const unsigned (&a)[4],
 #endif
 }
 
+// Every `restart` steps (mma_peak.hpp) the chains are added into the thread's FP32 total and zeroed.
 template <int T>
-__global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mma_sync_peak(float* out, int iters, unsigned a_bits,
-                                                                         unsigned b_bits) {
+__global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mma_sync_peak(float* out, int iters, int restart,
+                                                                         unsigned a_bits, unsigned b_bits) {
   const unsigned a[4] = {a_bits, a_bits, a_bits, a_bits}, b[2] = {b_bits, b_bits};
   using Acc = typename std::conditional<T == static_cast<int>(MmaType::kINT8), int, float>::type;
   Acc d[kSyncChains][4];
@@ -62,6 +63,8 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mma_sync_peak(float* o
   for (int c = 0; c < kSyncChains; ++c)
 #pragma unroll
     for (int i = 0; i < 4; ++i) d[c][i] = 0;
+  float total = 0.f;
+  int left = restart;  // steps before the chains restart
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
     for (int u = 0; u < kSyncUnroll; ++u)
@@ -70,13 +73,20 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mma_sync_peak(float* o
         if constexpr (T == static_cast<int>(MmaType::kINT8)) mma_sync_s8(d[c], a, b);
         else mma_sync_step<T>(d[c], a, b);
       }
+    if (--left == 0 || it + 1 == iters) {
+      float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int c = 0; c < kSyncChains; ++c)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          s[i] += static_cast<float>(d[c][i]);
+          d[c][i] = 0;
+        }
+      total += (s[0] + s[1]) + (s[2] + s[3]);
+      left = restart;
+    }
   }
-  float s = 0.f;
-#pragma unroll
-  for (int c = 0; c < kSyncChains; ++c)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s += static_cast<float>(d[c][i]);
-  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = s;
+  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = total;
 }
 
 // ---- wgmma: two warpgroups per block, each a chain of m64n256 MMAs on one accumulator --------
@@ -86,9 +96,11 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mma_sync_peak(float* o
 constexpr int kWgUnroll = 8;
 constexpr int kWgSmemA = 64 * 128, kWgSmemB = 256 * 128, kWgSmem = kWgSmemA + kWgSmemB + 1024;
 
+// Every `restart` steps (mma_peak.hpp) the warpgroup waits for its MMAs, adds its accumulators into
+// the thread's FP32 total, and the next step's first MMA starts the chain afresh (scale-d = 0).
 template <int T>
-__global__ void __launch_bounds__(kMmaPeakThreads, 1) bwprof_wgmma_peak(float* out, int iters, unsigned a_bits,
-                                                                         unsigned b_bits) {
+__global__ void __launch_bounds__(kMmaPeakThreads, 1) bwprof_wgmma_peak(float* out, int iters, int restart,
+                                                                         unsigned a_bits, unsigned b_bits) {
 #if defined(BWPROF_WGMMA_DEVICE)
   extern __shared__ unsigned char smem_raw[];
   // The 128-byte swizzle needs 1024-byte aligned tiles.
@@ -103,24 +115,34 @@ __global__ void __launch_bounds__(kMmaPeakThreads, 1) bwprof_wgmma_peak(float* o
   Acc d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0;
+  float total = 0.f;
+  int left = restart;  // steps before the chain restarts
   for (int it = 0; it < iters; ++it) {
+    const int keep = left == restart ? 0 : 1;  // 0: this step's first MMA starts the chain
     gpu::wgmma_fence();
 #pragma unroll
     for (int u = 0; u < kWgUnroll; ++u) {
-      if constexpr (T == static_cast<int>(MmaType::kF16)) gpu::wgmma_peak_f16(d, da, db);
-      if constexpr (T == static_cast<int>(MmaType::kBF16)) gpu::wgmma_peak_bf16(d, da, db);
-      if constexpr (T == static_cast<int>(MmaType::kTF32)) gpu::wgmma_peak_tf32(d, da, db);
-      if constexpr (T == static_cast<int>(MmaType::kFP8)) gpu::wgmma_peak_e4m3(d, da, db);
-      if constexpr (T == static_cast<int>(MmaType::kINT8)) gpu::wgmma_peak_s8(d, da, db);
+      const int acc = u == 0 ? keep : 1;
+      if constexpr (T == static_cast<int>(MmaType::kF16)) gpu::wgmma_peak_f16(d, da, db, acc);
+      if constexpr (T == static_cast<int>(MmaType::kBF16)) gpu::wgmma_peak_bf16(d, da, db, acc);
+      if constexpr (T == static_cast<int>(MmaType::kTF32)) gpu::wgmma_peak_tf32(d, da, db, acc);
+      if constexpr (T == static_cast<int>(MmaType::kFP8)) gpu::wgmma_peak_e4m3(d, da, db, acc);
+      if constexpr (T == static_cast<int>(MmaType::kINT8)) gpu::wgmma_peak_s8(d, da, db, acc);
     }
     gpu::wgmma_commit();
-    gpu::wgmma_wait<1>();
+    if (--left == 0 || it + 1 == iters) {
+      gpu::wgmma_wait<0>();
+      float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int i = 0; i < 128; ++i) s[i % 4] += static_cast<float>(d[i]);
+      total += (s[0] + s[1]) + (s[2] + s[3]);
+      left = restart;
+    } else {
+      gpu::wgmma_wait<1>();
+    }
   }
   gpu::wgmma_wait<0>();
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < 128; ++i) s += static_cast<float>(d[i]);
-  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = s;
+  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = total;
 #endif
 }
 
@@ -129,7 +151,7 @@ static_assert(2 * kWgUnroll * 64 * 256 * 2 == 524288, "wgmma: 2 warpgroups x 8 M
 
 template <int T>
 void launch_sync(const MmaPeakLaunch& l) {
-  bwprof_mma_sync_peak<T><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.a_bits, l.b_bits);
+  bwprof_mma_sync_peak<T><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.restart, l.a_bits, l.b_bits);
 }
 template <int T>
 void launch_wg(const MmaPeakLaunch& l) {
@@ -139,7 +161,7 @@ void launch_wg(const MmaPeakLaunch& l) {
                                          hipFuncAttributeMaxDynamicSharedMemorySize, kWgSmem));
     configured = true;
   }
-  bwprof_wgmma_peak<T><<<l.blocks, kMmaPeakThreads, kWgSmem, l.stream>>>(l.out, l.iters, l.a_bits, l.b_bits);
+  bwprof_wgmma_peak<T><<<l.blocks, kMmaPeakThreads, kWgSmem, l.stream>>>(l.out, l.iters, l.restart, l.a_bits, l.b_bits);
 }
 
 template <class F>

@@ -218,6 +218,9 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // shared memory by cp.async (q4_x_smem_bytes(M, K); rows padded by 64 bytes, so that two rows' 16-byte
 // reads by a warp fall in different banks), which frees the 8 registers a chunk's X fragment would
 // hold: 56 registers at U = 4 instead of 98. Otherwise X is loaded with its chunk, in the ring.
+// TILES (1 or 2): tiles a block streams one after the other through the same ring (tile-major
+// chunks are contiguous), so that a block's start (its X staging, the ring's first loads) and its
+// end are paid once for TILES tiles, with half the blocks.
 // Measured on an H100 (median of 30, L2 flushed; docs/notes/gemv.md): M = 1
 // 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
 // (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
@@ -225,27 +228,33 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
 }
-template <int WARPS, int U, bool XS>
+template <int WARPS, int U, bool XS, int TILES = 1>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
                                                                     const __half* __restrict__ x,
                                                                     __half* __restrict__ y, int M, int N, int K) {
+  static_assert(TILES == 1 || TILES == 2, "one or two tiles a block");
 #if __CUDA_ARCH__ >= 800
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nb = K / 32, nch = (nb + 1) / 2, kv = K / 8;
-  const std::size_t tile = blockIdx.x;
-  const uint4* qt = q + tile * nch * 32 + lane;
-  const uint2* st = sc + tile * nch * 8 + g;
+  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x) * TILES;
+  const std::size_t left = (static_cast<std::size_t>(N) + 15) / 16 - tile0;  // tiles from this block's on
+  const int tiles = TILES == 1 || left >= TILES ? TILES : static_cast<int>(left);
+  const int nc = tiles * nch;  // the chunks this block streams, tile after tile
+  // The chunk of its tile (for X) of the block's chunk c.
+  auto in_tile = [nch](int c) { return TILES == 1 || c < nch ? c : c - nch; };
+  const uint4* qt = q + tile0 * nch * 32 + lane;
+  const uint2* st = sc + tile0 * nch * 8 + g;
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int c = warp + u * WARPS;
-    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * 32, c < nch);
-    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * 8, c < nch);
+    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * 32, c < nc);
+    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * 8, c < nc);
   }
   const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
   if (XS) {
@@ -256,34 +265,48 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
     cp_async_commit();
   } else {
 #pragma unroll
-    for (int u = 0; u < U; ++u) q4_load_x(xr[u], xg, warp + u * WARPS, nb, has_x && warp + u * WARPS < nch);
+    for (int u = 0; u < U; ++u) {
+      const int c = warp + u * WARPS;
+      q4_load_x(xr[u], xg, in_tile(c), nb, has_x && c < nc);
+    }
   }
   if (XS) {
     cp_async_wait<0>();
     __syncthreads();
   }
   const uint4* xsg = xs + (has_x ? g : 0) * (kv + 4) + t;
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int c0 = warp; c0 < nch; c0 += WARPS * U) {
+  float acc[TILES][4];
+#pragma unroll
+  for (int i = 0; i < TILES; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+  for (int c0 = warp; c0 < nc; c0 += WARPS * U) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int c = c0 + u * WARPS;
-      if (c >= nch) break;  // the same for the whole warp
-      const int cn = c + U * WARPS;
+      if (c >= nc) break;  // the same for the whole warp
+      const int cn = c + U * WARPS, ck = in_tile(c);
+      uint4 xv[2];
       if (XS) {
-        uint4 xv[2];
 #pragma unroll
-        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * c + b < nb ? xsg[(2 * c + b) * 4] : make_uint4(0, 0, 0, 0);
-        q4_frag_chunk(qv[u], sv[u], xv, acc);
+        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
       } else {
-        q4_frag_chunk(qv[u], sv[u], xr[u], acc);
-        q4_load_x(xr[u], xg, cn, nb, has_x && cn < nch);
+        xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
-      load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * 32, cn < nch);
-      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nch);
+      if (TILES == 1 || c < nch) {
+        q4_frag_chunk(qv[u], sv[u], xv, acc[0]);
+      } else {
+        q4_frag_chunk(qv[u], sv[u], xv, acc[TILES - 1]);
+      }
+      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && cn < nc);
+      load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * 32, cn < nc);
+      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * 8, cn < nc);
     }
   }
-  q4_tile_store<WARPS>(part, acc, tile, M, N, y);
+#pragma unroll
+  for (int i = 0; i < TILES; ++i) {
+    if (i >= tiles) break;  // the same for the whole block
+    if (i > 0) __syncthreads();  // the previous tile's partial sums are read before they are overwritten
+    q4_tile_store<WARPS>(part, acc[i], tile0 + i, M, N, y);
+  }
 #endif
 }
 #endif  // BWPROF_CUDA

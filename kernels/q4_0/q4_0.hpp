@@ -39,4 +39,20 @@ std::unique_ptr<KernelInstance> make_q4_0_dequant_gpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_q4_0_matmul_cpu(Backend&, const Problem&);
 std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 
+// The tensor-core tiled matmul's ring kernel for 1 or 2 rows of X (matmul_mma_sm80.hip), named as
+// its BWPROF_Q4_KERNEL knob, from the grid's fill: `tiles` 16-row tiles (one block each), `sms`
+// SMs, `resident4` blocks of the 4-warp kernel that fit on the GPU at once, K the row length.
+//   "ring4x4"  (4 warps, X in shared memory) where every block is resident and there are at least
+//              16 warps an SM (H100, 14336x4096: 16.5 us, the fastest of 12 candidates);
+//   "ringx8x4" (8 warps, X in registers) where 4 warps a tile leave the SMs under-filled (fewer than
+//              16 warps an SM) and K <= 4096 (H100, 4096x4096: 8.54 us against 8.83 for ring8x4);
+//   "ring8x4"  (8 warps, X in shared memory) otherwise (H100, 4096x14336: 17.4 us against 20.9 for
+//              ring4x4; ringx8x4 was not measured at that K, so it is not chosen there).
+inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t resident4, std::int64_t K) {
+  const bool fills = 4 * tiles >= 16 * sms;
+  if (fills && tiles <= resident4) return "ring4x4";
+  if (!fills && K <= 4096) return "ringx8x4";
+  return "ring8x4";
+}
+
 }  // namespace bwprof

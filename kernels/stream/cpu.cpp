@@ -27,6 +27,25 @@ void run_typed(StreamData& d, const std::string& op) {
     parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) store_f(c, i, load_f(a, i) + load_f(b, i)); });
   } else if (op == "triad") {
     parallel_for(n, kGrain, [&](std::size_t lo, std::size_t hi) { for (auto i = lo; i < hi; ++i) store_f(a, i, load_f(b, i) + s * load_f(c, i)); });
+  } else if (op == "read") {  // the sum of a: blocked FP32 partial sums, as the dot's
+    const std::size_t chunks = (n + kGrain - 1) / kGrain;
+    std::vector<double> per_chunk(chunks, 0.0);
+    parallel_for(chunks, 1, [&](std::size_t lo, std::size_t hi) {
+      for (auto ch = lo; ch < hi; ++ch) {
+        const std::size_t b0 = ch * kGrain, e0 = std::min(n, b0 + kGrain);
+        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        std::size_t i = b0;
+        for (; i + 8 <= e0; i += 8)
+          for (int k = 0; k < 8; ++k) acc[k] += load_f(a, i + k);
+        double sum = 0;
+        for (; i < e0; ++i) sum += load_f(a, i);
+        for (int k = 0; k < 8; ++k) sum += acc[k];
+        per_chunk[ch] = sum;
+      }
+    });
+    double total = 0;
+    for (double x : per_chunk) total += x;
+    d.sum = total;
   } else {  // dot: blocked FP32 partial sums keep the rounding error small
     std::size_t chunks = (n + kGrain - 1) / kGrain;
     std::vector<double> per_chunk(chunks, 0.0);

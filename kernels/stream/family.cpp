@@ -1,6 +1,7 @@
-// The STREAM kernels: copy, scale, add, triad and dot over arrays of n elements. Their CPU and GPU
-// variants are the memory ceilings the peaks policy measures (the best is the device's achievable
-// bandwidth).
+// The STREAM kernels: copy, scale, add, triad and dot over arrays of n elements, and the clean read
+// (the sum of one array). Their CPU and GPU variants are the memory ceilings the peaks policy
+// measures (the best is the device's achievable bandwidth); the read and the copy also draw the
+// size curve's two lines.
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -27,7 +28,8 @@ std::map<std::string, std::string> peak_params(const DeviceInfo& info) {
 }
 
 // `name` is "stream_<op>": the CPU and GPU kernels take their operation from it (stream_op()).
-KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_per_elem, const char* doc) {
+KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_per_elem, const char* doc,
+                           int arrays = 3) {
   KernelFamily k;
   k.name = name;
   k.family = "stream";
@@ -39,10 +41,11 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
     double n = static_cast<double>(checked_elements(p, {"n"}));
     return Traffic{reads * n * elem_bytes(p), writes * n * elem_bytes(p), flops_per_elem * n};
   };
-  // Arrays a, b and c whatever the operation; on the GPU the dot's partial sums, a float for each
-  // of up to 8 blocks an SM (64 KiB covers 2048 SMs).
-  k.footprint = [](const Problem& p, const std::string& kind) {
-    return host_and_device(3.0 * p.i("n") * elem_bytes(p), kind, 65536.0);
+  // Arrays a, b and c (the read: a alone); on the GPU the dot's partial sums, a float for each of
+  // up to 8 blocks an SM (64 KiB covers 2048 SMs), or the read's, a float for each 2 KiB or more.
+  k.footprint = [arrays](const Problem& p, const std::string& kind) {
+    const double n = static_cast<double>(p.i("n")), e = elem_bytes(p);
+    return host_and_device(arrays * n * e, kind, arrays == 1 ? 65536.0 + n * e / 512 : 65536.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_stream_cpu}.measures(Ceiling::kMemory));
 #ifdef BWPROF_WITH_GPU
@@ -56,8 +59,8 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
 }  // namespace
 
 void register_family_stream(Registry& r) {
-  // Copy and the dot product (a plain read) measure the size-aware ceiling: what a kernel moving
-  // B bytes reaches, from 4 KB up (bwprof/size_curve.hpp).
+  // The clean read and the copy measure the size-aware ceiling: what a kernel moving B bytes
+  // reaches, from 4 KB up, one line for each access pattern (bwprof/size_curve.hpp).
   KernelFamily copy = stream_kernel("stream_copy", 1, 1, 0, "c[i] = a[i]");
   copy.ceiling_size = "n";
   r.add_family(std::move(copy));
@@ -68,8 +71,16 @@ void register_family_stream(Registry& r) {
   KernelFamily k = stream_kernel("stream_dot", 2, 0, 2, "sum(a[i] * b[i]) with FP32 accumulation");
   auto t = k.traffic;
   k.traffic = [t](const Problem& p) { Traffic x = t(p); x.bytes_written = 4; return x; };
-  k.ceiling_size = "n";
   r.add_family(std::move(k));
+  // A read with nothing else in its way: on the GPU every thread's loads at once, one partial sum
+  // a block, no second pass (the dot, whose last block adds the others' partials after a grid-wide
+  // counter, took over 2 us longer than a copy of the same bytes at 1 MB on the H100). Its output
+  // is one written element (the GPU's per-block partial sums are at most 0.1 % of the bytes).
+  KernelFamily read = stream_kernel("stream_read", 1, 0, 1, "sum(a[i]) with FP32 accumulation", 1);
+  auto rt = read.traffic;
+  read.traffic = [rt](const Problem& p) { Traffic x = rt(p); x.bytes_written = 4; return x; };
+  read.ceiling_size = "n";
+  r.add_family(std::move(read));
 }
 
 }  // namespace bwprof

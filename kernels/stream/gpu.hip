@@ -1,8 +1,15 @@
 // STREAM kernels on the GPU: 16-byte accesses, several loads in flight per thread, a grid sized
-// to fill every SM; the dot product reduces per block, then once more.
+// to fill every SM; the dot product reduces per block, then once more. The clean read (the size
+// curve's read line) reduces per block only.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "bwprof/error.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "common/gpu_common.hpp"
+#include "common/gpu_stream_load.hpp"
 #include "stream/stream.hpp"
 
 namespace bwprof {
@@ -14,7 +21,7 @@ constexpr int kBlock = 256;
 constexpr int kUnroll = 4;     // the dot product's loads in flight per thread
 constexpr int kPerThread = 2;  // vectors per thread of the one-pass kernels
 
-enum Op { kCopy, kScale, kAdd, kTriad, kDot };
+enum Op { kCopy, kScale, kAdd, kTriad, kDot, kRead };
 
 // Each thread moves kPerThread 16-byte vectors, a block's vectors adjacent, and the grid covers the
 // whole array in one pass (on the H100 this beat a grid-stride loop by about 5 % for a 1 GiB copy:
@@ -124,12 +131,101 @@ __global__ void __launch_bounds__(kBlock) bwprof_stream_dot(const T* __restrict_
   }
 }
 
+// The clean read (stream_read, the size curve's read line): every thread issues its LOADS 16-byte
+// loads at once (predicated, past L1), adds them in registers, and each block stores one partial
+// sum: no loop, no second pass, no atomics, so the time is the bytes' and the launch's. The grid
+// covers the array in one pass, BLOCK * LOADS vectors a block (on the H100 many short blocks that
+// issue their loads and exit read 32 MiB faster than any persistent grid: docs/notes/gemv.md). The
+// host adds the partial sums up for the check.
+template <class T, int BLOCK, int LOADS>
+__global__ void __launch_bounds__(BLOCK) bwprof_stream_read(const T* __restrict__ x, float* __restrict__ partial,
+                                                            std::size_t n) {
+  constexpr int V = Elems<T>::kVec;
+  __shared__ float warp_sums[BLOCK / 32];
+  const std::size_t nvec = n / V;
+  const uint4* xv = reinterpret_cast<const uint4*>(x);
+  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * BLOCK * LOADS + threadIdx.x;
+  uint4 v[LOADS];
+#pragma unroll
+  for (int u = 0; u < LOADS; ++u) {
+    v[u] = make_uint4(0, 0, 0, 0);  // zero bits are 0.0 in FP32, FP16 and BF16
+    const std::size_t i = base + static_cast<std::size_t>(u) * BLOCK;
+    load_stream_if(v[u], xv + (i < nvec ? i : 0), i < nvec);
+  }
+  float acc = 0.f;
+#pragma unroll
+  for (int u = 0; u < LOADS; ++u) {
+    float f[V];
+    unpack<T>(v[u], f);
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc += f[e];
+  }
+  // The tail that does not fill a 16-byte vector (fewer than V elements: block 0's first threads).
+  const std::size_t t = nvec * V + static_cast<std::size_t>(blockIdx.x) * BLOCK + threadIdx.x;
+  if (t < n) acc += to_f(x[t]);
+  acc = warp_sum(acc);
+  if (threadIdx.x % warpSize == 0) warp_sums[threadIdx.x / warpSize] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0.f;
+    for (int w = 0; w < BLOCK / warpSize; ++w) s += warp_sums[w];
+    partial[blockIdx.x] = s;
+  }
+}
+
+// The read's shapes (threads a block x 16-byte loads a thread), the first the library's: 8 KB a
+// block as the FP16 GEMV's rows of 4096. BWPROF_STREAM_READ=<threads>x<loads> picks another (a
+// tuning knob for benchmarks/gemv_ceiling.py, which times them all).
+struct ReadShape {
+  int block, loads;
+};
+constexpr ReadShape kReadShapes[] = {{256, 2}, {128, 4}, {256, 1}, {256, 4}, {256, 8}, {512, 1}, {512, 2}, {1024, 1}};
+
+ReadShape read_shape() {
+  const char* e = std::getenv("BWPROF_STREAM_READ");
+  if (!e || !*e) return kReadShapes[0];
+  std::string names;
+  for (const ReadShape& r : kReadShapes) {
+    const std::string name = std::to_string(r.block) + "x" + std::to_string(r.loads);
+    if (name == e) return r;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw InvalidArgument("BWPROF_STREAM_READ: unknown shape '" + std::string(e) + "' (" + names + ")");
+}
+
+// Calls f(kernel) with the read kernel of `shape` for element type T.
+template <class T, class F>
+auto with_read_kernel(ReadShape shape, F&& f) {
+  const int key = shape.block * 100 + shape.loads;
+  switch (key) {
+    case 12804: return f(bwprof_stream_read<T, 128, 4>);
+    case 25601: return f(bwprof_stream_read<T, 256, 1>);
+    case 25604: return f(bwprof_stream_read<T, 256, 4>);
+    case 25608: return f(bwprof_stream_read<T, 256, 8>);
+    case 51201: return f(bwprof_stream_read<T, 512, 1>);
+    case 51202: return f(bwprof_stream_read<T, 512, 2>);
+    case 102401: return f(bwprof_stream_read<T, 1024, 1>);
+    default: return f(bwprof_stream_read<T, 256, 2>);
+  }
+}
+
 class StreamGpu final : public KernelInstance {
  public:
   StreamGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_stream_data(p)) {
-    const std::string op = p.kernel.substr(7);
-    op_ = op == "copy" ? kCopy : op == "scale" ? kScale : op == "add" ? kAdd : op == "triad" ? kTriad : kDot;
+    const std::string op = stream_op(p);
+    op_ = op == "copy" ? kCopy : op == "scale" ? kScale : op == "add" ? kAdd : op == "triad" ? kTriad
+          : op == "read" ? kRead : kDot;
     a_ = DeviceBuffer::from(host_.a, "stream array a");
+    if (op_ == kRead) {  // one array; one partial sum a block
+      read_ = read_shape();
+      const std::size_t vecs = host_.a.size() / (16 / dtype_size(p.dtype));
+      const std::size_t per_block = static_cast<std::size_t>(read_.block) * read_.loads;
+      const std::size_t blocks = std::max<std::size_t>((vecs + per_block - 1) / per_block, 1);
+      if (blocks >= (1u << 31)) throw InvalidArgument("n: too large for one pass of the read");
+      read_grid_ = static_cast<unsigned>(blocks);
+      partial_ = DeviceBuffer(read_grid_ * sizeof(float), "read partial sums");
+      return;
+    }
     b_ = DeviceBuffer::from(host_.b, "stream array b");
     c_ = DeviceBuffer::from(host_.c, "stream array c");
     grid_ = grid_for((host_.a.size() + 7) / 8, kBlock, g.sm_count(), 8);  // the dot's grid-stride grid
@@ -152,6 +248,14 @@ class StreamGpu final : public KernelInstance {
       case kScale: b_.to(host_.b); break;
       case kAdd: c_.to(host_.c); break;
       case kTriad: a_.to(host_.a); break;
+      case kRead: {  // the blocks' partial sums, added in double
+        std::vector<float> parts(read_grid_);
+        BWPROF_GPU_CHECK(hipMemcpy(parts.data(), partial_.get(), parts.size() * sizeof(float), hipMemcpyDeviceToHost));
+        double s = 0;
+        for (float x : parts) s += x;
+        host_.sum = s;
+        break;
+      }
       default: {
         float r = 0;  // the final sum sits after the per-block partials
         BWPROF_GPU_CHECK(hipMemcpy(&r, partial_.get<float>() + grid_, sizeof(float), hipMemcpyDeviceToHost));
@@ -164,6 +268,7 @@ class StreamGpu final : public KernelInstance {
   Resources resources() const override {
     return by_dtype(p_.dtype, [&](auto t) {
       using T = typename decltype(t)::type;
+      if (op_ == kRead) return with_read_kernel<T>(read_, [&](auto fn) { return kernel_resources(fn, read_.block); });
       return op_ == kDot ? kernel_resources(bwprof_stream_dot<T>, kBlock) : kernel_resources(bwprof_stream<T, kTriad>, kBlock);
     });
   }
@@ -178,6 +283,12 @@ class StreamGpu final : public KernelInstance {
     const float s = host_.scalar;
     hipStream_t st = g_.stream();
     switch (op_) {
+      case kRead:
+        with_read_kernel<T>(read_, [&](auto fn) {
+          fn<<<read_grid_, read_.block, 0, st>>>(a, partial_.get<float>(), n);
+          return 0;
+        });
+        break;
       case kCopy: bwprof_stream<T, kCopy><<<pass_grid_, kBlock, 0, st>>>(a, nullptr, c, s, n); break;
       case kScale: bwprof_stream<T, kScale><<<pass_grid_, kBlock, 0, st>>>(c, nullptr, b, s, n); break;
       case kAdd: bwprof_stream<T, kAdd><<<pass_grid_, kBlock, 0, st>>>(a, b, c, s, n); break;
@@ -193,7 +304,8 @@ class StreamGpu final : public KernelInstance {
   StreamData host_;
   Op op_;
   DeviceBuffer a_, b_, c_, partial_, done_;
-  unsigned grid_ = 1, pass_grid_ = 1;
+  unsigned grid_ = 1, pass_grid_ = 1, read_grid_ = 1;
+  ReadShape read_ = kReadShapes[0];
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The STREAM kernels (copy, scale, add, triad, dot): host arrays, the CPU kernels and the gold.
+// The STREAM kernels (copy, scale, add, triad, dot) and the clean read (read: the sum of one
+// array): host arrays, the CPU kernels and the gold.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -11,13 +12,14 @@
 
 namespace bwprof {
 
-// The kernel's operation: "copy", "scale", "add", "triad" or "dot" (its name after "stream_").
+// The kernel's operation: "copy", "scale", "add", "triad", "dot" or "read" (its name after "stream_").
 inline std::string stream_op(const Problem& p) { return p.kernel.substr(7); }
 
 struct StreamData {
-  HostTensor a, b, c;
+  HostTensor a, b, c;  // the read's only array is a (b and c stay empty)
   float scalar = 0.4f;
   double dot = 0;  // output of stream_dot
+  double sum = 0;  // output of stream_read
 };
 StreamData make_stream_data(const Problem& p);
 void stream_cpu(StreamData& d, const Problem& p);

@@ -46,8 +46,10 @@ def device(id: str = "auto") -> Device:
 
 def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> dict:
     """Measured peak bandwidth (best stream kernel) and compute of a device, with their sources,
-    and the size-aware memory ceiling (``size_curve``: the fixed cost ``t0_us``, the asymptotic
-    ``bandwidth_gbs``, the fit's ``residual_pct`` and the measured ``points``).
+    and the size-aware memory ceiling (``size_curve``: ``lines``, one per access pattern, the clean
+    read's and the copy's, each with its fixed cost ``t0_us``, asymptotic ``bandwidth_gbs``,
+    ``residual_pct`` (RMS) and ``max_error_pct`` (worst point); the measured ``points``; at the top
+    the read line's ``t0_us`` and ``bandwidth_gbs`` and the worst line's errors).
 
     For ``dtype`` ("fp32" or "fp16"): ``bandwidth_gbs``, ``gflops`` (vector units),
     ``matrix_gflops`` (the matrix units; FP16 only), ``l2_gbs`` and ``l1_gbs`` (cache levels),

@@ -77,12 +77,16 @@ def _cmd_peaks(args) -> int:
     for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():
         print("    " + line)
     c = p.get("size_curve") or {}
-    if c.get("bandwidth_gbs") and c["bandwidth_gbs"] == c["bandwidth_gbs"]:
-        print(f"  size ceiling   : t(B) = {c['t0_us']:.2f} us + B / {c['bandwidth_gbs']:.1f} GB/s "
-              f"(fit of {c['fitted_points']} sizes, residual {c['residual_pct']:.1f} %)")
+    lines = c.get("lines") or []
+    if lines:
+        print("  size ceiling   : t(B) = t0 + B / BW per access pattern (a row is judged against its own)")
+    for ln in lines:
+        print(f"    {ln['pattern']:5s} t(B) = {ln['t0_us']:.2f} us + B / {ln['bandwidth_gbs']:.1f} GB/s "
+              f"({ln['kernels']}, fit of {ln['fitted_points']} sizes, residual {ln['residual_pct']:.1f} % RMS, "
+              f"worst point {ln['max_error_pct']:.1f} %)")
         for b in (4096, 1 << 20, 33.5e6, 1 << 30):
-            t = c["t0_us"] + b / (c["bandwidth_gbs"] * 1e3)
-            print(f"    {b / 1e6:10.4g} MB: {b / t / 1e3:8.1f} GB/s attainable, fixed cost {100 * c['t0_us'] / t:4.0f} %")
+            t = ln["t0_us"] + b / (ln["bandwidth_gbs"] * 1e3)
+            print(f"      {b / 1e6:10.4g} MB: {b / t / 1e3:8.1f} GB/s attainable, fixed cost {100 * ln['t0_us'] / t:4.0f} %")
     return 0
 
 
@@ -141,6 +145,15 @@ def _cmd_bench(args) -> int:
     return 1 if errors or len(bad) else 0
 
 
+def _nan_as_null(v):
+    """A JSON-ready copy: NaN (at any depth of dicts and lists) becomes null."""
+    if isinstance(v, dict):
+        return {k: _nan_as_null(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_nan_as_null(x) for x in v]
+    return None if isinstance(v, float) and v != v else v
+
+
 def _save_size_curve(device: str, folder) -> None:
     """The device's size curve (measured with its peaks during the run, so cached) into the run
     folder as size_curve.json, where the size chart finds it (now and in a later `plot`)."""
@@ -148,8 +161,7 @@ def _save_size_curve(device: str, folder) -> None:
     from .plots import SIZE_CURVE_FILE
     try:
         curve = _peaks(device)["size_curve"]
-        plain = {k: (None if isinstance(v, float) and v != v else v) for k, v in curve.items()}  # NaN: null
-        atomic_write_text(folder / SIZE_CURVE_FILE, json.dumps(plain, indent=1))
+        atomic_write_text(folder / SIZE_CURVE_FILE, json.dumps(_nan_as_null(curve), indent=1))
     except Exception as e:  # noqa: BLE001 - the results are already on disk
         print(f"size curve: not saved ({type(e).__name__}: {e})")
 

@@ -233,10 +233,11 @@ def _frame(meta: dict, rows: list) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-# Figures must read back exactly as written: pandas before 3.0 parses floats with a fast parser that
-# can miss the last digit (180.71008493742556 came back as 180.7100849374256 on the GPU machine's
-# pandas); 3.0 round-trips by default and deprecates the option.
-_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+# Figures must read back exactly as written: pandas' default float parser can miss the last digit
+# (180.71008493742556 came back as 180.7100849374256 on the GPU machine's pandas 2, and
+# 18015.039333374356 as 18015.03933337436 there later), so the round-trip parser is asked for
+# wherever pandas still takes the option (3.1 deprecates it with a warning, which is silenced).
+_ROUND_TRIP = {"float_precision": "round_trip"}
 
 
 def read_results_csv(p: Path, **read_csv_kw) -> pd.DataFrame:
@@ -265,8 +266,10 @@ def read_results_csv(p: Path, **read_csv_kw) -> pd.DataFrame:
                              f"not a bwprof results.csv")
     text = "".join(lines[:ends[-1]])
     try:
-        return pd.read_csv(io.StringIO(text), **{"keep_default_na": False, "na_values": [""],
-                                                    **_ROUND_TRIP, **read_csv_kw})
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*float_precision.*")
+            return pd.read_csv(io.StringIO(text), **{"keep_default_na": False, "na_values": [""],
+                                                        **_ROUND_TRIP, **read_csv_kw})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as e:
         raise ValueError(f"{p}: not a bwprof results.csv ({e})") from None
 

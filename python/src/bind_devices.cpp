@@ -50,14 +50,36 @@ py::dict device_dict(const DeviceInfo& i) {
   return d;
 }
 
-// The size-aware memory ceiling: its fit and every measured point (NaN fit when unknown).
-py::dict size_curve_dict(const SizeCurve& c) {
+// One line of the size curve (NaN figures when unknown).
+py::dict size_line_dict(const SizeLine& l) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   py::dict d;
-  d["t0_us"] = c.known() ? c.t0_us : nan;
-  d["bandwidth_gbs"] = c.known() ? c.bandwidth_gbs : nan;
-  d["residual_pct"] = c.known() ? c.residual_pct : nan;
-  d["fitted_points"] = c.fitted_points;
+  d["pattern"] = l.pattern;
+  d["kernels"] = l.kernels;
+  d["write_fraction"] = l.write_fraction;
+  d["t0_us"] = l.known() ? l.t0_us : nan;
+  d["bandwidth_gbs"] = l.known() ? l.bandwidth_gbs : nan;
+  d["residual_pct"] = l.known() ? l.residual_pct : nan;
+  d["max_error_pct"] = l.known() ? l.max_error_pct : nan;
+  d["fitted_points"] = l.fitted_points;
+  return d;
+}
+
+// The size-aware memory ceiling: one line per access pattern (`lines`, the read first), every
+// measured point, and at the top the read line's t0 and BW (what a kernel that only reads is judged
+// against) with the worst line's residual and the worst point's error (NaN fit when unknown).
+py::dict size_curve_dict(const SizeCurve& c) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const SizeLine read = c.line(0.0);
+  py::dict d;
+  d["t0_us"] = read.known() ? read.t0_us : nan;
+  d["bandwidth_gbs"] = read.known() ? read.bandwidth_gbs : nan;
+  d["residual_pct"] = c.known() ? c.residual_pct() : nan;
+  d["max_error_pct"] = c.known() ? c.max_error_pct() : nan;
+  d["fitted_points"] = c.fitted_points();
+  py::list lines;
+  for (const SizeLine& l : c.lines) lines.append(size_line_dict(l));
+  d["lines"] = lines;
   py::list pts;
   for (const SizePoint& p : c.points) {
     py::dict x;
@@ -65,6 +87,7 @@ py::dict size_curve_dict(const SizeCurve& c) {
     x["bytes"] = p.bytes;
     x["time_us"] = p.time_us;
     x["bandwidth_gbs"] = p.bytes / p.time_us / 1e3;
+    x["write_fraction"] = p.write_fraction;
     pts.append(x);
   }
   d["points"] = pts;
@@ -136,11 +159,12 @@ void bind_devices(py::module_& m) {
   m.def("fit_size_curve", [](const std::vector<py::dict>& points) {
     std::vector<SizePoint> pts;
     for (const py::dict& d : points)
-      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us")});
+      pts.push_back({str_or(d, "kernel"), num_or(d, "bytes"), num_or(d, "time_us"), num_or(d, "write_fraction", 0.0)});
     return size_curve_dict(fit_size_curve(pts));
   }, py::arg("points"),
-     "The size-aware ceiling's fit t(B) = t0 + B / BW of points (dicts of kernel, bytes, time_us), as "
-     "bwprof.peaks()['size_curve'] gives it.");
+     "The size-aware ceiling's lines t(B) = t0 + B / BW, one per access pattern, of points (dicts of "
+     "kernel, bytes, time_us and optionally write_fraction, 0 by default), as bwprof.peaks()['size_curve'] "
+     "gives them.");
 }
 
 }  // namespace bwprof_python

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "bwprof/measurement.hpp"
 #include "bwprof/roofline.hpp"
 #include "bwprof/runner.hpp"
+#include "bwprof/size_curve.hpp"
 #include "bwprof/stats.hpp"
 
 namespace py = pybind11;
@@ -136,18 +138,34 @@ Peaks peaks_from(const py::dict& d) {
   p.gflops_theoretical = num_or(d, "gflops_theoretical");
   p.bandwidth_source = str_or(d, "bandwidth_source");
   p.compute_source = str_or(d, "compute_source");
-  // The size curve's fit, as a peaks dict (size_curve) or a record (size_fixed_cost_us, ...) gives it.
-  double t0 = num_or(d, "size_fixed_cost_us", std::numeric_limits<double>::quiet_NaN());
-  double bw = num_or(d, "size_bandwidth_gbs", std::numeric_limits<double>::quiet_NaN());
+  // The size curve, as a peaks dict gives it (size_curve: its lines, or one line from an older
+  // dict's t0_us and bandwidth_gbs), or a record (size_fixed_cost_us, ...: the row's own line,
+  // then used whatever the write fraction).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto add_line = [&](double t0, double bw, double w) {
+    if (!(std::isfinite(t0) && std::isfinite(bw) && bw > 0 && t0 >= 0)) return;
+    SizeLine l;
+    l.t0_us = t0;
+    l.bandwidth_gbs = bw;
+    l.write_fraction = std::isfinite(w) ? w : 0.0;
+    l.pattern = size_pattern_name(l.write_fraction);
+    p.size_curve.lines.push_back(l);
+  };
   if (d.contains("size_curve") && py::isinstance<py::dict>(d["size_curve"])) {
     const py::dict c = d["size_curve"];
-    t0 = num_or(c, "t0_us", t0);
-    bw = num_or(c, "bandwidth_gbs", bw);
+    if (c.contains("lines") && py::isinstance<py::list>(c["lines"])) {
+      for (const py::handle h : py::list(c["lines"]))
+        if (py::isinstance<py::dict>(h)) {
+          const py::dict l = py::reinterpret_borrow<py::dict>(h);
+          add_line(num_or(l, "t0_us", nan), num_or(l, "bandwidth_gbs", nan), num_or(l, "write_fraction", 0.0));
+        }
+      std::sort(p.size_curve.lines.begin(), p.size_curve.lines.end(),
+                [](const SizeLine& a, const SizeLine& b) { return a.write_fraction < b.write_fraction; });
+    }
+    if (p.size_curve.lines.empty()) add_line(num_or(c, "t0_us", nan), num_or(c, "bandwidth_gbs", nan), 0.0);
   }
-  if (std::isfinite(t0) && std::isfinite(bw) && bw > 0 && t0 >= 0) {
-    p.size_curve.t0_us = t0;
-    p.size_curve.bandwidth_gbs = bw;
-  }
+  if (p.size_curve.lines.empty())
+    add_line(num_or(d, "size_fixed_cost_us", nan), num_or(d, "size_bandwidth_gbs", nan), 0.0);
   p.matrix_gflops = num_or(d, "matrix_gflops");
   p.matrix_gflops_theoretical = num_or(d, "matrix_gflops_theoretical");
   p.matrix_source = str_or(d, "matrix_source", "none");

@@ -65,3 +65,24 @@ TEST(Q4_0, ZeroBlockHasZeroScale) {
   q4_0_dequantize_row(q, 32, y);
   for (float v : y) EXPECT_EQ(v, 0.0f);
 }
+
+// The tensor-core matmul's ring kernel by grid fill (q4_ring_choice, used by matmul_mma_sm80.hip).
+TEST(Q4_0, RingChoiceFollowsTheGridFill) {
+  const std::int64_t sms = 132, resident4 = 16 * sms;  // H100: 16 blocks of 4 warps an SM
+  // 14336 rows = 896 tiles: 27 warps an SM at 4 warps a tile, all resident.
+  EXPECT_STREQ(q4_ring_choice(896, sms, resident4, 4096), "ring4x4");
+  // 4096 rows = 256 tiles: under 16 warps an SM at 4 warps a tile; K = 4096 -> X in registers.
+  EXPECT_STREQ(q4_ring_choice(256, sms, resident4, 4096), "ringx8x4");
+  // The same grid with a longer row keeps X in shared memory (4096x14336 measured there).
+  EXPECT_STREQ(q4_ring_choice(256, sms, resident4, 4096 + 32), "ring8x4");
+  EXPECT_STREQ(q4_ring_choice(256, sms, resident4, 14336), "ring8x4");
+  // The edge of the fill: 528 tiles is exactly 16 warps an SM; 527 is one short.
+  EXPECT_STREQ(q4_ring_choice(528, sms, resident4, 4096), "ring4x4");
+  EXPECT_STREQ(q4_ring_choice(527, sms, resident4, 4096), "ringx8x4");
+  // More tiles than fit at once: 8 warps a tile.
+  EXPECT_STREQ(q4_ring_choice(resident4 + 1, sms, resident4, 4096), "ring8x4");
+  // Odd sizes: 1 tile (N <= 16) and a tiny K.
+  EXPECT_STREQ(q4_ring_choice(1, sms, resident4, 32), "ringx8x4");
+  EXPECT_STREQ(q4_ring_choice(1, 1, 16, 32), "ringx8x4");  // one SM, one 4-warp tile: under-filled
+  EXPECT_STREQ(q4_ring_choice(4, 1, 16, 32), "ring4x4");    // 4 tiles x 4 warps = 16 warps on it
+}

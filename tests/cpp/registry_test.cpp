@@ -42,8 +42,8 @@ TEST(Registry, EveryKernelInItsOrderOnce) {
   // (transfers, peer copies, collectives) after the inference kernels, then the roof kernels: the
   // FMA chains, the matrix peak, the cache levels.
   const std::vector<std::string> expect = {
-      "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "fill", "gemm", "qkv_projection",
-      "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
+      "stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot", "stream_read", "fill", "gemm",
+      "qkv_projection", "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
       "h2d", "d2h", "d2d", "memset", "p2p_copy", "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
       "broadcast", "intensity_sweep", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth", "shared_bandwidth"};
   EXPECT_EQ(names(), expect);
@@ -89,7 +89,8 @@ TEST(Registry, VariantFlagsAreDeclaredWithTheVariants) {
       if (v.ceiling == Ceiling::kMemory) memory.insert(k.name);
       if (v.ceiling == Ceiling::kVector) vector.insert(k.name);
     }
-  EXPECT_EQ(memory, (std::set<std::string>{"stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot"}));
+  EXPECT_EQ(memory, (std::set<std::string>{"stream_copy", "stream_scale", "stream_add", "stream_triad", "stream_dot",
+                                           "stream_read"}));
   EXPECT_EQ(vector, (std::set<std::string>{"fma_chain"}));
   // The matrix units and the cache levels: bwprof's own kernels, each flagged with its roof.
   std::map<std::string, std::set<std::string>> roofs;
@@ -146,7 +147,7 @@ TEST(Registry, SuiteConfigurationsBuildValidProblems) {
       (k.family == "transfer" || k.family == "p2p" || k.family == "collective" ? links : configs) += 1;
     }
   }
-  EXPECT_EQ(configs, 47 + 1);  // the suite of the old suite.py, and fill's configuration
+  EXPECT_EQ(configs, 47 + 1 + 1);  // the suite of the old suite.py, fill's and the clean read's configurations
   // Host copies 2 x 6 sizes, d2d and memset 2 x 4, peer copies 3 sizes x 2 directions, collectives 5 x 6 sizes.
   EXPECT_EQ(links, 12 + 8 + 6 + 30);
 }

@@ -84,7 +84,7 @@ TEST(Judge, MatrixRoofForMatrixUnitWork) {
   p.bandwidth_gbs = 3000;
   p.gflops = 100e3;  // the vector roof
   use_matrix_roof(p, 990e3, "fp16");
-  Roofs r = roofs_from(p, "fp16");
+  Roofs r = roofs_from(p, "fp16", 0.0);
   EXPECT_EQ(r.compute_name, "fp16 matrix (theoretical)");
   EXPECT_DOUBLE_EQ(r.gflops, 990e3);
   EXPECT_EQ(p.compute_source, "theoretical:fp16_matrix_units");
@@ -151,5 +151,5 @@ TEST(Judge, MatrixRowsTakeTheMeasuredMatrixRoof) {
   EXPECT_EQ(m.gflops, 820000);
   EXPECT_EQ(m.gflops_theoretical, 1070530);
   EXPECT_EQ(m.compute_source, "measured:mma_peak_fp16 (matrix units)");
-  EXPECT_EQ(roofs_from(m, "fp16").compute_name, "fp16 matrix");
+  EXPECT_EQ(roofs_from(m, "fp16", 0.0).compute_name, "fp16 matrix");
 }

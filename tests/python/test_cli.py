@@ -56,7 +56,7 @@ def test_peaks_command_reports_measured_bandwidth(tmp_path):
     assert r.returncode == 0, r.stderr
     p = json.loads(r.stdout)
     assert p["bandwidth_gbs"] > 0 and p["bandwidth_source"].startswith("measured:stream_")
-    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot")}
+    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot", "read")}
     assert p["bandwidth_gbs"] == max(p["bandwidth_by_kernel"].values())
 
 

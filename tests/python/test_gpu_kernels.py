@@ -13,6 +13,8 @@ CASES = [
     ("stream_add", None, dict(n=65537)),
     ("stream_triad", None, dict(n=1 << 20)),
     ("stream_dot", None, dict(n=999999)),
+    ("stream_read", None, dict(n=999983)),
+    ("stream_read", None, dict(n=5)),
     ("layernorm", None, dict(rows=37, cols=4096)),
     ("layernorm", None, dict(rows=5, cols=896)),
     ("layernorm", None, dict(rows=9, cols=771)),
@@ -65,7 +67,7 @@ def test_device_information_and_peaks():
     p = bwprof.peaks("gpu", "fp32")
     assert p["bandwidth_source"].startswith("measured:stream_")
     assert 0 < p["bandwidth_gbs"] <= 1.05 * info["bandwidth_theoretical_gbs"]
-    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot")}
+    assert set(p["bandwidth_by_kernel"]) == {f"stream_{k}" for k in ("copy", "scale", "add", "triad", "dot", "read")}
     assert p["gflops"] > 0 and p["gflops"] <= 1.05 * info["fp32_gflops_theoretical"]
 
 
@@ -78,7 +80,11 @@ def test_rows_report_both_peaks():
 
 
 def test_out_of_device_memory_is_memory_error_and_the_device_still_works():
+    # The largest n the kernel takes (2^36: 512 GiB of FP32 arrays) is more than any GPU holds;
+    # beyond the kernel's range it is a ValueError naming n before memory is asked about.
     with pytest.raises(MemoryError):
+        bwprof.measure("stream_copy", device="gpu", n=1 << 36, verify=False, **Q)
+    with pytest.raises(ValueError, match="n: "):
         bwprof.measure("stream_copy", device="gpu", n=1 << 40, verify=False, **Q)
     d = bwprof.measure("stream_copy", device="gpu", n=4096, **Q).to_dict()
     assert d["verified"]

@@ -23,21 +23,34 @@ def _has_nvml() -> bool:
 def test_the_gpu_size_curve_spans_4kb_to_past_the_sweet_spot():
     c = bwprof.peaks("gpu")["size_curve"]
     pts = pd.DataFrame(c["points"])
-    assert set(pts["kernel"]) == {"stream_copy", "stream_dot"}
+    assert set(pts["kernel"]) == {"stream_copy", "stream_read"}  # the clean read and the copy
     assert pts["bytes"].min() <= 4100 and pts["bytes"].max() >= 1e9
-    # A launch and its first bytes cost microseconds; the asymptote is near the stream peak.
-    assert 0.5 <= c["t0_us"] <= 30, c["t0_us"]
+    lines = {ln["pattern"]: ln for ln in c["lines"]}
+    assert set(lines) == {"read", "copy"}
+    assert lines["read"]["kernels"] == "stream_read" and lines["copy"]["kernels"] == "stream_copy"
     peak = bwprof.peaks("gpu")["bandwidth_gbs"]
-    assert 0.8 * peak <= c["bandwidth_gbs"] <= 1.2 * peak
-    assert c["residual_pct"] < 25, c["residual_pct"]
-    print(f"\nsize curve: t(B) = {c['t0_us']:.2f} us + B / {c['bandwidth_gbs']:.0f} GB/s, "
-          f"residual {c['residual_pct']:.1f} % over {c['fitted_points']} sizes")
+    for ln in lines.values():
+        # A launch and its first bytes cost microseconds; the asymptote is near the stream peak.
+        assert 0.5 <= ln["t0_us"] <= 30, ln
+        assert 0.8 * peak <= ln["bandwidth_gbs"] <= 1.2 * peak, (ln, peak)
+        assert ln["residual_pct"] < 25 and ln["max_error_pct"] >= ln["residual_pct"], ln
+        print(f"\nsize curve, {ln['pattern']}: t(B) = {ln['t0_us']:.2f} us + B / {ln['bandwidth_gbs']:.0f} GB/s, "
+              f"residual {ln['residual_pct']:.1f} % RMS, worst point {ln['max_error_pct']:.1f} %, "
+              f"over {ln['fitted_points']} sizes")
+    assert c["t0_us"] == lines["read"]["t0_us"] and c["residual_pct"] == max(ln["residual_pct"] for ln in lines.values())
+    # A GEMV (a read) is judged against the read line; a copy against the copy's.
+    for kernel, kw, pattern in (("gemv", dict(dtype="fp16", N=4096, K=4096), "read"),
+                                ("stream_copy", dict(n=1 << 22), "copy")):
+        d = bwprof.measure(kernel, device="gpu", **kw, **Q).to_dict()
+        assert d["size_fixed_cost_us"] == pytest.approx(lines[pattern]["t0_us"], rel=2e-3), (kernel, d)
+        assert d["size_bandwidth_gbs"] == pytest.approx(lines[pattern]["bandwidth_gbs"], rel=2e-3), (kernel, d)
 
 
 # One configuration of every family, small (graph mode makes up to 64 copies of the inputs).
 GRAPH_CASES = [
     ("stream_copy", None, "fp32", dict(n=1000003)),
     ("stream_dot", None, "fp32", dict(n=999999)),   # one kernel whose last block resets a counter
+    ("stream_read", None, "fp32", dict(n=999983)),
     ("stream_triad", None, "fp16", dict(n=1 << 20)),
     ("fill", None, "fp32", dict(n=1 << 20)),
     ("layernorm", None, "fp16", dict(rows=37, cols=4096)),

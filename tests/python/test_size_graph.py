@@ -27,11 +27,23 @@ def test_the_cpu_has_a_size_curve_measured_with_its_peaks():
     c = bwprof.peaks("cpu")["size_curve"]
     assert c["bandwidth_gbs"] > 0 and c["t0_us"] >= 0 and math.isfinite(c["residual_pct"])
     pts = pd.DataFrame(c["points"])
-    assert set(pts["kernel"]) == {"stream_copy", "stream_dot"}  # copy and a plain read
+    assert set(pts["kernel"]) == {"stream_copy", "stream_read"}  # copy and the clean read
     assert pts["bytes"].min() <= 4100 and pts["bytes"].max() >= 250e6
     assert (pts["time_us"] > 0).all()
     assert np.allclose(pts["bandwidth_gbs"], pts["bytes"] / pts["time_us"] / 1e3)
-    assert c["fitted_points"] == len(pts) // 2  # one size per pair of kernels
+    assert np.allclose(pts["write_fraction"], np.where(pts["kernel"] == "stream_copy", 0.5, 4 / pts["bytes"]))
+    # One line per pattern, each over its own kernel's sizes; the top level is the read line's fit
+    # with the worst line's residual and the worst point's error.
+    lines = {ln["pattern"]: ln for ln in c["lines"]}
+    assert list(lines) == ["read", "copy"]
+    for pattern, kernel in (("read", "stream_read"), ("copy", "stream_copy")):
+        ln = lines[pattern]
+        assert ln["kernels"] == kernel and ln["fitted_points"] == (pts["kernel"] == kernel).sum()
+        assert ln["bandwidth_gbs"] > 0 and ln["t0_us"] >= 0 and ln["max_error_pct"] >= ln["residual_pct"] >= 0
+    assert c["fitted_points"] == len(pts)
+    assert (c["t0_us"], c["bandwidth_gbs"]) == (lines["read"]["t0_us"], lines["read"]["bandwidth_gbs"])
+    assert c["residual_pct"] == max(ln["residual_pct"] for ln in lines.values())
+    assert c["max_error_pct"] == max(ln["max_error_pct"] for ln in lines.values())
     # The same figures again: measured once per device and process, like the peaks.
     assert bwprof.peaks("cpu")["size_curve"] == c
 
@@ -45,6 +57,7 @@ def test_the_fit_recovers_a_line_and_reports_its_residual():
     assert c["residual_pct"] == pytest.approx(0.0, abs=1e-6)
     assert len(c["points"]) == 19
     assert math.isnan(_core.fit_size_curve(exact[:1])["bandwidth_gbs"])  # one size: no curve
+    assert _core.fit_size_curve(exact[:1])["lines"] == []
 
 
 @settings(max_examples=40, deadline=None)
@@ -56,10 +69,50 @@ def test_the_fit_stays_close_under_small_noise(t0, bw, noise):
     c = _core.fit_size_curve(pts)
     assert c["bandwidth_gbs"] == pytest.approx(bw, rel=0.06)
     assert c["residual_pct"] <= 2.0 + 1e-9
+    assert c["residual_pct"] <= c["max_error_pct"] + 1e-9
     # The fit's time at every measured size is within a few % of the measurement.
     for p in pts:
         t = c["t0_us"] + p["bytes"] / (c["bandwidth_gbs"] * 1e3)
         assert t == pytest.approx(p["time_us"], rel=0.06)
+
+
+def test_each_access_pattern_gets_its_own_line_and_its_worst_point():
+    b = 4096 * 2.0 ** np.arange(19)
+    read = [{"kernel": "stream_read", "bytes": x, "time_us": 4.0 + x / 3.0e6, "write_fraction": 0.0} for x in b]
+    copy = [{"kernel": "stream_copy", "bytes": x, "time_us": 3.5 + x / 3.4e6, "write_fraction": 0.5} for x in b]
+    read[9]["time_us"] *= 1.38  # one point 38 % slow: the RMS spreads it, the worst point shows it
+    c = _core.fit_size_curve(read + copy)
+    lines = {ln["pattern"]: ln for ln in c["lines"]}
+    assert lines["copy"]["t0_us"] == pytest.approx(3.5) and lines["copy"]["bandwidth_gbs"] == pytest.approx(3400)
+    assert lines["read"]["max_error_pct"] > 20 > lines["read"]["residual_pct"]
+    assert c["max_error_pct"] == lines["read"]["max_error_pct"] and c["residual_pct"] == lines["read"]["residual_pct"]
+    assert lines["copy"]["max_error_pct"] < 1e-6
+    # Without write fractions every point is a read: one line, the fastest kernel at each size.
+    one = _core.fit_size_curve([{k: v for k, v in p.items() if k != "write_fraction"} for p in read + copy])
+    assert len(one["lines"]) == 1 and one["lines"][0]["kernels"] == "stream_copy"
+
+
+def test_a_row_is_judged_against_the_line_of_its_pattern():
+    b = 4096 * 2.0 ** np.arange(19)
+    pts = ([{"kernel": "stream_read", "bytes": x, "time_us": 4.0 + x / 3.0e6, "write_fraction": 0.0} for x in b]
+           + [{"kernel": "stream_copy", "bytes": x, "time_us": 3.5 + x / 3.4e6, "write_fraction": 0.5} for x in b])
+    peaks = dict(bwprof.peaks("cpu"), size_curve=_core.fit_size_curve(pts))
+    dev = bwprof.device("cpu").info
+    gemv = _core.judge_row("gemv", "cpu", dev, "fp32", {"N": 4096, "K": 4096}, 40.0, peaks)
+    copy = _core.judge_row("stream_copy", "cpu", dev, "fp32", {"n": 1 << 22}, 40.0, peaks)
+    assert gemv["size_fixed_cost_us"] == pytest.approx(4.0, rel=1e-3)
+    assert gemv["size_bandwidth_gbs"] == pytest.approx(3000, rel=1e-3)
+    assert copy["size_fixed_cost_us"] == pytest.approx(3.5) and copy["size_bandwidth_gbs"] == pytest.approx(3400)
+    nbytes = gemv["bytes_read"] + gemv["bytes_written"]
+    assert gemv["attainable_bandwidth_gbs"] == pytest.approx(nbytes / (4.0 + nbytes / 3.0e6) / 1e3, rel=1e-3)
+    # A third of the bytes written (stream_add): between the two lines.
+    add = _core.judge_row("stream_add", "cpu", dev, "fp32", {"n": 1 << 22}, 40.0, peaks)
+    assert 3.5 < add["size_fixed_cost_us"] < 4.0 and 3000 < add["size_bandwidth_gbs"] < 3400
+    # An older peaks dict (one fit, no lines) still judges every row against that one line.
+    old = dict(peaks, size_curve={"t0_us": 5.0, "bandwidth_gbs": 2000.0})
+    for kernel, params in (("gemv", {"N": 64, "K": 64}), ("stream_copy", {"n": 4096})):
+        r = _core.judge_row(kernel, "cpu", dev, "fp32", params, 10.0, old)
+        assert (r["size_fixed_cost_us"], r["size_bandwidth_gbs"]) == (5.0, 2000.0)
 
 
 def test_every_row_carries_the_new_columns():
@@ -77,8 +130,11 @@ def test_every_row_carries_the_new_columns():
     assert d["bandwidth_pct_attainable"] == pytest.approx(100 * d["bandwidth_gbs"] / d["attainable_bandwidth_gbs"],
                                                           rel=1e-12)
     assert d["fixed_cost_pct"] == pytest.approx(100 * d["size_fixed_cost_us"] / t, rel=1e-12)
-    if d["size_bandwidth_gbs"] == curve["bandwidth_gbs"]:  # (unless the row made the peaks be retaken)
-        assert d["size_fixed_cost_us"] == curve["t0_us"]
+    # A triad writes a third of its bytes: its line lies between the read line and the copy's.
+    lines = {ln["pattern"]: ln for ln in curve["lines"]}
+    lo, hi = sorted((lines["copy"]["t0_us"], lines["read"]["t0_us"]))
+    if d["peak_bandwidth_gbs"] == bwprof.peaks("cpu")["bandwidth_gbs"]:  # (unless the row made the peaks be retaken)
+        assert lo - 1e-9 <= d["size_fixed_cost_us"] <= hi + 1e-9
     if d["bound"] in ("memory", "latency") and not d["above_peak"]:
         assert "of what any kernel moving" in d["bottleneck"]
 
@@ -131,7 +187,11 @@ def test_the_size_chart_draws_the_curve_the_fit_and_every_kernel(tmp_path):
     ax = fig.axes[0]
     gids = [a.get_gid() for a in ax.get_children()]
     assert gids.count("bwprof-size-curve") == 2  # copy and read
-    assert "bwprof-size-fit" in gids and "bwprof-size-kernels" in gids
+    assert gids.count("bwprof-size-fit") == 2  # a line each
+    assert "bwprof-size-kernels" in gids
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("read fit") and "worst" in t for t in labels), labels
+    assert any(t.startswith("copy fit") for t in labels), labels
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert (tmp_path / "size.png").exists() and (tmp_path / "size.svg").exists()
     # From the rows alone (a saved run): the fit, no measured points.

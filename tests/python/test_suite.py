@@ -1,8 +1,8 @@
 """The default suite comes from the kernel families' own declarations (kernels/<family>/family.cpp)
 and equals, configuration for configuration, the list python/bwprof/suite.py used to hold
 (tests/data/default_suite.json, written from it before the move, its labels since written from the
-shapes), plus the fill family's and the transfer family's (host copies, d2d and memset, 4 KB to 1 GB),
-and BF16 where issue #18 added it (the GEMM's decode and FFN shapes, attention's decode and prefill).
+shapes), plus the fill family's, the clean read's and the transfer family's (host copies, d2d and
+memset, 4 KB to 1 GB), and BF16 where issue #18 added it (the GEMM's decode and FFN shapes, attention's decode and prefill).
 Every label describes the shape that runs, full and --quick."""
 import dataclasses
 import json
@@ -34,10 +34,13 @@ def _without_bf16(c):
     return dataclasses.replace(c, dtypes=tuple(d for d in c.dtypes if d != "bf16"))
 
 
+NEW = ("fill", "stream_read", *TRANSFERS)  # the kernels added since suite.py
+
+
 def test_the_suite_is_the_one_suite_py_held_plus_fill():
     old = _snapshot()
     new = default_suite()
-    assert [_without_bf16(c) for c in new if c.kernel != "fill" and c.kernel not in TRANSFERS] == old
+    assert [_without_bf16(c) for c in new if c.kernel not in NEW] == old
     assert {(c.kernel, c.label) for c in new if "bf16" in c.dtypes} == BF16_CONFIGS
     # The transfers: host copies pinned and pageable at six sizes, d2d and memset at four, FP32 only.
     sizes = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30]
@@ -49,15 +52,18 @@ def test_the_suite_is_the_one_suite_py_held_plus_fill():
     for k in ("d2d", "memset"):
         assert [c.params["bytes"] for c in new if c.kernel == k] == [4 << 10, 1 << 20, 256 << 20, 1 << 30]
     # Types too: the parameters reach measure() as ints, bools and strings, as they always did.
-    for a, b in zip([c for c in new if c.kernel != "fill" and c.kernel not in TRANSFERS], old):
+    for a, b in zip([c for c in new if c.kernel not in NEW], old):
         for got, want in ((a.params, b.params), (a.quick, b.quick)):
             assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in want.items()}, a.label
     fill = [c for c in new if c.kernel == "fill"]
     assert fill == [Config("fill", "fill n=16Mi", {"n": 1 << 24}, {"n": 1 << 20}, quick_label="fill n=1Mi")]
-    # Fill's configuration sits after the stream kernels', where the family is registered.
+    # The clean read's configuration is the other stream kernels' (the size curve's read line);
+    # fill's sits after the stream kernels', where the family is registered.
+    read = [c for c in new if c.kernel == "stream_read"]
+    assert read == [Config("stream_read", "stream n=16Mi", {"n": 1 << 24}, {"n": 1 << 20}, quick_label="stream n=1Mi")]
     kernels = [c.kernel for c in new]
-    assert kernels.index("fill") == 5 and kernels[:5] == [f"stream_{op}" for op in
-                                                           ("copy", "scale", "add", "triad", "dot")]
+    assert kernels.index("fill") == 6 and kernels[:6] == [f"stream_{op}" for op in
+                                                           ("copy", "scale", "add", "triad", "dot", "read")]
 
 
 def test_kernels_keep_their_order_and_say_where_their_suite_goes():
@@ -66,7 +72,7 @@ def test_kernels_keep_their_order_and_say_where_their_suite_goes():
            "gemv", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul", "layernorm", "bias_act",
            "intensity_sweep"]
     assert [n for n in names if n in old] == old
-    assert set(names) - set(old) == {"fill", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth",
+    assert set(names) - set(old) == {"fill", "stream_read", "fma_chain", "mma_peak", "l2_bandwidth", "l1_bandwidth",
                                      "shared_bandwidth", *TRANSFERS, "p2p_copy", "all_reduce", "all_gather",
                                      "reduce_scatter", "all_to_all", "broadcast"}
     for k in _core.kernels():

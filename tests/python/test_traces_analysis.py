@@ -32,7 +32,8 @@ from traces_common import DATA
     ("bwprof_attention_fp16", "attention"), ("bwprof_flash_decode", "attention"),
     ("bwprof_layernorm_fp16", "normalization"), ("bwprof_bias_act_gelu", "elementwise"),
     ("bwprof_stream_copy", "memory copy"), ("bwprof_stream_triad", "elementwise"),
-    ("bwprof_stream_dot", "reduction"), ("bwprof_kv_cache_append", "KV cache"),
+    ("bwprof_stream_dot", "reduction"), ("bwprof_stream_read<float, 256, 2>", "reduction"),
+    ("bwprof_kv_cache_append", "KV cache"),
     ("void bwprof_q4_0_matmul<128>(void const*)", "quantization"),
 ])
 def test_default_categories(name, category):

@@ -118,10 +118,11 @@ def test_deeply_nested_json_is_a_clear_error(tmp_path, depth, fmt):
         df = traces.read(path)
     except TraceFormatError as exc:
         assert str(exc).startswith(str(path))
-        if depth >= 5_000:
-            assert "nested too deeply" in str(exc)
+        # Shallow documents always parse; how deep a parser goes depends on the Python (3.11's json
+        # stops near 1,000 levels of the interpreter's recursion, 3.12's went past 5,000 on the GPU
+        # machine): deeper, either the document reads right (below) or the error says why.
+        assert depth >= 5_000 and "nested too deeply" in str(exc), exc
         return
-    assert depth < 5_000
     # A bare list is read as a list of events (none of them a GPU event).
     assert len(df) == (1 if fmt == "pytorch" else 0)
 

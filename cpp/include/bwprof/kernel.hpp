@@ -218,7 +218,9 @@ struct KernelFamily {
   std::function<std::map<std::string, std::string>(const DeviceInfo&)> ceiling_params;
   std::string ceiling_grow;
   // Memory ceilings only: the integer parameter the bytes moved are proportional to, for the
-  // size-aware ceiling (bwprof/size_curve.hpp); empty: the kernel is not on that curve.
+  // size-aware ceiling (bwprof/size_curve.hpp); empty: the kernel is not on that curve. A kernel
+  // on the curve defines the line of its access pattern (its share of bytes written): it should
+  // be the cleanest kernel of that pattern (no second pass, no grid-wide atomics).
   std::string ceiling_size;
   // Ceiling variants that measure several figures (matrix types, cache accesses, FP64 chains):
   // the runs to make on a device, beyond a vector ceiling's one run per dtype (ceiling_params).

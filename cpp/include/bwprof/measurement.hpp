@@ -97,12 +97,19 @@ struct Measurement {
   // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),
   // "inferred" (from the arrays a user's code reads and writes) or "mixed" (one of each).
   std::string bytes_source = "declared";
+  // bytes_written / (bytes_read + bytes_written): the access pattern whose size-curve line judges
+  // the row (0: a read; 0.5: a copy; 0 when nothing moves).
+  double write_fraction() const {
+    const double b = bytes_read + bytes_written;
+    return b > 0 ? bytes_written / b : 0.0;
+  }
   // Derived by derive_rates().
   double bandwidth_gbs = 0, bandwidth_pct_peak = 0, bandwidth_pct_theoretical = 0;
   double gflops = 0, compute_pct_peak = 0, intensity_flop_per_byte = 0;
   double attainable_gflops = 0, roofline_efficiency_pct = 0;
-  // The size-aware memory ceiling at this row's bytes: bytes / t(bytes), the row's share of it,
-  // and the fixed cost's share of t(bytes) (NaN when the device has no size curve).
+  // The size-aware memory ceiling at this row's bytes, on the line of its access pattern
+  // (write_fraction()): bytes / t(bytes), the row's share of it, and the fixed cost's share of
+  // t(bytes) (NaN when the device has no size curve).
   double attainable_bandwidth_gbs = 0, bandwidth_pct_attainable = 0, fixed_cost_pct = 0;
   std::string bound, grade, bottleneck;
   bool above_peak = false;

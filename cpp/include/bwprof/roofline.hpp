@@ -43,8 +43,9 @@ struct Roofs {
   // A transfer's roof: the link it crosses ("PCIe 5.0 x16"); bandwidth_gbs is then that link's
   // theoretical bandwidth and the row is "link"-bound rather than "memory"-bound.
   std::string link;
-  // The size-aware memory ceiling t(B) = size_t0_us + B / size_bandwidth_gbs (bwprof/size_curve.hpp);
-  // size_bandwidth_gbs 0 (or NaN): none known.
+  // The size-aware memory ceiling t(B) = size_t0_us + B / size_bandwidth_gbs: the line of the
+  // row's access pattern (bwprof/size_curve.hpp, SizeCurve::line); size_bandwidth_gbs 0 (or NaN):
+  // none known.
   double size_t0_us = 0;
   double size_bandwidth_gbs = 0;
   // The cache levels' measured bandwidth: a figure above the memory roof is told which level
@@ -69,8 +70,9 @@ Judgement judge(const Work& w, const Roofs& r);
 
 // The roofs a measured row of `dtype` is judged against, from its device's peaks: the matrix
 // units' roof (theoretical, from the architecture table) for work that runs on them, else the
-// vector roof the peaks carry.
-Roofs roofs_from(const Peaks& p, const std::string& dtype);
+// vector roof the peaks carry; the size curve's line for a row that writes `write_fraction` of
+// the bytes it moves (0: a read, 0.5: a copy).
+Roofs roofs_from(const Peaks& p, const std::string& dtype, double write_fraction);
 // Work that runs on the matrix units (FP16 on tensor cores / MFMA) is judged against their roof:
 // the measured one the peaks carry (Peaks::matrix_gflops), else the architecture table's.
 void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype);

@@ -43,7 +43,7 @@ bool derive_rates(Measurement& m, AccessPattern pattern) {
   w.dtype = m.dtype;
   w.pattern = pattern;
   w.cache = m.cache;
-  const Judgement j = judge(w, roofs_from(m.peaks, m.dtype));
+  const Judgement j = judge(w, roofs_from(m.peaks, m.dtype, m.write_fraction()));
   m.access_pattern = to_string(pattern);
   m.bandwidth_gbs = j.bandwidth_gbs;
   m.gflops = j.gflops;
@@ -71,7 +71,7 @@ std::vector<std::string> Measurement::columns() {
 
 std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() const {
   using I = std::int64_t;
-  const SizeCurve& curve = peaks.size_curve;
+  const SizeLine curve = peaks.size_curve.line(write_fraction());  // this row's pattern
   const double nan = std::numeric_limits<double>::quiet_NaN();
   return {
       {"kernel", kernel},

@@ -64,6 +64,12 @@ std::map<std::string, std::string> ceiling_params(const KernelFamily& k, const D
   return k.ceiling_params(info);
 }
 
+// A point of the size curve: the bytes a ceiling kernel moved, its time, its share of writes.
+SizePoint size_point(const std::string& kernel, const Traffic& t, double time_us) {
+  const double bytes = t.bytes_read + t.bytes_written;
+  return {kernel, bytes, time_us, bytes > 0 ? t.bytes_written / bytes : 0.0};
+}
+
 // The best GB/s of the memory ceilings, FP32, and each one's figure.
 Peaks measure_memory(Backend& backend) {
   const DeviceInfo& info = backend.info();
@@ -84,7 +90,7 @@ Peaks measure_memory(Backend& backend) {
       out.bandwidth_by_kernel[k.name] = gbs;
       if (gbs > best) best = gbs, best_name = k.name;
       // The size curve's top point (measure_size_curve adds the smaller sizes).
-      if (!k.ceiling_size.empty()) out.size_curve.points.push_back({k.name, t.bytes_read + t.bytes_written, s.median});
+      if (!k.ceiling_size.empty()) out.size_curve.points.push_back(size_point(k.name, t, s.median));
     }
   }
   out.bandwidth_gbs = best;
@@ -93,7 +99,8 @@ Peaks measure_memory(Backend& backend) {
   return out;
 }
 
-// The size-aware ceiling (bwprof/size_curve.hpp): each memory ceiling with a size parameter, cold,
+// The size-aware ceiling (bwprof/size_curve.hpp): each memory ceiling with a size parameter (one
+// per access pattern: the clean read, the copy), cold,
 // from 4 KB (doubling on a GPU, x4 on the CPU) up to the peak run's size (whose points `top` holds),
 // on the CPU on to 256 MB. Few repeats and little time per size: a 4 KB kernel must not spend the
 // peak run's 20 ms of kernel time in microsecond steps.
@@ -125,8 +132,7 @@ SizeCurve measure_size_curve(Backend& backend, std::vector<SizePoint> points) {
         Problem p = make_problem(k, kind, v.name, "fp32", params);
         auto inst = v.make(backend, p);
         const TimingStats st = summarize(run_repeats(backend, *inst, opt));
-        const Traffic t = k.traffic(p);
-        points.push_back({k.name, t.bytes_read + t.bytes_written, st.median});
+        points.push_back(size_point(k.name, k.traffic(p), st.median));
       }
     }
   }

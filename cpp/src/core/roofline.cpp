@@ -81,7 +81,7 @@ Judgement judge(const Work& w, const Roofs& r) {
   j.intensity_flop_per_byte = w.bytes > 0 ? w.flops / w.bytes : kNaN;
 
   // The size-aware ceiling: what any kernel moving this many bytes reaches on the device.
-  SizeCurve curve;
+  SizeLine curve;
   curve.t0_us = r.size_t0_us;
   curve.bandwidth_gbs = r.size_bandwidth_gbs;
   const bool sized = curve.known() && w.bytes > 0;
@@ -186,7 +186,7 @@ Judgement judge(const Work& w, const Roofs& r) {
   return j;
 }
 
-Roofs roofs_from(const Peaks& p, const std::string& dtype) {
+Roofs roofs_from(const Peaks& p, const std::string& dtype, double write_fraction) {
   Roofs r;
   r.bandwidth_gbs = p.bandwidth_gbs;
   r.bandwidth_theoretical_gbs = p.bandwidth_theoretical_gbs;
@@ -194,9 +194,10 @@ Roofs roofs_from(const Peaks& p, const std::string& dtype) {
   r.gflops_theoretical = p.gflops_theoretical;
   r.link = p.link;
   r.compute_name = dtype + " " + p.compute_units;
-  if (p.size_curve.known()) {
-    r.size_t0_us = p.size_curve.t0_us;
-    r.size_bandwidth_gbs = p.size_curve.bandwidth_gbs;
+  const SizeLine line = p.size_curve.line(write_fraction);
+  if (line.known()) {
+    r.size_t0_us = line.t0_us;
+    r.size_bandwidth_gbs = line.bandwidth_gbs;
   }
   r.l2_gbs = p.l2_gbs;
   r.l1_gbs = p.l1_gbs;

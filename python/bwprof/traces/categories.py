@@ -34,7 +34,7 @@ DEFAULT_RULES = (
     (r"\bbwprof_kv_cache", KV_CACHE),
     (r"\bbwprof_q4_0", QUANTIZATION),
     (r"\bbwprof_stream_copy", MEMCPY),
-    (r"\bbwprof_stream_dot", REDUCTION),
+    (r"\bbwprof_stream_(dot|read)", REDUCTION),
     (r"\bbwprof_stream", ELEMENTWISE),          # scale, add, triad
     # Collectives (NCCL/RCCL, custom all-reduce kernels).
     (r"nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|cross_device_reduce",

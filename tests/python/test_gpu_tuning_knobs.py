@@ -1,0 +1,77 @@
+"""The tuning knobs benchmarks/gemv_ceiling.py compares (BWPROF_GEMV_BLOCK, BWPROF_GEMV_LOADS,
+BWPROF_Q4_KERNEL, BWPROF_STREAM_READ): every configuration against the float64 reference at odd
+sizes, and a clear error for a value that names none (skipped without a GPU)."""
+import pytest
+
+import bwprof
+
+pytestmark = pytest.mark.gpu
+Q = dict(repeats=2, min_time_s=0.0, warmup=1)
+
+
+@pytest.mark.parametrize("block", ["256", "512", "1024"])
+@pytest.mark.parametrize("shape", [dict(N=4096, K=4096), dict(N=1001, K=4104), dict(N=3, K=8192), dict(N=77, K=1001)])
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_gemv_block_sizes_match_the_reference(monkeypatch, block, shape, dtype):
+    monkeypatch.setenv("BWPROF_GEMV_BLOCK", block)
+    d = bwprof.measure("gemv", dtype=dtype, device="gpu", **shape, **Q).to_dict()
+    assert d["verified"], f"block {block} {dtype} {shape}: error {d['max_rel_error']}"
+    assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+
+
+@pytest.mark.parametrize("loads", ["2", "4"])
+@pytest.mark.parametrize("shape", [dict(N=4096, K=4096), dict(N=1001, K=4104), dict(N=3, K=8192), dict(N=77, K=1001),
+                                   dict(N=5, K=64)])
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_gemv_loads_a_thread_match_the_reference(monkeypatch, loads, shape, dtype):
+    monkeypatch.setenv("BWPROF_GEMV_LOADS", loads)
+    d = bwprof.measure("gemv", dtype=dtype, device="gpu", **shape, **Q).to_dict()
+    assert d["verified"], f"loads {loads} {dtype} {shape}: error {d['max_rel_error']}"
+    assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+
+
+Q4_KERNELS = ["ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "ring4x4t2", "ring8x4t2", "ringx8x2",
+              "ringx4x4", "ringx8x4"]
+
+
+@pytest.mark.parametrize("kernel", Q4_KERNELS)
+@pytest.mark.parametrize("shape", [dict(M=1, N=1001, K=4096), dict(M=2, N=4096, K=4096), dict(M=1, N=33, K=96),
+                                   dict(M=1, N=14336, K=4096), dict(M=8, N=130, K=96), dict(M=1, N=17, K=4096),
+                                   dict(M=3, N=48, K=160)])
+def test_q4_0_kernels_match_the_reference(monkeypatch, kernel, shape):
+    monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
+    d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", **shape, **Q).to_dict()
+    assert d["verified"], f"{kernel} {shape}: error {d['max_rel_error']}"
+    assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+
+
+READ_SHAPES = ["256x2", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]
+
+
+@pytest.mark.parametrize("shape", READ_SHAPES)
+@pytest.mark.parametrize("n", [5, 4099, 1000003])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_read_shapes_match_the_reference(monkeypatch, shape, n, dtype):
+    monkeypatch.setenv("BWPROF_STREAM_READ", shape)
+    d = bwprof.measure("stream_read", dtype=dtype, device="gpu", n=n, **Q).to_dict()
+    assert d["verified"], f"read {shape} {dtype} n={n}: error {d['max_rel_error']}"
+    assert d["block_size"] == int(shape.split("x")[0])
+    assert d["occupancy_blocks_per_sm"] == d["runtime_blocks_per_sm"] > 0, d
+
+
+def test_a_knob_that_names_no_configuration_is_a_value_error(monkeypatch):
+    monkeypatch.setenv("BWPROF_GEMV_BLOCK", "300")
+    with pytest.raises(ValueError, match="BWPROF_GEMV_BLOCK"):
+        bwprof.measure("gemv", dtype="fp16", device="gpu", N=64, K=4096, **Q)
+    monkeypatch.delenv("BWPROF_GEMV_BLOCK")
+    monkeypatch.setenv("BWPROF_Q4_KERNEL", "ring3x3")
+    with pytest.raises(ValueError, match="BWPROF_Q4_KERNEL"):
+        bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", M=1, N=64, K=4096, **Q)
+    monkeypatch.delenv("BWPROF_Q4_KERNEL")
+    monkeypatch.setenv("BWPROF_GEMV_LOADS", "3")
+    with pytest.raises(ValueError, match="BWPROF_GEMV_LOADS"):
+        bwprof.measure("gemv", dtype="fp16", device="gpu", N=64, K=4096, **Q)
+    monkeypatch.delenv("BWPROF_GEMV_LOADS")
+    monkeypatch.setenv("BWPROF_STREAM_READ", "256x3")
+    with pytest.raises(ValueError, match="BWPROF_STREAM_READ"):
+        bwprof.measure("stream_read", device="gpu", n=4096, **Q)
