@@ -234,8 +234,8 @@ def _frame(meta: dict, rows: list) -> pd.DataFrame:
 
 
 # Figures must read back exactly as written: pandas' default float parser can miss the last digit
-# (180.71008493742556 came back as 180.7100849374256 on the GPU machine's pandas 2, and
-# 18015.039333374356 as 18015.03933337436 there later), so the round-trip parser is asked for
+# (180.71008493742556 came back as 180.7100849374256 on the GPU machine's pandas, and
+# 18015.039333374356 as 18015.03933337436 under its pandas 3.0.6), so the round-trip parser is asked for
 # wherever pandas still takes the option (3.1 deprecates it with a warning, which is silenced).
 _ROUND_TRIP = {"float_precision": "round_trip"}
 

@@ -291,11 +291,13 @@ DevicePeaks measure_all(Backend& backend) {
 Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
   const DeviceInfo& info = backend.info();
   std::lock_guard<std::mutex> g(g_mutex);
-  if (refresh) g_cache->erase(info.id);
   auto it = g_cache->find(info.id);
-  if (it == g_cache->end()) {
+  if (it == g_cache->end() || refresh) {
     backend.activate();
-    it = g_cache->emplace(info.id, measure_all(backend)).first;
+    // Measured before the old figures go: a retake that fails (a memory limit, an interrupt)
+    // leaves the peaks the process already had.
+    DevicePeaks fresh = measure_all(backend);
+    it = g_cache->insert_or_assign(info.id, std::move(fresh)).first;
   }
   Peaks p = it->second.memory;
   auto gf = it->second.gflops.find(dtype);

@@ -189,8 +189,16 @@ void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bo
   if (judge_row(m, pattern, matrix_units, info, device_peaks(backend, dtype)) && retake_peaks_once(info.id)) {
     // Clearly above a measured peak with no datasheet figure to say which is wrong: the peak may
     // have been taken during a slow patch. Take it again (once per device and process) and judge
-    // again; a row still above it stays flagged.
-    judge_row(m, pattern, matrix_units, info, device_peaks(backend, dtype, true));
+    // again; a row still above it stays flagged. A retake that cannot run (the peaks' own arrays
+    // over a memory limit the user set for this kernel) leaves the row judged, and flagged, by
+    // the peaks it has.
+    Peaks again;
+    try {
+      again = device_peaks(backend, dtype, true);
+    } catch (const OutOfMemory&) {
+      return;
+    }
+    judge_row(m, pattern, matrix_units, info, again);
   }
 }
 
