@@ -299,6 +299,30 @@ gpu-bf16-attn-quick: gpu-build
 	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
 	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
+# Issue #18's GEMM part: `tensor` within 1.25x of `vendor` everywhere. The C++ GEMM/QKV cases (every
+# engine by its knob: skinny, mma.sync tiles, wgmma tiles, padded copies), the vendor+silu error and
+# the footprints; memcheck of every gemm_tensor case; the Python GEMM tests (random shapes, the
+# knobs' paths); then the quick sweep with a column per candidate engine/tile. Logs in
+# $(OUT)/gemm_fast_logs.tar.gz, the sweep also as $(OUT)/gemm_sweep_quick.csv.
+.PHONY: gpu-gemm-fast
+GEMM_LOGS = $(OUT)/gemm_fast_logs
+gpu-gemm-fast: gpu-build
+	mkdir -p $(GEMM_LOGS)
+	-( timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*gemm_tensor*' > $(GEMM_LOGS)/memcheck.log 2>&1; \
+	    echo "memcheck exit $$?" >> $(GEMM_LOGS)/memcheck.log ) & \
+	  ( timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    -k "gemm" > $(GEMM_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(GEMM_LOGS)/pytest.log ) & \
+	  timeout 200 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*:GpuLimits.Footprint*' \
+	    > $(GEMM_LOGS)/gtest.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]|Which is|Expected" $(GEMM_LOGS)/gtest.log | tail -n 30; \
+	  tail -n 1 $(GEMM_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid|out of bounds" $(GEMM_LOGS)/memcheck.log | sort | uniq -c | head -n 8; \
+	  grep -E "passed|failed|error|Falsifying|^E  |^FAILED" $(GEMM_LOGS)/pytest.log | tail -n 20
+	-PYTHONUNBUFFERED=1 timeout 170 $(PYTHON) benchmarks/gemm_sweep.py --quick --repeats 15 --csv $(OUT)/gemm_sweep_quick.csv \
+	  > $(GEMM_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; \
+	  { grep -q '^point' $(GEMM_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(GEMM_LOGS)/gemm_sweep.log || tail -n 30 $(GEMM_LOGS)/gemm_sweep.log; }
+	tar -czf $(OUT)/gemm_fast_logs.tar.gz -C $(OUT) gemm_fast_logs && rm -rf $(GEMM_LOGS)
+
 # Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,
 # device buffers that fit one by one but not together refused before allocating, Ctrl-C during a GPU
 # measurement (a child process), and the label and limit tests with the GPU build.

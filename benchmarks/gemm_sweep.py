@@ -3,9 +3,13 @@
 Target: `tensor` never more than 1.25x slower than `vendor` (tensor time <= 1.25 x vendor time) at
 any point. M in 1, 2, 3, 7, 16, 33, 128, 1000, 4096, 8192 against (N, K) pairs that are odd, one
 off a multiple of 8 or aligned; FP16 at every point and BF16 at M = 1, 16 and 1000. All three are
-timed alike (the L2 flushed before every run, events around the work, the median). The `mma us`
-column times `tensor` on the mma.sync kernel instead of bwprof's choice (BWPROF_GEMM_WGMMA=0, and
-its 16-row tile where the skinny split-K kernel would run), for the record.
+timed alike (the L2 flushed before every run, events around the work, the median).
+
+Candidates (unless --no-candidates): `tensor` again with each engine and tile that could take the
+point, through bwprof's knobs, so that one run shows which wins where: `mma` (mma.sync,
+BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16), `gemv` (the skinny vector-unit kernel, M <= 64),
+`pad` (wgmma on padded copies, where N or K is off a multiple of 8) and the wgmma tiles `128x256`,
+`128x128`, `64x128`, `64x64` (M > 16; padding as needed). A second table lists them.
 
     PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick] [--repeats 20] [--csv FILE]
 """
@@ -33,9 +37,25 @@ def points(quick: bool):
             if quick and (m, j) not in QUICK:
                 continue
             out.append(("fp16", dict(M=m, N=n, K=k)))
-            if m in BF16_MS and not quick:
+            if m in BF16_MS:
                 out.append(("bf16", dict(M=m, N=n, K=k)))
     return out
+
+
+def candidates(p):
+    """(name, env) for each engine/tile that could take point p (dispatch.hip's knobs)."""
+    out = [("mma", {"BWPROF_GEMM_WGMMA": "0", **({"BWPROF_GEMM_TILE": "skinny"} if p["M"] <= 16 else {})})]
+    if p["M"] <= 64:
+        out.append(("gemv", {"BWPROF_GEMM_TILE": "gemv"}))
+    if p["M"] > 16:
+        if p["N"] % 8 or p["K"] % 8:
+            out.append(("pad", {"BWPROF_GEMM_PAD": "1"}))
+        for t in ("128x256", "128x128", "64x128", "64x64"):
+            out.append((t, {"BWPROF_GEMM_TILE": t}))
+    return out
+
+
+CAND_NAMES = ("mma", "gemv", "pad", "128x256", "128x128", "64x128", "64x64")
 
 
 def torch_us(p, dtype, repeats):
@@ -51,7 +71,7 @@ def torch_us(p, dtype, repeats):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a 10-point subset")
+    ap.add_argument("--quick", action="store_true", help="a 14-point subset (10 FP16, 4 BF16)")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
@@ -74,20 +94,24 @@ def main(argv=None) -> int:
                                    min_time_s=0.0, max_time_s=1.0, **p).to_dict()
                 row[f"{v}_us"], row[f"{v}_ok"] = m["time_median_us"], m["verified"]
                 row[f"{v}_tflops"] = m["flops"] / m["time_median_us"] / 1e6
+                row[f"{v}_gbs"] = m["bandwidth_gbs"]
             except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
-        if "tensor" in variants and not args.no_candidates:  # the mma.sync kernel instead of bwprof's choice
-            env = {"BWPROF_GEMM_WGMMA": "0", **({"BWPROF_GEMM_TILE": "skinny"} if p["M"] <= 8 else {})}
-            os.environ.update(env)
-            try:
-                m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
-                                   warmup=3, min_time_s=0.0, max_time_s=1.0, **p).to_dict()
-                row["mma_us"] = m["time_median_us"] if m["verified"] else float("nan")
-            except Exception:  # noqa: BLE001
-                row["mma_us"] = float("nan")
-            finally:
-                for k in env:
-                    os.environ.pop(k, None)
+        if "tensor" in variants and not args.no_candidates:  # each engine/tile instead of bwprof's choice
+            for cname, env in candidates(p):
+                os.environ.update(env)
+                try:
+                    m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
+                                       warmup=3, min_time_s=0.0, max_time_s=1.0, **p).to_dict()
+                    row[f"{cname}_us"] = m["time_median_us"] if m["verified"] else float("nan")
+                    if not m["verified"]:
+                        row[f"{cname}_failed"] = f"not verified: error {m['max_rel_error']}"
+                except Exception as e:  # noqa: BLE001
+                    row[f"{cname}_us"] = float("nan")
+                    row[f"{cname}_failed"] = f"{type(e).__name__}: {str(e)[:120]}"
+                finally:
+                    for k in env:
+                        os.environ.pop(k, None)
         if not args.no_torch:
             try:
                 row["torch_us"] = torch_us(p, dtype, args.repeats)
@@ -100,7 +124,7 @@ def main(argv=None) -> int:
                                        if k in row)
               + "".join(f" {k}: {row[k][:150]}" for k in ("tensor_failed", "vendor_failed") if k in row), flush=True)
     hdr = (f"{'point':30s} {'tensor us':>10s} {'vendor us':>10s} {'torch us':>9s} {'t/vendor':>8s} "
-           f"{'t/torch':>7s} {'TFLOP/s':>8s} {'mma us':>8s} ok  verdict")
+           f"{'t/torch':>7s} {'TFLOP/s':>8s} {'GB/s':>7s} ok  verdict")
     print("\n" + hdr + "\n" + "-" * len(hdr))
     fails = 0
 
@@ -115,8 +139,20 @@ def main(argv=None) -> int:
         fails += verdict == "FAIL"
         tt = r["tensor_us"] / r["torch_us"] if r.get("tensor_us") and r.get("torch_us") else None
         print(f"{r['name']:30s} {f(r.get('tensor_us'), 10)} {f(r.get('vendor_us'), 10)} {f(r.get('torch_us'), 9)} "
-              f"{f(ratio, 8, 2)} {f(tt, 7, 2)} {f(r.get('tensor_tflops'), 8)} {f(r.get('mma_us'), 8)} "
+              f"{f(ratio, 8, 2)} {f(tt, 7, 2)} {f(r.get('tensor_tflops'), 8)} {f(r.get('tensor_gbs'), 7, 0)} "
               f"{'yes' if ok else 'NO ':3s} {verdict}")
+    if not args.no_candidates:
+        hdr = f"{'candidates (us)':30s} {'chosen':>8s} " + " ".join(f"{c:>8s}" for c in CAND_NAMES) + "  best"
+        print("\n" + hdr + "\n" + "-" * len(hdr))
+        for r in rows:
+            got = {c: r[f"{c}_us"] for c in CAND_NAMES if isinstance(r.get(f"{c}_us"), float) and r[f"{c}_us"] == r[f"{c}_us"]}
+            best = min(got, key=got.get) if got else "-"
+            print(f"{r['name']:30s} {f(r.get('tensor_us'), 8)} " + " ".join(f(r.get(f"{c}_us"), 8) for c in CAND_NAMES)
+                  + f"  {best}")
+        for r in rows:
+            for c in CAND_NAMES:
+                if f"{c}_failed" in r:
+                    print(f"  {r['name']} {c}: {r[f'{c}_failed']}")
     rs = [r["ratio"] for r in rows if r.get("ratio")]
     if rs:
         print(f"tensor/vendor: {sum(x <= TARGET for x in rs)}/{len(rs)} within {TARGET}x, worst {max(rs):.2f}x, "

@@ -167,6 +167,23 @@ __device__ __forceinline__ uint4 load_b16_tail(const unsigned short* p, int n) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// Eight 16-bit elements that start s (0..7) elements into `lo`, `hi` holding the eight after lo:
+// the window that an aligned pair of 16-byte words holds of a row starting anywhere. Branch-free
+// (two word-selecting steps and a 16-bit funnel shift), so that lanes at different offsets do not
+// diverge, and no per-element loads.
+__device__ __forceinline__ uint4 shift_b16(const uint4& lo, const uint4& hi, unsigned s) {
+  const unsigned u[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  unsigned v[6], x[5];
+  const bool two = s & 4u, one = s & 2u;
+#pragma unroll
+  for (int i = 0; i < 6; ++i) v[i] = two ? u[i + 2] : u[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) x[i] = one ? v[i + 1] : v[i];
+  const unsigned r = (s & 1u) * 16u;
+  return make_uint4(__funnelshift_r(x[0], x[1], r), __funnelshift_r(x[1], x[2], r), __funnelshift_r(x[2], x[3], r),
+                    __funnelshift_r(x[3], x[4], r));
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = warpSize / 2; o > 0; o >>= 1) v += BWPROF_SHFL_XOR(v, o);
   return v;

@@ -9,12 +9,15 @@
 #include <hip/hip_runtime.h>
 #define BWPROF_HIP 1
 #define BWPROF_SHFL_XOR(v, m) __shfl_xor((v), (m))
+// From the lane d above within each group of 32 lanes (wave64 runs two groups side by side).
+#define BWPROF_SHFL_DOWN32(v, d) __shfl_down((v), (d), 32)
 #else
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #define BWPROF_CUDA 1
 #define BWPROF_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define BWPROF_SHFL_DOWN32(v, d) __shfl_down_sync(0xffffffffu, (v), (d), 32)
 
 using hipError_t = cudaError_t;
 using hipEvent_t = cudaEvent_t;

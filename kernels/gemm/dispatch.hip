@@ -2,10 +2,11 @@
 //   tiled   shared-memory tiles on the vector units, FP32, FP16 or BF16, any M, N, K
 //   tensor  FP16 or BF16 on the matrix units: wgmma fed by the bulk tensor copy engine on NVIDIA Hopper
 //           (sm_90a builds), mma.sync m16n8k16 on other NVIDIA GPUs (sm_80+) and for shapes wgmma
-//           cannot take, MFMA 32x32x8 on AMD CDNA (gfx90a, gfx94x), WMMA 16x16x16 on RDNA3 (gfx11,
-//           wave32); GPUs without matrix units (RDNA2) run the tiled kernel. On NVIDIA, up to 8
-//           rows of A (a decode step) run a split-K kernel on the vector units instead, whose time
-//           is reading B, as a GEMV's is
+//           cannot take (on Hopper, operands whose rows are off 16 bytes are copied into padded
+//           scratch for wgmma where that pays: choice.hpp), MFMA 32x32x8 on AMD CDNA (gfx90a,
+//           gfx94x), WMMA 16x16x16 on RDNA3 (gfx11, wave32); GPUs without matrix units (RDNA2) run
+//           the tiled kernel. On NVIDIA, up to 16 rows of A (a decode step) run a split-K kernel on
+//           the vector units instead, whose time is reading B, as a GEMV's is
 //   vendor  the vendor library (cuBLASLt and cuBLAS; rocBLAS on AMD), its epilogue applying the
 //           bias and activation
 //   unfused the vendor (else bwprof's) GEMM, then bwprof's bias + activation kernel: the two-pass
@@ -134,22 +135,31 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
       );
 #if defined(BWPROF_CUDA)
-      // Up to kSkinnyRows rows of A: the skinny kernel (split K on the vector units, any alignment).
-      // Then wgmma where its 64 x 64 tiles fill the GPU and the copy engine can address the
-      // operands (16-byte aligned rows); otherwise mma.sync, which splits K over blocks (a few rows
-      // or columns and a long K), has a 16-row tile for M <= 16 and reads unaligned rows too.
-      // BWPROF_GEMM_TILE (a knob for benchmarks) asks for one: "gemv" the skinny kernel, a wgmma
-      // tile ("64x128") wgmma whatever the shape, an mma.sync tile ("small") mma.sync.
+      // Up to kSkinnyRows rows of A: the skinny kernel (the vector units; time = reading B once at
+      // any alignment). Then, where wgmma is available (Hopper, sm_90a build): wgmma on A and B in
+      // place where the copy engine can address them (16-byte aligned rows), else on padded copies
+      // of the misaligned ones where pad_pays() (choice.hpp: the copies' estimated time plus
+      // wgmma's against mma.sync's on the unaligned rows). Otherwise mma.sync, which reads
+      // unaligned rows in place, has a 16-row tile and splits K over blocks.
+      // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the skinny one,
+      // up to kSkinnyMaxRows rows; a wgmma tile such as "64x128" wgmma, padding as needed; an
+      // mma.sync tile "large", "medium", "small" or "skinny" mma.sync); BWPROF_GEMM_PAD=1 pads
+      // wherever wgmma needs it, =0 never; BWPROF_GEMM_WGMMA=0 turns wgmma off.
       const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
+      const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
       const bool want_wgmma = forced.find('x') != std::string::npos;
       const bool want_mma = forced == "large" || forced == "medium" || forced == "small" || forced == "skinny";
       if (forced == "gemv" || (forced.empty() && s.M <= gemm::kSkinnyRows)) {
-        if (s.M > gemm::kSkinnyRows)
-          BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyRows));
+        if (s.M > gemm::kSkinnyMaxRows)
+          BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyMaxRows));
         return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
       }
-      const bool fills = want_wgmma || (!want_mma && s.M > 16 && ((s.M + 63) / 64) * ((s.N + 63) / 64) >= g.sm_count());
-      if (fills && gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
+      if (!want_mma && gemm::wgmma_available(g)) {
+        if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
+        const bool pad_a = !gemm::tma_addressable(A, s.lda), pad_b = !gemm::tma_addressable(B, s.ldb);
+        if (pad != "0" && (want_wgmma || pad == "1" || gemm::pad_pays(s.M, s.N, s.K, pad_a, pad_b)))
+          return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act);
+      }
       return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);
 #else
       const std::string& arch = g.info().arch;

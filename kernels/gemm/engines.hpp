@@ -2,7 +2,8 @@
 // vector units, every GPU), skinny.hip (a few rows of A: split K on the vector units),
 // mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper), mfma_cdna.hip (AMD CDNA),
 // wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip, vendor_rocblas.hip);
-// dispatch.hip chooses among them (GemmRunner::make / best); split_k.hip holds what the engines
+// pad.hip runs wgmma on padded copies of operands it cannot address; dispatch.hip chooses among
+// them (GemmRunner::make / best, by the rules in choice.hpp); split_k.hip holds what the engines
 // that split K share. The QKV projection (qkv.hip) runs its GEMMs through the same interface.
 #pragma once
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "common/gpu_common.hpp"
 #include "common/gpu_runtime.hpp"
 #include "common/reference.hpp"
+#include "gemm/choice.hpp"
 #include "gpu/gpu_backend.hpp"
 
 namespace bwprof {
@@ -80,17 +82,24 @@ using Shape = GemmRunner::Shape;
 std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                        const void* bias, Act act);
 // The matrix-unit engines take FP16 or BF16 (`dtype`).
-// skinny.hip: M <= kSkinnyRows, any alignment (every GPU; the CUDA dispatch takes it).
-constexpr int kSkinnyRows = 8;
+// skinny.hip: M <= kSkinnyMaxRows (choice.hpp), any alignment (every GPU; the CUDA dispatch takes
+// it up to kSkinnyRows).
 std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                         const void* bias, Act act);
 // mma_sm80.hip (NVIDIA, sm_80+).
 std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                           const void* bias, Act act);
-// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds), where wgmma_fits().
+// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds), where wgmma_fits(): wgmma_available() on this
+// device and build, and A and B tma_addressable() (16-byte aligned start and rows).
+bool wgmma_available(GpuBackend& g);
+bool tma_addressable(const void* p, std::int64_t ld);
 bool wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C);
 std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
                                             void* C, const void* bias, Act act);
+// pad.hip: A and/or B (whichever is not tma_addressable) copied into padded scratch each run, then
+// wgmma on the copies; where wgmma_available().
+std::unique_ptr<GemmRunner> make_padded_wgmma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                              void* C, const void* bias, Act act);
 // mfma_cdna.hip (AMD CDNA), where has_mfma().
 bool has_mfma(const std::string& arch);
 std::unique_ptr<GemmRunner> make_mfma_cdna(DType dtype, Shape s, const void* A, const void* B, void* C,

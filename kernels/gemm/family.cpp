@@ -7,6 +7,7 @@
 
 #include "bwprof/registry.hpp"
 #include "common/suite_shapes.hpp"
+#include "gemm/choice.hpp"
 #include "gemm/gemm.hpp"
 
 namespace bwprof {
@@ -25,7 +26,7 @@ constexpr bool kVendorIsBest = true;
 constexpr bool kVendorIsBest = false;
 #endif
 
-KernelFamily gemm() {
+KernelFamily gemm_kernel() {
   KernelFamily k;
   k.name = k.family = "gemm";
   k.order = 30;
@@ -47,12 +48,14 @@ KernelFamily gemm() {
   };
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
-    // A, B, C and the bias, and the vendor library's workspace or bwprof's split-K accumulator
-    // (FP32 [M, N], held where K is split: counted always).
+    // A, B, C and the bias, and the vendor library's workspace or the tensor engines' scratch
+    // (choice.hpp: the split-K accumulator, the skinny kernel's counters, padded copies).
     const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
     const bool split = p.variant == "tensor" || (p.variant == "unfused" && !kVendorIsBest);
     return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
-                           vendor ? kVendorWorkspace : split ? 4 * M * N : 0.0);
+                           vendor  ? kVendorWorkspace
+                           : split ? gemm::tensor_scratch_bytes(p.i("M"), p.i("N"), p.i("K"))
+                                   : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -107,9 +110,11 @@ KernelFamily qkv_projection() {
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double T = p.i("tokens"), H = p.i("hidden"), es = elem_bytes(p);
     const bool separate = p.variant == "separate";
-    // The GEMMs' vendor workspace, or bwprof's split-K accumulator (FP32, as large as the output).
+    // The GEMMs' vendor workspace, or the tensor engines' scratch (choice.hpp).
     Footprint f = host_and_device((T * H + 3 * H * H + 3 * T * H) * es, kind,
-                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace : 4 * 3 * T * H);
+                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace
+                                  : separate ? 3 * gemm::tensor_scratch_bytes(p.i("tokens"), p.i("hidden"), p.i("hidden"))
+                                             : gemm::tensor_scratch_bytes(p.i("tokens"), 3 * p.i("hidden"), p.i("hidden")));
     if (kind == "gpu" && separate) {
       // Three weights [H, H] and outputs [T, H] of their own instead of W; one of each staged on
       // the host at a time.
@@ -131,7 +136,7 @@ KernelFamily qkv_projection() {
 }  // namespace
 
 void register_family_gemm(Registry& r) {
-  r.add_family(gemm());
+  r.add_family(gemm_kernel());
   r.add_family(qkv_projection());
 }
 

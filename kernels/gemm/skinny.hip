@@ -1,18 +1,27 @@
-// The `tensor` GEMM where A has a few rows (M <= kSkinnyRows: a decode step's tokens): a matrix-
-// vector product in all but name, whose time is reading B once, so it runs on the vector units
-// (FP32 arithmetic) the way bwprof's GEMV does rather than on matrix units that would idle on
-// rows of zeros. A block of 8 warps takes 256 columns of B (8 a lane, one 16-byte vector) over a
-// part of K: warp w reads rows w, w + 8, ... four at a time in flight, each thread keeping the MR
-// rows' sums of its 8 columns; A's slice waits in shared memory (FP32) and is read as a
-// broadcast. The warps' sums meet in shared memory; with K split over several blocks (so that the
-// blocks fill the GPU) they are added into split_k.hip's accumulator.
-// Rows of B that start off a 16-byte boundary (N or the leading dimension not a multiple of 8) are
-// read with aligned 4-byte loads joined by funnel shifts (load8_b16), not element by element.
+// The `tensor` GEMM where A has a few rows (a decode step's tokens): a matrix-vector product in all
+// but name, whose time is reading B once, so it runs on the vector units (FP32 arithmetic) the way
+// bwprof's GEMV does rather than on matrix units that would idle on rows of zeros.
+//
+// A block of 8 warps takes 256 columns of B (8 a lane, 16 bytes) over a part of K (split K, so
+// that the blocks fill the GPU) for a group of up to 8 rows of A; more rows are more groups, the
+// group the fastest grid index so that the groups of a column slab read B together (from DRAM once,
+// then from L2). Warp w reads rows w, w + 8, ... of its part, U rows in flight a lane, every
+// load issued before anything waits: the first round's loads go out before A's slice is staged in
+// shared memory (FP32, read as broadcasts). The warps' sums meet in shared memory; with one split
+// the block stores C, otherwise it adds into split_k.hip's FP32 accumulator and the last block of
+// its tile (a counter per tile) turns the sums into C, so one launch does it all.
+//
+// Any alignment at 16-byte speed: a lane loads the aligned 16-byte word where its 8 columns start
+// and takes the following word from the lane beside it (a shuffle; the 32nd lane loads one more),
+// and shifts the pair by the row's offset (shift_b16), the same for every lane of the row. Rows
+// whose aligned words would reach outside B (the last row, a B that does not start on 16 bytes)
+// are read element by element.
 #include <algorithm>
 #include <cstdint>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
+#include "common/gpu_stream_load.hpp"
 #include "gemm/engines.hpp"
 #include "gpu/gpu_backend.hpp"
 
@@ -22,76 +31,133 @@ namespace {
 
 using namespace gpu;
 
-constexpr int kSkThreads = 256, kSkWarps = 8, kSkCols = 256, kSkUnroll = 4;
-constexpr int kSkSmemFloats = 4096;  // A's slice ([k][MR]), then the warps' sums ([MR][256])
+constexpr int kSkThreads = 256, kSkWarps = 8, kSkCols = 256, kSkGroup = 8;
+constexpr int kSkMaxSliceBytes = 16384;  // A's slice in shared memory ([k][MR] floats)
 
-template <class T, int MR, bool ALIGNED, int A>
-__global__ void __launch_bounds__(kSkThreads)
+// MR: rows of A a block takes (1, 2, 4 or 8; M > 8: groups of 8). U: rows of B in flight a lane.
+template <class T, int MR, int U, bool ALIGNED, int A>
+__global__ void __launch_bounds__(kSkThreads, 2)
     bwprof_gemm_skinny(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
-                       T* __restrict__ C, float* __restrict__ acc, int M, int N, int K, int lda, int ldb, int ldc,
-                       int split_len) {
-  __shared__ float sa[kSkSmemFloats];
+                       T* __restrict__ C, float* __restrict__ acc, int* __restrict__ counters, int M, int N, int K,
+                       int lda, int ldb, int ldc, int groups, int split_len) {
+  extern __shared__ __align__(16) float sa[];  // A's slice, [k][MR]
+  __shared__ __align__(16) float red[kSkWarps][kSkCols];  // the warps' sums of one row of A
+  __shared__ int last;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int n = blockIdx.x * kSkCols + lane * 8;
+  const int group = blockIdx.x % groups, slab = blockIdx.x / groups;
+  const int m0 = group * kSkGroup, n0 = slab * kSkCols, n = n0 + lane * 8;
   const int k_begin = blockIdx.y * split_len, k_end = min(K, k_begin + split_len);
-  for (int i = tid; i < (k_end - k_begin) * MR; i += kSkThreads) {
-    const int kk = i / MR, m = i % MR;
-    sa[i] = m < M ? to_f(Am[static_cast<std::size_t>(m) * lda + k_begin + kk]) : 0.f;
+  const unsigned short* Bb = reinterpret_cast<const unsigned short*>(Bm);
+  // B's elements lie in [lo, hi): a row's aligned words are loaded where they all lie inside.
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(Bb);
+  const std::uintptr_t hi = reinterpret_cast<std::uintptr_t>(Bb + (static_cast<std::size_t>(K) - 1) * ldb + N);
+  constexpr std::uintptr_t kSpan = ALIGNED ? 16 * 32 : 16 * 33;
+
+  uint4 w[U], x[U];  // this lane's aligned word of each row, and (lane 31) the word after the warp's
+  bool fast[U];
+  unsigned shift[U];
+  auto issue = [&](int k) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int kk = k + u * kSkWarps;
+      const std::uintptr_t row = reinterpret_cast<std::uintptr_t>(Bb + static_cast<std::size_t>(kk) * ldb + n0);
+      const std::uintptr_t a0 = row & ~std::uintptr_t(15);
+      shift[u] = static_cast<unsigned>(row - a0) / 2;
+      fast[u] = kk < k_end && a0 >= lo && a0 + kSpan <= hi;
+      w[u] = make_uint4(0, 0, 0, 0);
+      load_stream_if(w[u], reinterpret_cast<const void*>(a0 + 16 * lane), fast[u]);
+      if (!ALIGNED) {
+        x[u] = make_uint4(0, 0, 0, 0);
+        load_stream_if(x[u], reinterpret_cast<const void*>(a0 + 16 * 32), fast[u] && lane == 31 && shift[u] != 0);
+      }
+    }
+  };
+  issue(k_begin + warp);  // in flight while A's slice is staged
+
+  const int len = k_end - k_begin;
+  for (int i = tid; i < len * MR; i += kSkThreads) {  // consecutive threads: consecutive k (coalesced)
+    const int m = i / len, kk = i % len;
+    sa[kk * MR + m] = m0 + m < M ? to_f(Am[static_cast<std::size_t>(m0 + m) * lda + k_begin + kk]) : 0.f;
   }
   __syncthreads();
+
   float s[MR][8];
 #pragma unroll
   for (int m = 0; m < MR; ++m)
 #pragma unroll
     for (int j = 0; j < 8; ++j) s[m][j] = 0.f;
-  const unsigned short* Bb = reinterpret_cast<const unsigned short*>(Bm);
-  const bool whole = n + 8 <= N;
-  for (int k = k_begin + warp; k < k_end; k += kSkWarps * kSkUnroll) {
-    uint4 bv[kSkUnroll];
+  for (int k = k_begin + warp; k < k_end; k += kSkWarps * U) {
+    uint4 cw[U];
 #pragma unroll
-    for (int u = 0; u < kSkUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int kk = k + u * kSkWarps;
-      bv[u] = make_uint4(0, 0, 0, 0);
-      if (kk < k_end && n < N) {
-        const unsigned short* p = Bb + static_cast<std::size_t>(kk) * ldb + n;
-        if (!whole) bv[u] = load_b16_tail(p, N - n);
-        else if (ALIGNED) bv[u] = *reinterpret_cast<const uint4*>(p);
-        else bv[u] = load8_b16(p, n + 8 < N || kk + 1 < K || ldb > N);  // the element after: inside B
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kSkUnroll; ++u) {
-      const int kk = k + u * kSkWarps;
-      if (kk < k_end) {
-        float b[8];
-        unpack<T>(bv[u], b);
-        const float* a = sa + (kk - k_begin) * MR;
-#pragma unroll
-        for (int m = 0; m < MR; ++m) {
-          const float am = a[m];
-#pragma unroll
-          for (int j = 0; j < 8; ++j) s[m][j] = fmaf(am, b[j], s[m][j]);
+      if (fast[u]) {
+        if (ALIGNED) {
+          cw[u] = w[u];
+        } else {
+          uint4 nb;  // the next lane's word (lane 31: its own second load)
+          nb.x = BWPROF_SHFL_DOWN32(w[u].x, 1), nb.y = BWPROF_SHFL_DOWN32(w[u].y, 1);
+          nb.z = BWPROF_SHFL_DOWN32(w[u].z, 1), nb.w = BWPROF_SHFL_DOWN32(w[u].w, 1);
+          if (lane == 31) nb = x[u];
+          cw[u] = shift_b16(w[u], nb, shift[u]);
         }
+      } else if (kk < k_end) {
+        cw[u] = load_b16_tail(Bb + static_cast<std::size_t>(kk) * ldb + n, max(0, min(8, N - n)));
+      }
+    }
+    if (k + kSkWarps * U < k_end) issue(k + kSkWarps * U);  // the next round, in flight during this one
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int kk = k + u * kSkWarps;
+      if (kk >= k_end) break;
+      float b[8];
+      unpack<T>(cw[u], b);
+      const float* a = sa + (kk - k_begin) * MR;
+#pragma unroll
+      for (int m = 0; m < MR; ++m) {
+        const float am = a[m];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) s[m][j] = fmaf(am, b[j], s[m][j]);
       }
     }
   }
-  __syncthreads();  // A's slice is read: the space takes the warps' sums
-  float* red = sa;
-  for (int i = tid; i < MR * kSkCols; i += kSkThreads) red[i] = 0.f;
-  __syncthreads();
+
+  // The warps' sums, one row of A at a time; then C, or the accumulator and the last block's C.
+  const int col = n0 + tid;
+  const bool split = gridDim.y > 1;
+  const float bb = bias && col < N ? to_f(bias[col]) : 0.f;
 #pragma unroll
-  for (int m = 0; m < MR; ++m)
+  for (int m = 0; m < MR; ++m) {
+    float4* r = reinterpret_cast<float4*>(&red[warp][lane * 8]);
+    r[0] = make_float4(s[m][0], s[m][1], s[m][2], s[m][3]);
+    r[1] = make_float4(s[m][4], s[m][5], s[m][6], s[m][7]);
+    __syncthreads();
+    float v = 0.f;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) atomicAdd(red + m * kSkCols + lane * 8 + j, s[m][j]);
-  __syncthreads();
-  const int col = blockIdx.x * kSkCols + tid;
-  if (col >= N) return;
-  const float bb = bias ? to_f(bias[col]) : 0.f;
-  for (int m = 0; m < M; ++m) {
-    const float v = red[m * kSkCols + tid];
-    if (gridDim.y == 1) C[static_cast<std::size_t>(m) * ldc + col] = from_f<T>(act<A>(v + bb));
-    else atomicAdd(acc + static_cast<std::size_t>(m) * N + col, v);
+    for (int q = 0; q < kSkWarps; ++q) v += red[q][tid];
+    if (col < N && m0 + m < M) {
+      if (!split) C[static_cast<std::size_t>(m0 + m) * ldc + col] = from_f<T>(act<A>(v + bb));
+      else atomicAdd(acc + static_cast<std::size_t>(m0 + m) * N + col, v);
+    }
+    __syncthreads();
   }
+  if (!split) return;
+  __threadfence();  // this block's sums reach L2 before its arrival is counted
+  __syncthreads();
+  int* counter = counters + blockIdx.x;
+  if (tid == 0) last = atomicAdd(counter, 1) == static_cast<int>(gridDim.y) - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (col < N) {
+#pragma unroll
+    for (int m = 0; m < MR; ++m) {
+      if (m0 + m >= M) break;
+      const float v = atomicExch(acc + static_cast<std::size_t>(m0 + m) * N + col, 0.f);  // read and zero, in L2
+      C[static_cast<std::size_t>(m0 + m) * ldc + col] = from_f<T>(act<A>(v + bb));
+    }
+  }
+  if (tid == 0) *counter = 0;  // ready for the next launch
 }
 
 class SkinnyRunner final : public GemmRunner {
@@ -99,22 +165,34 @@ class SkinnyRunner final : public GemmRunner {
   SkinnyRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
       : dt_(dt), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act), sms_(g.sm_count()) {
     gemm::check_int_sizes(s);
-    if (s.M > gemm::kSkinnyRows) BWPROF_INVALID("M: the skinny GEMM takes at most " + std::to_string(gemm::kSkinnyRows) + " rows");
+    if (s.M > gemm::kSkinnyMaxRows)
+      BWPROF_INVALID("M: the skinny GEMM takes at most " + std::to_string(gemm::kSkinnyMaxRows) + " rows");
     mr_ = s.M <= 1 ? 1 : s.M <= 2 ? 2 : s.M <= 4 ? 4 : 8;
+    groups_ = static_cast<int>((s.M + kSkGroup - 1) / kSkGroup);
     aligned_ = s.N % 8 == 0 && s.ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
-    // Split K until the blocks fill the GPU twice over (its blocks an SM, as the runtime reports
-    // them), each split at least 64 rows of B and at most what A's slice in shared memory holds.
+    // Split K until the blocks fill every SM's resident slots once (as the runtime reports them
+    // for this kernel), each split at least 64 rows of B and at most what A's slice in shared
+    // memory holds (16 KB).
+    split_len_ = 64;
     res_ = dispatch(nullptr, false);
-    const std::int64_t col_blocks = (s.N + kSkCols - 1) / kSkCols;
-    const std::int64_t want = 2ll * std::max(1, res_.runtime_blocks_per_sm) * sms_;
-    const std::int64_t max_len = kSkSmemFloats / mr_;
-    std::int64_t splits = std::min<std::int64_t>({(want + col_blocks - 1) / col_blocks, (s.K + 63) / 64,
-                                                  gemm::kMaxSplits});
+    const std::int64_t tiles = groups_ * ((s.N + kSkCols - 1) / kSkCols);
+    const std::int64_t want = std::int64_t(std::max(1, res_.runtime_blocks_per_sm)) * sms_;
+    const std::int64_t max_len = kSkMaxSliceBytes / (4 * mr_);
+    std::int64_t splits = std::min<std::int64_t>((want + tiles - 1) / tiles, (s.K + 63) / 64);
     splits = std::max<std::int64_t>({splits, (s.K + max_len - 1) / max_len, 1});
+    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
+      splits = std::min<std::int64_t>(std::max<std::int64_t>({std::atoi(e), 1, (s.K + max_len - 1) / max_len}), s.K);
     if (splits > 65535) BWPROF_INVALID("K: too long for the skinny GEMM's split");
     split_len_ = static_cast<int>((s.K + splits - 1) / splits);
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
-    if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
+    if (tiles > 2147483647) BWPROF_INVALID("N: too wide for the skinny GEMM's grid");
+    tiles_ = static_cast<int>(tiles);
+    if (splits_ > 1) {
+      acc_ = gemm::split_accumulator(s.M, s.N);
+      counters_ = DeviceBuffer(static_cast<std::size_t>(tiles) * sizeof(int), "GEMM split-K tile counters");
+      BWPROF_GPU_CHECK(hipMemset(counters_.get(), 0, counters_.bytes()));
+    }
+    res_ = dispatch(nullptr, false);
   }
   void run(hipStream_t st) override { dispatch(st, true); }
   Resources resources() const override { return res_; }
@@ -128,29 +206,33 @@ class SkinnyRunner final : public GemmRunner {
         return Resources{};
       } else {
         switch (mr_) {
-          case 1: return by_align<T, 1>(st, launch);
-          case 2: return by_align<T, 2>(st, launch);
-          case 4: return by_align<T, 4>(st, launch);
-          default: return by_align<T, 8>(st, launch);
+          case 1: return by_align<T, 1, 8, 6>(st, launch);
+          case 2: return by_align<T, 2, 8, 6>(st, launch);
+          case 4: return by_align<T, 4, 6, 4>(st, launch);
+          default: return by_align<T, 8, 4, 2>(st, launch);
         }
       }
     });
   }
-  template <class T, int MR>
+  // Rows of B in flight a lane, aligned and not (two rounds' words, the unaligned path's extra
+  // word too): as many as fit in 128 registers beside the MR x 8 sums, so that two blocks share
+  // an SM (ptxas -v, sm_90a).
+  template <class T, int MR, int U_ALIGNED, int U_UNALIGNED>
   Resources by_align(hipStream_t st, bool launch) {
-    return aligned_ ? go<T, MR, true>(st, launch) : go<T, MR, false>(st, launch);
+    return aligned_ ? go<T, MR, U_ALIGNED, true>(st, launch) : go<T, MR, U_UNALIGNED, false>(st, launch);
   }
-  template <class T, int MR, bool AL>
+  template <class T, int MR, int U, bool AL>
   Resources go(hipStream_t st, bool launch) {
-    return gemm::with_act(splits_ > 1 ? Act::kNone : act_, [&](auto a) {
-      auto* fn = &bwprof_gemm_skinny<T, MR, AL, decltype(a)::value>;
-      if (!launch) return kernel_resources(fn, kSkThreads);
-      const dim3 grid(static_cast<unsigned>((s_.N + kSkCols - 1) / kSkCols), static_cast<unsigned>(splits_));
-      fn<<<grid, kSkThreads, 0, st>>>(static_cast<const T*>(A_), static_cast<const T*>(B_),
-                                      static_cast<const T*>(bias_), static_cast<T*>(C_), acc_.get<float>(), int(s_.M),
-                                      int(s_.N), int(s_.K), int(s_.lda), int(s_.ldb), int(s_.ldc), split_len_);
+    return gemm::with_act(act_, [&](auto a) {
+      auto* fn = &bwprof_gemm_skinny<T, MR, U, AL, decltype(a)::value>;
+      const int smem = split_len_ * MR * 4;
+      if (!launch) return kernel_resources(fn, kSkThreads, smem);
+      const dim3 grid(static_cast<unsigned>(tiles_), static_cast<unsigned>(splits_));
+      fn<<<grid, kSkThreads, smem, st>>>(static_cast<const T*>(A_), static_cast<const T*>(B_),
+                                         static_cast<const T*>(bias_), static_cast<T*>(C_), acc_.get<float>(),
+                                         counters_.get<int>(), int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
+                                         int(s_.ldb), int(s_.ldc), groups_, split_len_);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_skinny");
-      if (splits_ > 1) gemm::split_finish(dt_, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc, sms_, st);
       return Resources{};
     });
   }
@@ -163,9 +245,9 @@ class SkinnyRunner final : public GemmRunner {
   const void* bias_;
   Act act_;
   int sms_;
-  int mr_ = 1, splits_ = 1, split_len_ = 1;
+  int mr_ = 1, groups_ = 1, tiles_ = 1, splits_ = 1, split_len_ = 64;
   bool aligned_ = false;
-  DeviceBuffer acc_;
+  DeviceBuffer acc_, counters_;
   Resources res_;
 };
 

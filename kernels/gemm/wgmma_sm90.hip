@@ -39,7 +39,7 @@ template <class T, int CONS, int BN, int STAGES, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                       const T* __restrict__ bias, T* __restrict__ C, float* __restrict__ acc, int M, int N, int K,
-                      int ldc, int split_steps) {
+                      int ldc, int split_steps, int c_pairs) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using Cfg = WgCfg<CONS, BN, STAGES>;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -99,22 +99,32 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
   // with r = 16w + lane/4, c = 8i + 2*(lane%4).
   const int w = t / 32, l = t % 32;
   const int r0 = m0 + c * 64 + 16 * w + l / 4;
+  // Any N and ldc: a column pair stores as one 4-byte word where it lies wholly inside C and C's
+  // rows keep pairs 4-byte aligned (c_pairs: ldc even, C on 4 bytes), else as two elements.
 #pragma unroll
   for (int i = 0; i < BN / 8; ++i) {
     const int gn = n0 + 8 * i + 2 * (l % 4);
-    if (gn >= N) continue;  // N % 8 == 0 here, so gn + 1 < N too
+    if (gn >= N) continue;
+    const bool pair = gn + 1 < N;
     float2 bb = make_float2(0.f, 0.f);
-    if (bias && gridDim.z == 1) bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
+    if (bias && gridDim.z == 1)
+      bb = pair ? unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn)) : make_float2(to_f(bias[gn]), 0.f);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int gm = r0 + 8 * h;
       if (gm >= M) continue;
       if (gridDim.z > 1) {
         atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn, d[4 * i + 2 * h]);
-        atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn + 1, d[4 * i + 2 * h + 1]);
+        if (pair) atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn + 1, d[4 * i + 2 * h + 1]);
       } else {
-        *reinterpret_cast<unsigned*>(C + static_cast<std::size_t>(gm) * ldc + gn) =
-            pack2<T>(act<A>(d[4 * i + 2 * h] + bb.x), act<A>(d[4 * i + 2 * h + 1] + bb.y));
+        T* c = C + static_cast<std::size_t>(gm) * ldc + gn;
+        const float v0 = act<A>(d[4 * i + 2 * h] + bb.x), v1 = act<A>(d[4 * i + 2 * h + 1] + bb.y);
+        if (pair && c_pairs) {
+          *reinterpret_cast<unsigned*>(c) = pack2<T>(v0, v1);
+        } else {
+          c[0] = from_f<T>(v0);
+          if (pair) c[1] = from_f<T>(v1);
+        }
       }
     }
   }
@@ -194,9 +204,10 @@ class WgmmaRunner final : public GemmRunner {
       }
       const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM),
                       static_cast<unsigned>(splits_));
+      const int c_pairs = s_.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(C_) % 4 == 0;
       fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
                                                        acc_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.ldc),
-                                                       split_steps_);
+                                                       split_steps_, c_pairs);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
       if (splits_ > 1)
         gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
@@ -220,21 +231,30 @@ class WgmmaRunner final : public GemmRunner {
 
 }  // namespace
 
-// The Hopper path of `tensor`: wgmma + TMA (kernel above). Used where this build carries sm_90a
-// code (BWPROF_HAVE_SM90A), the device is sm_90 and the copy engine can address the operands
-// (16-byte aligned rows: K, N and the leading dimensions multiples of 8). Small M too: rows past M
-// arrive as zeros, and the deep ring keeps a short, K-long loop fed where mma.sync waited.
-// BWPROF_GEMM_WGMMA=0 turns it off (the mma.sync kernel then runs), for comparisons.
-bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C) {
+// The Hopper path of `tensor`: wgmma + TMA (kernel above). Available where this build carries
+// sm_90a code (BWPROF_HAVE_SM90A) and the device is sm_90; BWPROF_GEMM_WGMMA=0 turns it off (the
+// mma.sync kernel then runs), for comparisons. It fits where the copy engine can address A and B:
+// 16-byte aligned starts and rows (lda, ldb multiples of 8); any M, N, K (the copy engine fills
+// what lies past them with zeros, the epilogue stores inside C only, at any ldc). Small M too:
+// rows past M arrive as zeros, and the deep ring keeps a short, K-long loop fed where mma.sync
+// waited. Operands that do not fit can be copied into aligned scratch first (pad.hip).
+bool gemm::wgmma_available(GpuBackend& g) {
 #if defined(BWPROF_HAVE_SM90A)
   if (const char* e = std::getenv("BWPROF_GEMM_WGMMA"); e && !std::strcmp(e, "0")) return false;
-  auto al16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return g.info().arch == "sm_90" && s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 &&
-         s.ldb % 8 == 0 && s.ldc % 8 == 0 && al16(A) && al16(B) && al16(C);
+  return g.info().arch == "sm_90";
 #else
-  (void)g, (void)s, (void)A, (void)B, (void)C;
+  (void)g;
   return false;
 #endif
+}
+
+bool gemm::tma_addressable(const void* p, std::int64_t ld) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0;
+}
+
+bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C) {
+  (void)C;
+  return wgmma_available(g) && tma_addressable(A, s.lda) && tma_addressable(B, s.ldb);
 }
 
 std::unique_ptr<GemmRunner> gemm::make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,

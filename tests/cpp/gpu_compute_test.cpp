@@ -60,10 +60,18 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
       runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "1"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
-    // and the split-K kernel of a few rows (BWPROF_GEMM_TILE=gemv, M <= 8), a wgmma tile with K
-    // split three ways (where the device has wgmma; else mma.sync splits it)
-    runs = {{}, {{"BWPROF_GEMM_TILE", "small"}}, {{"BWPROF_GEMM_TILE", "skinny"}}, {{"BWPROF_GEMM_TILE", "gemv"}},
-            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}}};
+    // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
+    // piece, which stores C itself), a wgmma tile with K split three ways and one whole (where the
+    // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
+    // with padding wherever it needs it (BWPROF_GEMM_PAD=1)
+    runs = {{},
+            {{"BWPROF_GEMM_TILE", "small"}},
+            {{"BWPROF_GEMM_TILE", "skinny"}},
+            {{"BWPROF_GEMM_TILE", "gemv"}},
+            {{"BWPROF_GEMM_TILE", "gemv"}, {"BWPROF_GEMM_SPLITS", "1"}},
+            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}},
+            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "1"}},
+            {{"BWPROF_GEMM_PAD", "1"}}};
   }
   for (const Env& env : runs) {
     std::string what;
@@ -106,6 +114,14 @@ std::vector<GpuCase> cases() {
       {{"M", "2"}, {"N", "1000"}, {"K", "3000"}, {"bias", "true"}, {"act", "silu"}},
       {{"M", "8"}, {"N", "9"}, {"K", "5"}},
       {{"M", "1"}, {"N", "263"}, {"K", "4095"}, {"bias", "true"}, {"act", "gelu"}},
+      // the skinny kernel's groups of 8 rows (M 9-16 by default, up to 64 asked for by name), a
+      // single column (rows of B 2 bytes apart: the aligned words of most rows reach past B's end
+      // only near it), a width past one 256-column slab; odd everything for the padded copies
+      {{"M", "12"}, {"N", "333"}, {"K", "517"}, {"bias", "true"}, {"act", "gelu"}},
+      {{"M", "3"}, {"N", "1"}, {"K", "1000"}},
+      {{"M", "40"}, {"N", "263"}, {"K", "77"}, {"bias", "true"}, {"act", "relu"}},
+      {{"M", "130"}, {"N", "257"}, {"K", "1001"}, {"bias", "true"}, {"act", "silu"}},
+      {{"M", "17"}, {"N", "1000"}, {"K", "129"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
     for (const char* dt : {"fp32", "fp16", "bf16"}) {

@@ -33,6 +33,8 @@ GEMM_SHAPES = [
     dict(M=1, N=4097, K=4095),                  # the skinny tile, unaligned, K split over blocks
     dict(M=16, N=1000, K=11009, bias=True, act="gelu"),
     dict(M=33, N=4095, K=1000),                 # few tiles: K split on the 64 x 64 tile
+    dict(M=13, N=4097, K=2049, bias=True, act="silu"),  # the skinny kernel's two groups of rows, unaligned
+    dict(M=700, N=2049, K=1031, bias=True),     # odd N and K: wgmma on padded copies where that pays
 ]
 
 
@@ -199,6 +201,46 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
     d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
                        **Q).to_dict()
     assert d["verified"], f"gemm tensor {dtype} M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+# The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by their knobs
+# at any shape they take: the skinny vector-unit kernel up to 64 rows (groups of 8, K split or
+# whole), and wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
+# device has no wgmma).
+KNOBS = {
+    "gemv": {"BWPROF_GEMM_TILE": "gemv"},
+    "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
+    "pad": {"BWPROF_GEMM_PAD": "1"},
+    "pad-64x128": {"BWPROF_GEMM_TILE": "64x128"},
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(knob=st.sampled_from(sorted(KNOBS)), m=st.integers(1, 300), n=st.integers(1, 1100), k=st.integers(1, 3000),
+       bias=st.booleans(), act=st.sampled_from(["none", "relu", "gelu", "silu"]), dtype=st.sampled_from(["fp16", "bf16"]))
+def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dtype):
+    if knob.startswith("gemv"):
+        m = 1 + m % 64
+    else:
+        m = 17 + m % 284  # past the skinny kernel's rows
+    os.environ.update(KNOBS[knob])
+    try:
+        d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
+                           **Q).to_dict()
+    finally:
+        for key in KNOBS[knob]:
+            os.environ.pop(key, None)
+    assert d["verified"], (f"gemm tensor {knob} {dtype} M={m} N={n} K={k} bias={bias} act={act}: "
+                           f"error {d['max_rel_error']} > {d['tolerance']}")
+
+
+def test_gemm_skinny_kernel_past_64_rows_is_a_clear_error():
+    os.environ["BWPROF_GEMM_TILE"] = "gemv"
+    try:
+        with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=gemv.*M <= 64"):
+            bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, **Q)
+    finally:
+        os.environ.pop("BWPROF_GEMM_TILE", None)
 
 
 def test_unsupported_head_dim_names_the_supported_ones():
