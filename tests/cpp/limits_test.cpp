@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "scoped_env.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -28,23 +30,6 @@ namespace {
 
 using Params = std::map<std::string, std::string>;
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 std::string message_of(const std::function<void()>& f) {
   try {

@@ -5,6 +5,11 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+# Tests that start `python -m bwprof` in a child process find the package the same way when pytest
+# is run directly (the Makefile exports it too).
+if os.path.join(ROOT, "python") not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.join(ROOT, "python"),
+                                                          os.environ.get("PYTHONPATH")) if p)
 # The writers of the trace samples (tests/data/traces/sample_writers), which trace tests import.
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "traces"))
 os.environ.setdefault("MPLBACKEND", "Agg")

@@ -116,9 +116,10 @@ def _read_json(path, text=None):
     too deeply for the parser one that says so.
 
     orjson parses first where it is installed; anything it refuses (malformed text, but also what
-    the standard library accepts and orjson does not: NaN and Infinity literals, integers beyond
-    64 bits, lone surrogates, nesting deeper than 1024) is parsed again by the standard library,
-    so the document and the errors are the same with or without it."""
+    the standard library accepts and orjson does not: NaN and Infinity literals, lone surrogates,
+    nesting deeper than 1024) is parsed again by the standard library, so the errors are the same
+    with or without it. orjson reads an integer beyond 64 bits as the nearest float (the readers
+    report such a timestamp as invalid either way; docs/traces.md)."""
     data = _read_bytes(path) if text is None else text
     fast = _fast_json()
     # orjson turns an integer beyond 64 bits into the nearest float, and those just below -2**63
