@@ -8,8 +8,11 @@ timed alike (the L2 flushed before every run, events around the work, the median
 Candidates (unless --no-candidates): `tensor` again with each engine and tile that could take the
 point, through bwprof's knobs, so that one run shows which wins where: `mma` (mma.sync,
 BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16), `gemv` (the skinny vector-unit kernel, M <= 64),
-`pad` (wgmma on padded copies, where N or K is off a multiple of 8) and the wgmma tiles `128x256`,
-`128x128`, `64x128`, `64x64` (M > 16; padding as needed). A second table lists them.
+`pad` (wgmma on padded copies, where N or K is off a multiple of 8), the wgmma tiles `128x256`,
+`128x128`, `64x128`, `64x64` (M > 16; padding as needed, K split as bwprof's estimate says for
+that tile) and K split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for
+that split). A second table lists them, with what bwprof chose (engine, tile, splits: the lines
+that BWPROF_GEMM_EXPLAIN collects).
 
     PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick] [--repeats 20] [--csv FILE]
 """
@@ -52,10 +55,26 @@ def candidates(p):
             out.append(("pad", {"BWPROF_GEMM_PAD": "1"}))
         for t in ("128x256", "128x128", "64x128", "64x64"):
             out.append((t, {"BWPROF_GEMM_TILE": t}))
+        for sp in (1, 2, 4, 8):
+            out.append((f"s{sp}", {"BWPROF_GEMM_SPLITS": str(sp)}))
     return out
 
 
-CAND_NAMES = ("mma", "gemv", "pad", "128x256", "128x128", "64x128", "64x64")
+CAND_NAMES = ("mma", "gemv", "pad", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
+
+
+def explained(fn):
+    """fn()'s result and what the GEMM engines said they chose (BWPROF_GEMM_EXPLAIN), one line."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".txt") as fh:
+        os.environ["BWPROF_GEMM_EXPLAIN"] = fh.name
+        try:
+            out = fn()
+        finally:
+            os.environ.pop("BWPROF_GEMM_EXPLAIN", None)
+        lines = list(dict.fromkeys(x.strip() for x in fh.read().splitlines() if x.strip()))
+    return out, "; ".join(lines)
 
 
 def torch_us(p, dtype, repeats):
@@ -90,8 +109,11 @@ def main(argv=None) -> int:
             if v not in variants:
                 continue
             try:
-                m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant=v, repeats=args.repeats, warmup=3,
-                                   min_time_s=0.0, max_time_s=1.0, **p).to_dict()
+                m, how = explained(lambda: bwprof.measure("gemm", dtype=dtype, device="gpu", variant=v,
+                                                          repeats=args.repeats, warmup=3, min_time_s=0.0,
+                                                          max_time_s=1.0, **p).to_dict())
+                if v == "tensor":
+                    row["choice"] = how
                 row[f"{v}_us"], row[f"{v}_ok"] = m["time_median_us"], m["verified"]
                 row[f"{v}_tflops"] = m["flops"] / m["time_median_us"] / 1e6
                 row[f"{v}_gbs"] = m["bandwidth_gbs"]
@@ -142,13 +164,13 @@ def main(argv=None) -> int:
               f"{f(ratio, 8, 2)} {f(tt, 7, 2)} {f(r.get('tensor_tflops'), 8)} {f(r.get('tensor_gbs'), 7, 0)} "
               f"{'yes' if ok else 'NO ':3s} {verdict}")
     if not args.no_candidates:
-        hdr = f"{'candidates (us)':30s} {'chosen':>8s} " + " ".join(f"{c:>8s}" for c in CAND_NAMES) + "  best"
+        hdr = f"{'candidates (us)':30s} {'chosen':>8s} " + " ".join(f"{c:>8s}" for c in CAND_NAMES) + "  best    choice"
         print("\n" + hdr + "\n" + "-" * len(hdr))
         for r in rows:
             got = {c: r[f"{c}_us"] for c in CAND_NAMES if isinstance(r.get(f"{c}_us"), float) and r[f"{c}_us"] == r[f"{c}_us"]}
             best = min(got, key=got.get) if got else "-"
             print(f"{r['name']:30s} {f(r.get('tensor_us'), 8)} " + " ".join(f(r.get(f"{c}_us"), 8) for c in CAND_NAMES)
-                  + f"  {best}")
+                  + f"  {best:7s} {r.get('choice', '')}")
         for r in rows:
             for c in CAND_NAMES:
                 if f"{c}_failed" in r:

@@ -43,11 +43,22 @@ inline double pad_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) 
   return (pad_a ? 2.0 * M * pad_ld(K) : 0.0) + (pad_b ? 2.0 * K * pad_ld(N) : 0.0);
 }
 
-// Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: the split-K
-// FP32 accumulator [M, N] (held where K is split: counted always), the skinny kernel's tile
-// counters (one int per 8 rows x 256 columns) and the padded copies.
+// wgmma's split K (wgmma_sm90.hip): a buffer of FP32 sums for every output tile (the tiles cover
+// at most M and N rounded up to 128 and 256) and a counter a tile (at most one per 64 x 64), where
+// it splits; at most kWgmmaMaxSplits blocks a tile.
+constexpr int kWgmmaMaxSplits = 32;
+inline double wgmma_split_bytes(std::int64_t M, std::int64_t N) {
+  return 4.0 * double((M + 127) / 128 * 128) * double((N + 255) / 256 * 256) +
+         4.0 * double((M + 63) / 64) * double((N + 63) / 64);
+}
+
+// Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: one engine
+// runs; up to kSkinnyRows rows the skinny kernel's FP32 accumulator [M, N] and tile counters (one
+// int per 8 rows x 248 columns or more), else the larger of mma.sync's accumulator [M, N] and wgmma's tile
+// sums (held where K is split: counted always); plus the padded copies (which wgmma then reads).
 inline double tensor_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
-  return 4.0 * M * N + 4.0 * ((M + 7) / 8) * ((N + 255) / 256) + pad_scratch_bytes(M, N, K);
+  if (M <= kSkinnyRows) return 4.0 * M * N + 4.0 * ((M + 7) / 8) * ((N + 247) / 248);
+  return std::max(4.0 * M * N, wgmma_split_bytes(M, N)) + pad_scratch_bytes(M, N, K);
 }
 
 }  // namespace gemm

@@ -13,6 +13,7 @@
 //           form that the fused epilogues are compared with
 // This file chooses the engine (GemmRunner::make / best) and holds the gemm family's GPU instance;
 // the engines are one file each (engines.hpp lists them), the QKV projection is qkv.hip.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -177,6 +178,15 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
   }
   BWPROF_INVALID("variant: unknown GEMM engine");
+}
+
+void gemm::explain(const std::string& line) {
+  const char* path = std::getenv("BWPROF_GEMM_EXPLAIN");
+  if (!path || !*path) return;
+  if (std::FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", line.c_str());
+    std::fclose(f);
+  }
 }
 
 std::unique_ptr<KernelInstance> make_gemm_gpu(Backend& b, const Problem& p) {

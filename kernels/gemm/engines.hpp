@@ -72,8 +72,12 @@ inline void check_int_sizes(const GemmRunner::Shape& s) {
 DeviceBuffer split_accumulator(std::int64_t M, std::int64_t N);
 void split_finish(DType dtype, Act a, float* acc, const void* bias, void* C, std::int64_t M, std::int64_t N,
                   std::int64_t ldc, int sms, hipStream_t st);
-// At most this many blocks share an output tile.
+// At most this many blocks share an output tile (mma.sync; wgmma: kWgmmaMaxSplits, choice.hpp).
 constexpr int kMaxSplits = 128;
+
+// What an engine chose (kernel, tile, splits), appended as a line to the file that the
+// environment variable BWPROF_GEMM_EXPLAIN names, if any: for benchmarks (dispatch.hip).
+void explain(const std::string& line);
 
 // The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
 // calls them under the same guard).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -239,6 +240,9 @@ class MmaRunner final : public GemmRunner {
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
     if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
     sms_ = static_cast<int>(sms);
+    static const char* const kNames[] = {"large", "medium", "small", "skinny"};
+    gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + (aligned_ ? "" : " unaligned") +
+                  " splits " + std::to_string(splits_));
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
   void run(hipStream_t st) override { dispatch(st, true); }

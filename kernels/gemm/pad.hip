@@ -6,6 +6,7 @@
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <cstdint>
+#include <string>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -78,6 +79,7 @@ class PaddedRunner final : public GemmRunner {
     }
     if (inner.lda > 2147483647 || inner.ldb > 2147483647) BWPROF_INVALID("K/N: too large to pad on the GPU");
     lda2_ = inner.lda, ldb2_ = inner.ldb;
+    gemm::explain(std::string("pad") + (pa_.get() ? " A" : "") + (pb_.get() ? " B" : "") + ", then:");
     gemm_ = gemm::make_wgmma_sm90(g, dt, inner, a, b, C, bias, act);
   }
   void run(hipStream_t st) override {

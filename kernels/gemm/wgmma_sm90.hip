@@ -2,8 +2,10 @@
 // engine (TMA) brings into shared memory; FP16 or BF16 operands, FP32 accumulation.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <cstring>
 #include <type_traits>
 
@@ -26,8 +28,24 @@ using namespace gpu;
 // issue four wgmma m64nBNk16 (B transposed by the instruction), keep one step in flight and hand
 // the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
 // lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
-// Split K: grid.z blocks share an output tile, each taking split_steps steps of 64; with more than
-// one they add FP32 partial sums into split_k.hip's accumulator, whose kernel then stores C.
+// Split K: grid.z blocks share an output tile, each taking split_steps steps of 64. With more than
+// one, they meet in a buffer of the tile's FP32 sums, held as the threads hold them (coalesced
+// float4s, through L2), in split order: split 0 stores its sums, split z waits for the tile's
+// counter to reach z, adds the buffer to its sums and stores them back, and the last split runs
+// the epilogue. The result does not depend on timing; one launch; no atomics on C's elements (FP32
+// atomics on [M, N] from every split took ~50 us at M = N = 1000 on an H100). It relies on blocks
+// being dispatched in index order (z slowest), so that the split a block waits for has started.
+#if defined(BWPROF_WGMMA_DEVICE)
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+#endif
+
 template <int CONS, int BN, int STAGES>
 struct WgCfg {
   static constexpr int kBM = 64 * CONS, kBK = 64, kThreads = 128 * (CONS + 1);
@@ -38,8 +56,8 @@ struct WgCfg {
 template <class T, int CONS, int BN, int STAGES, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                      const T* __restrict__ bias, T* __restrict__ C, float* __restrict__ acc, int M, int N, int K,
-                      int ldc, int split_steps, int c_pairs) {
+                      const T* __restrict__ bias, T* __restrict__ C, float4* __restrict__ ws, int* __restrict__ counters,
+                      int M, int N, int K, int ldc, int split_steps, int c_pairs) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using Cfg = WgCfg<CONS, BN, STAGES>;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -95,6 +113,32 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
   }
   wgmma_wait<0>();
 
+  if (gridDim.z > 1) {  // split K, in split order through the tile's buffer (above)
+    constexpr int kCT = 128 * CONS, kQ = BN / 8;  // consumer threads; float4s each holds
+    const int ct = threadIdx.x - 128;
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x, z = blockIdx.z, last = gridDim.z - 1;
+    float4* buf = ws + static_cast<std::size_t>(tile) * kQ * kCT + ct;
+    if (z > 0) {  // wait for split z - 1 (dispatched before this block: a lower block index)
+      if (ct == 0)
+        while (ld_acquire(counters + tile) != z) __nanosleep(64);
+      asm volatile("bar.sync 1, %0;" ::"r"(kCT) : "memory");  // the consumers only (the producer is gone)
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const float4 v = __ldcg(buf + q * kCT);
+        d[4 * q] += v.x, d[4 * q + 1] += v.y, d[4 * q + 2] += v.z, d[4 * q + 3] += v.w;
+      }
+    }
+    if (z < last) {
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) __stcg(buf + q * kCT, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+      __threadfence();  // the sums reach L2 before the next split is let in
+      asm volatile("bar.sync 1, %0;" ::"r"(kCT) : "memory");
+      if (ct == 0) st_release(counters + tile, z + 1);
+      return;
+    }
+    if (ct == 0) counters[tile] = 0;  // ready for the next launch (which starts after this one ends)
+  }
+
   // D fragment: warp w holds rows 16w..16w+15; d[4i..4i+3] = (r, c), (r, c+1), (r+8, c), (r+8, c+1)
   // with r = 16w + lane/4, c = 8i + 2*(lane%4).
   const int w = t / 32, l = t % 32;
@@ -107,24 +151,19 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     if (gn >= N) continue;
     const bool pair = gn + 1 < N;
     float2 bb = make_float2(0.f, 0.f);
-    if (bias && gridDim.z == 1)
+    if (bias)
       bb = pair ? unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn)) : make_float2(to_f(bias[gn]), 0.f);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int gm = r0 + 8 * h;
       if (gm >= M) continue;
-      if (gridDim.z > 1) {
-        atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn, d[4 * i + 2 * h]);
-        if (pair) atomicAdd(acc + static_cast<std::size_t>(gm) * N + gn + 1, d[4 * i + 2 * h + 1]);
+      T* c = C + static_cast<std::size_t>(gm) * ldc + gn;
+      const float v0 = act<A>(d[4 * i + 2 * h] + bb.x), v1 = act<A>(d[4 * i + 2 * h + 1] + bb.y);
+      if (pair && c_pairs) {
+        *reinterpret_cast<unsigned*>(c) = pack2<T>(v0, v1);
       } else {
-        T* c = C + static_cast<std::size_t>(gm) * ldc + gn;
-        const float v0 = act<A>(d[4 * i + 2 * h] + bb.x), v1 = act<A>(d[4 * i + 2 * h + 1] + bb.y);
-        if (pair && c_pairs) {
-          *reinterpret_cast<unsigned*>(c) = pack2<T>(v0, v1);
-        } else {
-          c[0] = from_f<T>(v0);
-          if (pair) c[1] = from_f<T>(v1);
-        }
+        c[0] = from_f<T>(v0);
+        if (pair) c[1] = from_f<T>(v1);
       }
     }
   }
@@ -140,38 +179,51 @@ class WgmmaRunner final : public GemmRunner {
       : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
     // The tile and K split with the least estimated time: waves of blocks (one block an SM) times
-    // a block's work over its rate, plus, split, the accumulator's traffic (each split adds M x N
-    // floats, read back once; at 3 TB/s, from L2 mostly) and the finishing launch (3 us). Rates:
-    // TFLOP/s of each tile shape at 4096^3 on an H100 (all four near 97 % wave efficiency there),
-    // 647, 527, 350 and 282. Splits keep at least 4 steps of 64 each.
+    // a block's work over its rate, plus, split, the chain through the tile's buffer: each split
+    // but the first reads it and each but the last writes it, one after another, a tile at ~150
+    // GB/s (one SM, from L2). Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four
+    // near 97 % wave efficiency there), 647, 527, 350 and 282. Splits keep at least 4 steps of 64
+    // each, at most kWgmmaMaxSplits (choice.hpp). So K is split where the tiles alone leave SMs
+    // idle: M = N = 1000 (32 tiles of 128 x 256) runs 4 splits, 128 blocks; M = 4096 = N (512
+    // tiles) none. BWPROF_GEMM_TILE / BWPROF_GEMM_SPLITS restrict the search (benchmark knobs).
     const std::int64_t sms = g.sm_count();
     sms_ = static_cast<int>(sms);
-    struct Option { WgTile t; int bm, bn; double rate; };
-    const Option opts[] = {{WgTile::k128x256, 128, 256, 647}, {WgTile::k128x128, 128, 128, 527},
-                           {WgTile::k64x128, 64, 128, 350}, {WgTile::k64x64, 64, 64, 282}};
+    struct Option { WgTile t; int bm, bn; double rate; const char* name; };
+    const Option opts[] = {{WgTile::k128x256, 128, 256, 647, "128x256"}, {WgTile::k128x128, 128, 128, 527, "128x128"},
+                           {WgTile::k64x128, 64, 128, 350, "64x128"}, {WgTile::k64x64, 64, 64, 282, "64x64"}};
     const std::int64_t ksteps = (s.K + 63) / 64;
-    double best = 0;
+    const char* want_tile = std::getenv("BWPROF_GEMM_TILE");
+    const char* want_sp = std::getenv("BWPROF_GEMM_SPLITS");
+    const bool tile_known = want_tile && std::strchr(want_tile, 'x');
+    double best = -1;
+    const char* name = "";
     for (const Option& o : opts) {
+      if (tile_known && std::strcmp(want_tile, o.name)) continue;
       const std::int64_t tiles = ((s.M + o.bm - 1) / o.bm) * ((s.N + o.bn - 1) / o.bn);
-      for (std::int64_t sp = 1; sp <= std::min<std::int64_t>(gemm::kMaxSplits, std::max<std::int64_t>(1, ksteps / 4)); ++sp) {
-        const std::int64_t steps = (ksteps + sp - 1) / sp;
+      std::int64_t lo = 1, hi = std::min<std::int64_t>(gemm::kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
+      if (want_sp) lo = hi = std::min<std::int64_t>(std::max(1, std::atoi(want_sp)), ksteps);
+      for (std::int64_t sp = lo; sp <= hi; ++sp) {
+        const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
         const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
-        double est = static_cast<double>((tiles * sp + sms - 1) / sms) * block_us;
-        if (sp > 1) est += (sp + 1) * 4.0 * s.M * s.N / 3e6 + 3.0;
-        if (best == 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp);
+        double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
+        if (sp_real > 1) est += 2.0 * (sp_real - 1) * 4.0 * o.bm * o.bn / 150e3;
+        if (best < 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp_real), tiles_ = tiles, name = o.name;
       }
     }
-    if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {  // benchmark knob, as for mma.sync
-      if (!std::strcmp(e, "128x256")) tile_ = WgTile::k128x256;
-      if (!std::strcmp(e, "128x128")) tile_ = WgTile::k128x128;
-      if (!std::strcmp(e, "64x128")) tile_ = WgTile::k64x128;
-      if (!std::strcmp(e, "64x64")) tile_ = WgTile::k64x64;
-    }
-    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
-      splits_ = static_cast<int>(std::min<std::int64_t>(std::max(1, std::atoi(e)), std::min<std::int64_t>(ksteps, 65535)));
+    if (best < 0)
+      BWPROF_INVALID(std::string("BWPROF_GEMM_TILE: no wgmma tile ") + want_tile + " (128x256, 128x128, 64x128, 64x64)");
     split_steps_ = static_cast<int>((ksteps + splits_ - 1) / splits_);
     splits_ = static_cast<int>((ksteps + split_steps_ - 1) / split_steps_);
-    if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
+    if (splits_ > 65535 || tiles_ > 2147483647) BWPROF_INVALID("M/N/K: too large for the wgmma GEMM's grid");
+    if (splits_ > 1) {
+      const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
+      const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
+      ws_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * bm * bn * sizeof(float), "GEMM split-K tile sums");
+      counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
+      BWPROF_GPU_CHECK(hipMemset(counters_.get(), 0, counters_.bytes()));
+    }
+    gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + " (" +
+                  std::to_string(tiles_ * splits_) + " blocks, estimate " + std::to_string(static_cast<int>(best)) + " us)");
     res_ = dispatch(nullptr, false);
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -193,7 +245,7 @@ class WgmmaRunner final : public GemmRunner {
   template <class T, int CONS, int BN, int ST>
   Resources go_t(hipStream_t st, bool launch) {
     using Cfg = WgCfg<CONS, BN, ST>;
-    return gemm::with_act(splits_ > 1 ? Act::kNone : act_, [&](auto a) {
+    return gemm::with_act(act_, [&](auto a) {
       auto* fn = &bwprof_gemm_wgmma<T, CONS, BN, ST, decltype(a)::value>;
       if (!launch) {
         tmA_ = b16_tensor_map(A_, bf16_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
@@ -206,12 +258,9 @@ class WgmmaRunner final : public GemmRunner {
                       static_cast<unsigned>(splits_));
       const int c_pairs = s_.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(C_) % 4 == 0;
       fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
-                                                       acc_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.ldc),
-                                                       split_steps_, c_pairs);
+                                                       ws_.get<float4>(), counters_.get<int>(), int(s_.M), int(s_.N),
+                                                       int(s_.K), int(s_.ldc), split_steps_, c_pairs);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
-      if (splits_ > 1)
-        gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
-                           sms_, st);
       return Resources{};
     });
   }
@@ -224,7 +273,8 @@ class WgmmaRunner final : public GemmRunner {
   Act act_;
   WgTile tile_ = WgTile::k64x64;
   int splits_ = 1, split_steps_ = 1, sms_ = 1;
-  DeviceBuffer acc_;
+  std::int64_t tiles_ = 1;
+  DeviceBuffer ws_, counters_;
   CUtensorMap tmA_{}, tmB_{};
   Resources res_;
 };

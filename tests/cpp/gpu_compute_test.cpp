@@ -61,7 +61,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
       runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "1"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
     // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
-    // piece, which stores C itself), a wgmma tile with K split three ways and one whole (where the
+    // piece, which stores C itself), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
+    // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
     // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
     // with padding wherever it needs it (BWPROF_GEMM_PAD=1)
     runs = {{},
@@ -70,6 +71,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_TILE", "gemv"}},
             {{"BWPROF_GEMM_TILE", "gemv"}, {"BWPROF_GEMM_SPLITS", "1"}},
             {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}},
+            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}},
+            {{"BWPROF_GEMM_SPLITS", "7"}},
             {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "1"}},
             {{"BWPROF_GEMM_PAD", "1"}}};
   }
@@ -122,6 +125,10 @@ std::vector<GpuCase> cases() {
       {{"M", "40"}, {"N", "263"}, {"K", "77"}, {"bias", "true"}, {"act", "relu"}},
       {{"M", "130"}, {"N", "257"}, {"K", "1001"}, {"bias", "true"}, {"act", "silu"}},
       {{"M", "17"}, {"N", "1000"}, {"K", "129"}},
+      // one column, a short K and GELU (an older skinny kernel missed it: error 0.0133); few
+      // output tiles and a long K, where the default choice splits K on wgmma
+      {{"M", "1"}, {"N", "1"}, {"K", "75"}, {"act", "gelu"}},
+      {{"M", "200"}, {"N", "304"}, {"K", "2048"}, {"bias", "true"}, {"act", "gelu"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
     for (const char* dt : {"fp32", "fp16", "bf16"}) {

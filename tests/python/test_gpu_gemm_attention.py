@@ -3,7 +3,7 @@ without a GPU). Sizes that are not multiples of any tile sit beside aligned ones
 import os
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 
 import bwprof
 from bwprof import _core
@@ -197,6 +197,9 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
 @settings(max_examples=30, deadline=None)
 @given(m=st.integers(1, 300), n=st.integers(1, 700), k=st.integers(1, 3000), bias=st.booleans(),
        act=st.sampled_from(["none", "relu", "gelu"]), dtype=st.sampled_from(["fp16", "bf16"]))
+@example(m=1, n=1, k=75, bias=False, act="gelu", dtype="fp16")  # failed on an older skinny kernel (0.0133)
+@example(m=1, n=1, k=75, bias=False, act="gelu", dtype="bf16")
+@example(m=16, n=1, k=3000, bias=True, act="gelu", dtype="fp16")
 def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
     d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
                        **Q).to_dict()
@@ -205,13 +208,17 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
 
 # The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by their knobs
 # at any shape they take: the skinny vector-unit kernel up to 64 rows (groups of 8, K split or
-# whole), and wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
-# device has no wgmma).
+# whole), wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
+# device has no wgmma), and K split over blocks (wgmma's tile sums in split order; mma.sync's
+# accumulator), up to more splits than K has steps of 64.
 KNOBS = {
     "gemv": {"BWPROF_GEMM_TILE": "gemv"},
     "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
     "pad": {"BWPROF_GEMM_PAD": "1"},
     "pad-64x128": {"BWPROF_GEMM_TILE": "64x128"},
+    "split-3": {"BWPROF_GEMM_SPLITS": "3"},
+    "split-128x256-5": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "5"},
+    "split-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32"},
 }
 
 
@@ -232,6 +239,30 @@ def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dty
             os.environ.pop(key, None)
     assert d["verified"], (f"gemm tensor {knob} {dtype} M={m} N={n} K={k} bias={bias} act={act}: "
                            f"error {d['max_rel_error']} > {d['tolerance']}")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, tmp_path, monkeypatch):
+    # M = 200, N = 304 (partial tiles of every shape), K = 4096: few output tiles and a long K,
+    # where bwprof splits K on wgmma; run several times (the tile counters reset after each
+    # launch), with a bias and GELU in the last split's epilogue.
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=200, N=304, K=4096, bias=True,
+                       act="gelu", repeats=5, warmup=2, min_time_s=0.0, max_time_s=1.0).to_dict()
+    assert d["verified"], f"error {d['max_rel_error']} > {d['tolerance']}"
+    said = log.read_text()
+    assert "wgmma" in said and "splits 1 " not in said, said
+
+
+def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_GEMM_TILE", "96x96")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE: no wgmma tile 96x96"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
 
 
 def test_gemm_skinny_kernel_past_64_rows_is_a_clear_error():
