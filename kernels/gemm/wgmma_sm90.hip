@@ -180,12 +180,17 @@ class WgmmaRunner final : public GemmRunner {
     gemm::check_int_sizes(s);
     // The tile and K split with the least estimated time: waves of blocks (one block an SM) times
     // a block's work over its rate, plus, split, the chain through the tile's buffer: each split
-    // but the first reads it and each but the last writes it, one after another, a tile at ~150
-    // GB/s (one SM, from L2). Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four
-    // near 97 % wave efficiency there), 647, 527, 350 and 282. Splits keep at least 4 steps of 64
-    // each, at most kWgmmaMaxSplits (choice.hpp). So K is split where the tiles alone leave SMs
-    // idle: M = N = 1000 (32 tiles of 128 x 256) runs 4 splits, 128 blocks; M = 4096 = N (512
-    // tiles) none. BWPROF_GEMM_TILE / BWPROF_GEMM_SPLITS restrict the search (benchmark knobs).
+    // but the first reads it and each but the last writes it, one after another, a tile at ~30
+    // GB/s a link. Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four near 97 % wave
+    // efficiency there), 647, 527, 350 and 282. The chain's rate is what the H100 measured (sweep
+    // at daea3e8, candidates by splits): M = N = 1000 K = 11008 on 128x256 tiles took 100, 62.8,
+    // 67.8 and 79.6 us at 1, 2, 4 and 8 splits, 6-13 us a link of 256 KB (20-40 GB/s; the first
+    // estimate, 150 GB/s, split 4 ways there, and at M=128 N=4095 K=4097, M=33 N=11009 K=1000 and
+    // M=8192 N=4097 K=4095, each slower than fewer splits). At 30 GB/s the estimate picks what was
+    // fastest at each: 128x128 with 2 splits (M = N = 1000, 128 blocks), 64x128 with 2 (M = 128),
+    // no split at M = 33 or 4096^3, 2 splits at M = 8192. Splits keep at least 4 steps of 64 each,
+    // at most kWgmmaMaxSplits (choice.hpp). BWPROF_GEMM_TILE / BWPROF_GEMM_SPLITS restrict the
+    // search (benchmark knobs).
     const std::int64_t sms = g.sm_count();
     sms_ = static_cast<int>(sms);
     struct Option { WgTile t; int bm, bn; double rate; const char* name; };
@@ -206,7 +211,7 @@ class WgmmaRunner final : public GemmRunner {
         const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
         const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
         double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
-        if (sp_real > 1) est += 2.0 * (sp_real - 1) * 4.0 * o.bm * o.bn / 150e3;
+        if (sp_real > 1) est += 2.0 * (sp_real - 1) * 4.0 * o.bm * o.bn / 30e3;
         if (best < 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp_real), tiles_ = tiles, name = o.name;
       }
     }
