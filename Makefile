@@ -107,14 +107,14 @@ hip-build:
 	$(MAKE) hip-wmma-check
 
 # RDNA3's WMMA path: Debian 12's ROCm has no gfx1100 device library to link, but its clang 15
-# compiles gfx1100 device code; the GEMM's assembly must hold the WMMA instruction.
+# compiles gfx1100 device code; the GEMM's assembly must hold the FP16 and BF16 WMMA instructions.
 hip-wmma-check:
 	HIP_PLATFORM=amd hipcc -x hip --offload-arch=gfx1100 -nogpulib --offload-device-only -O3 -std=c++17 \
 	  -D__HIP_PLATFORM_AMD__ -Icpp/include -Icpp/src -Ikernels -S -o build-hip/gemm_gfx1100.s kernels/gemm/wmma_rdna3.hip \
 	  2>&1 | grep -v -e "linker' input unused" -e "argument unused during compilation" || true
-	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); \
-	  if [ "$$n" -gt 0 ]; then echo "hip-wmma-check: $$n WMMA instructions in the gfx1100 GEMM"; \
-	  else echo "hip-wmma-check: no WMMA instruction in the gfx1100 GEMM"; exit 1; fi
+	@n=$$(grep -c v_wmma_f32_16x16x16_f16 build-hip/gemm_gfx1100.s); b=$$(grep -c v_wmma_f32_16x16x16_bf16 build-hip/gemm_gfx1100.s); \
+	  if [ "$$n" -gt 0 ] && [ "$$b" -gt 0 ]; then echo "hip-wmma-check: $$n FP16 and $$b BF16 WMMA instructions in the gfx1100 GEMM"; \
+	  else echo "hip-wmma-check: FP16 $$n, BF16 $$b WMMA instructions in the gfx1100 GEMM (want both)"; exit 1; fi
 	$(MAKE) hip-peak-check
 
 # The matrix peak's instructions, per AMD target: each step of a wave issues 128 of each type's
@@ -256,6 +256,84 @@ gpu-verify-tools: gpu-build
 	  > $(OUT)/memcheck.log 2>&1; echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 5
 	-timeout 90 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu > $(OUT)/ncu_sample.log 2>&1; \
 	  echo "ncu sample exit $$?"; tail -n 6 $(OUT)/ncu_sample.log
+
+# Issue #18 (BF16, attention head dims, GEMM dispatch) on the GPU machine, in one call: the GPU
+# tests of the compute kernels (C++ small cases, then compute-sanitizer memcheck of them beside the
+# Python tests with their random shapes), then the two sweeps beside PyTorch, each alone on the GPU.
+# Each step has its own time limit so the call ends within 9 minutes on a warm build; logs in
+# $(OUT)/bf16_attn_logs.tar.gz, the sweeps' tables also as CSV. gpu-bf16-attn-quick, for iterating:
+# the C++ GPU cases (every attention kernel by name, the GEMM engines, the footprints), memcheck of
+# one dtype of each (BF16 contiguous, FP16 paged, BF16 tensor GEMM) and the Python GPU tests with
+# their random shapes, side by side; then 15 + 10 sweep points, each kernel's time beside the chosen
+# one's.
+.PHONY: gpu-bf16-attn gpu-bf16-attn-quick
+BF16_LOGS = $(OUT)/bf16_attn_logs
+gpu-bf16-attn: gpu-build
+	mkdir -p $(BF16_LOGS)
+	-( timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*' \
+	    > $(BF16_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
+	  ( timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    tests/python/test_bf16.py > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(BF16_LOGS)/pytest.log ) & \
+	  ( timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(BF16_LOGS)/gtest_footprint.log 2>&1; \
+	    echo "footprint gtest exit $$?" >> $(BF16_LOGS)/gtest_footprint.log ) & \
+	  timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	    > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" $(BF16_LOGS)/gtest_compute.log | tail -n 25; \
+	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(BF16_LOGS)/gtest_footprint.log | tail -n 12; \
+	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED" $(BF16_LOGS)/memcheck.log | tail -n 5; \
+	  grep -E "passed|failed|error|Falsifying|^E  " $(BF16_LOGS)/pytest.log | tail -n 15
+	-PYTHONUNBUFFERED=1 timeout 230 $(PYTHON) benchmarks/attention_sweep.py --repeats 12 --no-candidates \
+	  --csv $(OUT)/attention_sweep.csv > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
+	  grep -E "^(torch|SDPA)" $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }
+	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep.csv \
+	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
+	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
+
+gpu-bf16-attn-quick: gpu-build
+	mkdir -p $(BF16_LOGS)
+	-( timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor_bf16*' \
+	    > $(BF16_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
+	  ( timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(BF16_LOGS)/pytest.log ) & \
+	  ( timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(BF16_LOGS)/gtest_footprint.log 2>&1; \
+	    echo "footprint gtest exit $$?" >> $(BF16_LOGS)/gtest_footprint.log ) & \
+	  timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
+	    > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" $(BF16_LOGS)/gtest_compute.log | tail -n 25; \
+	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(BF16_LOGS)/gtest_footprint.log | tail -n 12; \
+	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED" $(BF16_LOGS)/memcheck.log | tail -n 5; \
+	  grep -E "passed|failed|error|Falsifying|^E  " $(BF16_LOGS)/pytest.log | tail -n 15
+	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
+	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; grep -E "^(torch|SDPA)" \
+	  $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }; grep -E "FAILED|Error" $(BF16_LOGS)/attention_sweep.log | head -n 5
+	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
+	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
+	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
+# Issue #18's GEMM part: `tensor` within 1.25x of `vendor` everywhere. The C++ GEMM/QKV cases (every
+# engine by its knob: skinny, mma.sync tiles, wgmma tiles, padded copies), the vendor+silu error and
+# the footprints; memcheck of every gemm_tensor case; the Python GEMM tests (random shapes, the
+# knobs' paths); then the quick sweep with a column per candidate engine/tile. Logs in
+# $(OUT)/gemm_fast_logs.tar.gz, the sweep also as $(OUT)/gemm_sweep_quick.csv.
+.PHONY: gpu-gemm-fast
+GEMM_LOGS = $(OUT)/gemm_fast_logs
+gpu-gemm-fast: gpu-build
+	mkdir -p $(GEMM_LOGS)
+	-( timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*gemm_tensor*' > $(GEMM_LOGS)/memcheck.log 2>&1; \
+	    echo "memcheck exit $$?" >> $(GEMM_LOGS)/memcheck.log ) & \
+	  ( timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    -k "gemm" > $(GEMM_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(GEMM_LOGS)/pytest.log ) & \
+	  timeout 200 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*:GpuLimits.Footprint*' \
+	    > $(GEMM_LOGS)/gtest.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]|Which is|Expected" $(GEMM_LOGS)/gtest.log | tail -n 30; \
+	  tail -n 1 $(GEMM_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid|out of bounds" $(GEMM_LOGS)/memcheck.log | sort | uniq -c | head -n 8; \
+	  grep -E "passed|failed|error|Falsifying|^E  |^FAILED" $(GEMM_LOGS)/pytest.log | tail -n 20
+	-PYTHONUNBUFFERED=1 timeout 170 $(PYTHON) benchmarks/gemm_sweep.py --quick --repeats 15 --csv $(OUT)/gemm_sweep_quick.csv \
+	  > $(GEMM_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; \
+	  { grep -q '^point' $(GEMM_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(GEMM_LOGS)/gemm_sweep.log || tail -n 30 $(GEMM_LOGS)/gemm_sweep.log; }
+	tar -czf $(OUT)/gemm_fast_logs.tar.gz -C $(OUT) gemm_fast_logs && rm -rf $(GEMM_LOGS)
 
 # Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,
 # device buffers that fit one by one but not together refused before allocating, Ctrl-C during a GPU

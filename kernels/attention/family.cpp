@@ -25,7 +25,7 @@ void register_family_attention(Registry& r) {
               int_param("head_dim", "", 1, kMaxHeadDim, "dimension of a head"),
               bool_param("causal", "false", "mask keys after each query's position"),
               int_param("block_size", "16", 1, kMaxBlockSize, "positions per block of a paged KV cache (paged variants)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.resolve = [](Problem& p) {
     if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));
     if (p.i("seq_kv") == 0) p.set("seq_kv", p.i("seq_q"));
@@ -60,12 +60,12 @@ void register_family_attention(Registry& r) {
     const double rows = B * H * Sq;
     // Q, O, K, V and the table; the check's scores (a double per key). On the GPU the split-KV
     // decode's partial rows and their statistics, FP32: at most ceil(seq_kv / 128) splits of every
-    // row, and no more than every row once plus 8 rows for each of the 8 blocks of every SM it
-    // fills (256 SMs here, more than any GPU has).
+    // row, and no more than every row once or 16384 partial rows (gpu.hip's kMaxPartialRows); and
+    // the Hopper kernel's tile counter.
     const double splits = std::ceil(Skv / 128.0);
-    const double partial_rows = splits > 1 ? std::min(rows * splits, rows + 8 * 8 * 256) : 0.0;
+    const double partial_rows = splits > 1 ? std::min(rows * splits, std::max(rows, 16384.0)) : 0.0;
     return host_and_device((2 * rows * D + 2 * kv) * elem_bytes(p) + 4 * blocks + 8 * Skv, kind,
-                           partial_rows * (D + 2) * 4);
+                           partial_rows * (D + 2) * 4 + 8);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_attention_cpu});
   k.variants.push_back(Variant{"paged", "cpu", make_attention_cpu});
@@ -79,13 +79,15 @@ void register_family_attention(Registry& r) {
     p.insert(p.end(), more.begin(), more.end());
     return p;
   };
+  const std::vector<DType> bf16_too = {DType::kF32, DType::kF16, DType::kBF16};
   k.suite = {
       {"decode kv={seq_kv}", with({{"seq_q", 1}, {"seq_kv", 1024}}), with({{"seq_q", 1}, {"seq_kv", 256}})},
       {"decode kv={seq_kv} b={batch}", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
-       with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}})},
+       with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {}, bf16_too},
       {"decode paged kv={seq_kv} b={batch}", with({{"batch", 4}, {"seq_q", 1}, {"seq_kv", 4096}}),
        with({{"batch", 2}, {"seq_q", 1}, {"seq_kv", 512}}), {"paged", "flash_paged"}},
-      {"prefill causal {seq_q}", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}})},
+      {"prefill causal {seq_q}", with({{"seq_q", 512}, {"causal", true}}), with({{"seq_q", 64}, {"causal", true}}), {},
+       bf16_too},
       {"encoder", {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", kEncTokens}},
        {{"heads", kEncHeads}, {"head_dim", kEncHeadDim}, {"seq_q", 32}}},
   };

@@ -69,7 +69,7 @@ Check attention_check(const AttentionData& d, const Problem& p) {
     }
     for (std::int64_t x = 0; x < a.D; ++x) m.add(d.O.get(r * a.D + x), o[x] / denom);
   }
-  return m.finish(tolerance_for(p.dtype, 1e-4));
+  return m.finish(tolerance_for(p.dtype, 1e-4, a.Skv));
 }
 
 }  // namespace bwprof

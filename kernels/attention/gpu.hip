@@ -1,17 +1,23 @@
 // Flash attention on the GPU: O = softmax(Q.K^T / sqrt(d)).V in one pass over K and V with an online
-// softmax (running max and sum, FP32), never forming the score matrix in memory. Two kernels (one
-// file each; this file holds the instance and chooses between them):
-//   prefill (FP16, NVIDIA sm_80+, seq_q >= 16): a block of 4 warps takes 64 (or 128) query rows;
-//     tiles of 64 (or 32) keys of K and V are staged in shared memory (cp.async, double-buffered);
-//     Q.K^T and P.V run on the matrix units (mma.sync m16n8k16), P staying in registers between the
-//     two products.
-//   rows (FP32, decode, short queries, AMD): one block per query row and group of query heads that
-//     share a KV head; the KV length is split over several blocks when there are too few rows to
-//     fill the GPU (flash decoding), and a second kernel merges the splits' partial results.
-// Both read K/V contiguously [batch, kv_heads, seq_kv, head_dim] or through a paged cache's block
+// softmax (running max and sum, FP32), never forming the score matrix in memory. Four kernels (one
+// file each; this file holds the instance and chooses among them):
+//   wgmma (FP16 and BF16, NVIDIA Hopper, prefill: flash_sm90.hip): 128 query rows of a head per
+//     tile, wgmma fed by the bulk tensor copy engine, a persistent grid.
+//   decode (FP16 and BF16, NVIDIA sm_80+, up to 32 query rows per KV head: decode_sm80.hpp): the
+//     rows of a KV head's query heads on the matrix units' M side, each warp streaming its own keys.
+//   flash (FP16 and BF16, NVIDIA sm_80+, any shape: flash_sm80.hpp): a block of 4 warps takes 64
+//     (or 128) rows, a row being a (query position, query head) pair of one KV head, so K/V tiles
+//     are read once for every query head that shares them; mma.sync m16n8k16.
+//   rows (FP32, AMD, NVIDIA before sm_80): one block per query row and group of query heads that
+//     share a KV head.
+// Where a KV head has too few rows to fill the GPU, the keys are split over several blocks (flash
+// decoding), and a second kernel merges the splits' partial results.
+// All read K/V contiguously [batch, kv_heads, seq_kv, head_dim] or through a paged cache's block
 // table ([blocks, kv_heads, block_size, head_dim], the KV-cache append's layout).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 #include "attention/attention.hpp"
 #include "attention/gpu.hpp"
@@ -23,13 +29,16 @@ namespace bwprof {
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
+// Split partial rows (rows x splits) stay within this many, or one per row where the rows alone are
+// more (then no split): the family's footprint (family.cpp) counts on it.
+constexpr std::int64_t kMaxPartialRows = 16384;
 
 class AttentionGpu final : public KernelInstance {
  public:
   AttentionGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), a_(p) {
-    if (a_.D != 32 && a_.D != 64 && a_.D != 128)
-      BWPROF_INVALID("head_dim: the flash variants support head dims 32, 64 and 128, got " + std::to_string(a_.D) +
-                     " (the cpu variant takes any)");
+    if (a_.D != 32 && a_.D != 64 && a_.D != 80 && a_.D != 96 && a_.D != 128 && a_.D != 256)
+      BWPROF_INVALID("head_dim: the flash variants support head dims 32, 64, 80, 96, 128 and 256, got " +
+                     std::to_string(a_.D) + " (the cpu variant takes any)");
     const std::int64_t lim = 2147483647;
     if (a_.B * a_.H * a_.Sq > lim || a_.Skv > lim) BWPROF_INVALID("seq_q/seq_kv: sizes beyond 2^31-1 on the GPU");
     host_ = make_attention_data(p);
@@ -49,32 +58,71 @@ class AttentionGpu final : public KernelInstance {
     }
     scale_log2_ = static_cast<float>(kLog2e / std::sqrt(static_cast<double>(a_.D)));
     group_ = static_cast<int>(a_.H / a_.Hkv);
-#if defined(BWPROF_CUDA)
-    const int cc = std::atoi(g.info().arch.c_str() + 3);
-    prefill_ = p.dtype == DType::kF16 && a_.Sq >= 16 && cc >= 80;
-    // The prefill tile: 64 rows x 64 keys (0), 128 x 32 (1) or 128 x 64 (2, the default: measured on
-    // an H100 at B1 H32 D128, S4096 356 TFLOP/s against 311 and 257, S1024 279 against 249 and 172).
-    // BWPROF_FLASH_TILE is a tuning knob for benchmarks.
-    if (const char* e = std::getenv("BWPROF_FLASH_TILE")) tile_ = std::atoi(e);
-#endif
-    if (!prefill_) {
+    l_ = attention::Launch{Q_.get(), K_.get(), V_.get(), O_.get(), nullptr, nullptr, kv_,
+                           a_.B, a_.H, a_.Hkv, a_.Sq, static_cast<std::int64_t>(host_.K.size() / a_.D),
+                           static_cast<int>(a_.D), group_, 1, 1, 1, scale_log2_, a_.causal, host_.paged, p.dtype,
+                           g.stream()};
+    kernel_ = choose(g);
+    std::int64_t splits = 1;
+    const std::int64_t sms = g.sm_count();
+    const std::int64_t rows_all = a_.B * a_.H * a_.Sq;
+    if (kernel_ == Kernel::kFlash) {
+      // The tile: 64 rows x 64 keys (0), 128 x 32 (1) or 128 x 64 (2, the default: measured on an
+      // H100 at B1 H32 D128, S4096 356 TFLOP/s against 311 and 257, S1024 279 against 249 and 172);
+      // 64 rows where a KV head has no more. BWPROF_FLASH_TILE is a knob for benchmarks.
+      const std::int64_t rows = a_.Sq * group_;
+      tile_ = rows <= 64 ? 0 : 2;
+      if (const char* e = std::getenv("BWPROF_FLASH_TILE")) tile_ = std::atoi(e);
+      const int d = static_cast<int>(a_.D);
+      const std::int64_t tiles = (rows + attention::flash_tile_rows(tile_, d) - 1) / attention::flash_tile_rows(tile_, d);
+      const std::int64_t blocks = tiles * a_.B * a_.Hkv;
+      if (blocks > lim) BWPROF_INVALID("seq_q: batch*kv_heads*row tiles beyond 2^31-1 on the GPU");
+      // Split the keys while the blocks do not fill two rounds of the GPU (2-3 blocks an SM fit),
+      // each split keeping at least 4 key tiles.
+      const int keys = attention::flash_tile_keys(tile_, d);
+      if (blocks < 4 * sms)
+        splits = std::min<std::int64_t>({(4 * sms + blocks - 1) / blocks, (a_.Skv + 4 * keys - 1) / (4 * keys), 65535});
+      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + keys - 1) / keys * keys);
+    } else if (kernel_ == Kernel::kDecode) {
+      // Split the keys until the blocks fill the GPU twice (its blocks an SM, as the runtime
+      // reports them, times the SMs, twice over), each split keeping at least 128 keys (two steps
+      // of 16 per warp) and in steps of 64 (one for each warp).
+      const std::int64_t blocks = a_.B * a_.Hkv;
+      if (blocks > lim) BWPROF_INVALID("batch*kv_heads: beyond 2^31-1 on the GPU");
+      const std::int64_t per_sm = std::max(1, dispatch(false).runtime_blocks_per_sm);
+      const std::int64_t want = 2 * per_sm * sms;
+      splits = std::min<std::int64_t>({(want + blocks - 1) / blocks, (a_.Skv + 127) / 128, 65535});
+      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + 63) / 64 * 64);
+    } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;
+      if (a_.D > 128) G_ = std::min(G_, 4);  // q and o of 8 heads of 256 would not fit the registers
       const std::int64_t blocks = a_.B * a_.Hkv * (group_ / G_) * a_.Sq;
-      const std::int64_t want = 8ll * g.sm_count();
-      std::int64_t splits = 1;
+      const std::int64_t want = 8ll * sms;
       if (blocks < want) splits = std::min<std::int64_t>((want + blocks - 1) / blocks, (a_.Skv + 127) / 128);
-      splits = std::max<std::int64_t>(splits, 1);
-      split_len_ = static_cast<int>((a_.Skv + splits - 1) / splits);
-      splits_ = static_cast<int>((a_.Skv + split_len_ - 1) / split_len_);
-      if (splits_ > 1) {
-        const std::size_t rows = static_cast<std::size_t>(a_.B * a_.H * a_.Sq);
-        ws_o_ = DeviceBuffer(rows * splits_ * a_.D * sizeof(float), "attention split partials");
-        ws_ml_ = DeviceBuffer(rows * splits_ * 2 * sizeof(float), "attention split statistics");
-      }
+      split_len_ = static_cast<int>((a_.Skv + std::max<std::int64_t>(splits, 1) - 1) / std::max<std::int64_t>(splits, 1));
     }
-    l_ = attention::Launch{Q_.get(), K_.get(), V_.get(), O_.get(), ws_o_.get<float>(), ws_ml_.get<float>(), kv_,
-                           a_.B, a_.H, a_.Hkv, a_.Sq, static_cast<int>(a_.D), group_, G_, splits_, split_len_,
-                           scale_log2_, a_.causal, host_.paged, g.stream()};
+    if (kernel_ != Kernel::kWgmma) {
+      // The partial rows stay within kMaxPartialRows (the family's footprint counts on it).
+      const std::int64_t cap = std::max<std::int64_t>(1, kMaxPartialRows / rows_all);
+      if ((a_.Skv + split_len_ - 1) / split_len_ > cap) {
+        const int step = kernel_ == Kernel::kFlash ? attention::flash_tile_keys(tile_, static_cast<int>(a_.D))
+                                                   : kernel_ == Kernel::kDecode ? 64 : 1;
+        split_len_ = static_cast<int>(((a_.Skv + cap - 1) / cap + step - 1) / step * step);
+      }
+      splits_ = static_cast<int>((a_.Skv + split_len_ - 1) / split_len_);
+    }
+    if (splits_ > 1) {
+      ws_o_ = DeviceBuffer(static_cast<std::size_t>(rows_all) * splits_ * a_.D * sizeof(float), "attention split partials");
+      ws_ml_ = DeviceBuffer(static_cast<std::size_t>(rows_all) * splits_ * 2 * sizeof(float), "attention split statistics");
+    }
+    l_.ws_o = ws_o_.get<float>();
+    l_.ws_ml = ws_ml_.get<float>();
+    l_.G = G_;
+    l_.splits = splits_;
+    l_.split_len = split_len_;
+#if defined(BWPROF_CUDA)
+    if (kernel_ == Kernel::kWgmma) sm90_ = attention::make_flash_sm90(g, l_);
+#endif
     res_ = dispatch(false);
   }
   void launch() override { dispatch(true); }
@@ -86,12 +134,48 @@ class AttentionGpu final : public KernelInstance {
   Resources resources() const override { return res_; }
 
  private:
-  Resources dispatch(bool launch) {
-    if (p_.dtype == DType::kF32) return attention::rows(l_, DType::kF32, launch);
+  enum class Kernel { kRows, kFlash, kDecode, kWgmma };
+
+  // FP32 (and every GPU without NVIDIA's matrix units): rows. FP16/BF16 on sm_80+: decode where a
+  // KV head has at most 32 query rows (16 at head dim 256), the Hopper kernel where every head has
+  // a whole tile of 128 query positions or more and it takes the layout, flash otherwise.
+  // BWPROF_ATTN_KERNEL=rows|flash|decode|wgmma asks for one (a knob for benchmarks; an error where
+  // that kernel cannot take the problem).
+  Kernel choose(GpuBackend& g) {
+    Kernel k = Kernel::kRows;
+    bool decode_ok = false, wgmma_ok = false, flash_ok = false;
 #if defined(BWPROF_CUDA)
-    if (prefill_) return attention::prefill(l_, tile_, launch);
+    const int cc = std::atoi(g.info().arch.c_str() + 3);
+    flash_ok = p_.dtype != DType::kF32 && cc >= 80;
+    decode_ok = flash_ok && attention::decode_takes(l_);
+    wgmma_ok = flash_ok && attention::sm90_takes(g, l_);
+    if (flash_ok) k = decode_ok ? Kernel::kDecode : wgmma_ok && a_.Sq >= 128 ? Kernel::kWgmma : Kernel::kFlash;
+#else
+    (void)g;
 #endif
-    return attention::rows(l_, DType::kF16, launch);
+    if (const char* e = std::getenv("BWPROF_ATTN_KERNEL")) {
+      const std::string want(e);
+      const bool ok = want == "rows" || (want == "flash" && flash_ok) || (want == "decode" && decode_ok) ||
+                      (want == "wgmma" && wgmma_ok);
+      if (!ok) BWPROF_INVALID("BWPROF_ATTN_KERNEL=" + want + ": not a kernel that takes this problem here (rows, "
+                              "flash, decode or wgmma)");
+      k = want == "rows" ? Kernel::kRows : want == "flash" ? Kernel::kFlash : want == "decode" ? Kernel::kDecode
+                                                                                              : Kernel::kWgmma;
+    }
+    return k;
+  }
+
+  Resources dispatch(bool launch) {
+#if defined(BWPROF_CUDA)
+    const bool bf = p_.dtype == DType::kBF16;
+    switch (kernel_) {
+      case Kernel::kWgmma: return sm90_->run(l_, launch);
+      case Kernel::kDecode: return bf ? attention::decode_bf16(l_, launch) : attention::decode_f16(l_, launch);
+      case Kernel::kFlash: return bf ? attention::flash_bf16(l_, tile_, launch) : attention::flash_f16(l_, tile_, launch);
+      default: break;
+    }
+#endif
+    return attention::rows(l_, p_.dtype, launch);
   }
 
   GpuBackend& g_;
@@ -103,7 +187,8 @@ class AttentionGpu final : public KernelInstance {
   attention::Launch l_{};
   float scale_log2_ = 0;
   int group_ = 1, G_ = 1, splits_ = 1, split_len_ = 1;
-  bool prefill_ = false;
+  Kernel kernel_ = Kernel::kRows;
+  std::unique_ptr<attention::FlashSm90> sm90_;
   int tile_ = 2;
   Resources res_;
 };

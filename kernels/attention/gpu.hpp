@@ -1,15 +1,19 @@
 // The GPU side of the attention family (GPU compilers only): the K/V layout the kernels read
-// through, and the launchers of its two kernels: rows.hip (FP32, decode, short queries, AMD) and
-// prefill_sm80.hip (FP16 on NVIDIA matrix units, sm_80+). gpu.hip chooses between them.
+// through, and the launchers of its kernels: rows.hip (vector units: FP32, AMD, NVIDIA before
+// sm_80), and for FP16 and BF16 on NVIDIA matrix units flash_sm80.hpp (sm_80+, any shape),
+// decode_sm80.hpp (sm_80+, a few query rows per KV head) and flash_sm90.hip (Hopper, prefill).
+// gpu.hip chooses among them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "bwprof/dtype.hpp"
 #include "bwprof/kernel.hpp"
 #include "common/gpu_runtime.hpp"
 
 namespace bwprof {
+class GpuBackend;
 namespace attention {
 
 // Where key/value position `pos` of (sequence b, KV head h) starts.
@@ -28,24 +32,54 @@ struct KvLayout {
 struct Launch {
   const void *Q, *K, *V;
   void* O;
-  float *ws_o, *ws_ml;  // the rows kernel's split partials (splits > 1)
+  float *ws_o, *ws_ml;  // the splits' partials (splits > 1), merged by combine()
   KvLayout kv;
   std::int64_t B, H, Hkv, Sq;
-  int D;          // 32, 64 or 128
+  std::int64_t kv_rows;  // rows of D elements in the K (and V) buffer
+  int D;          // 32, 64, 80, 96, 128 or 256
   int group;      // query heads per KV head
   int G;          // rows kernel: query heads per block
-  int splits;     // rows kernel: blocks sharing one row's keys (flash decoding)
-  int split_len;  // rows kernel: keys per split
+  int splits;     // blocks sharing one row's keys (flash decoding)
+  int split_len;  // keys per split (the flash kernel: a multiple of its key tile)
   float scale_log2;
   bool causal, paged;
+  DType dtype;
   hipStream_t stream;
 };
 
 // Launches the rows kernel (and the merge of its splits) in `dtype`, or (launch false) returns
 // the kernel's resources.
 Resources rows(const Launch& l, DType dtype, bool launch);
-// The same for the FP16 prefill kernel with tile shape `tile` (0, 1 or 2; CUDA builds only).
-Resources prefill(const Launch& l, int tile, bool launch);
+// Merges the splits' partials into O (splits > 1; rows.hip).
+void combine(const Launch& l, bool launch);
+// The matrix-unit kernel for FP16 / BF16 with tile shape `tile` (0, 1 or 2: flash_sm80.hpp; CUDA
+// builds only).
+Resources flash_f16(const Launch& l, int tile, bool launch);
+Resources flash_bf16(const Launch& l, int tile, bool launch);
+// The decode kernel for FP16 / BF16 (decode_sm80.hpp; CUDA builds only), where decode_takes().
+Resources decode_f16(const Launch& l, bool launch);
+Resources decode_bf16(const Launch& l, bool launch);
+// Its query rows per KV head: at most 32 (16 at head dim 256).
+inline bool decode_takes(const Launch& l) {
+  const std::int64_t rows = l.Sq * l.group;
+  return rows <= 16 || (rows <= 32 && l.D <= 128);
+}
+// The Hopper prefill kernel (flash_sm90.hip: wgmma + TMA; sm_90a builds, FP16 and BF16, K/V
+// contiguous or paged in pages of a multiple of 8 positions that divide its key tile): its tensor
+// maps are made once for the launch's buffers. sm90_takes says where it can run; make_flash_sm90
+// returns null elsewhere.
+class FlashSm90 {
+ public:
+  virtual ~FlashSm90() = default;
+  virtual Resources run(const Launch& l, bool launch) = 0;
+};
+bool sm90_takes(const GpuBackend& g, const Launch& l);
+std::unique_ptr<FlashSm90> make_flash_sm90(GpuBackend& g, const Launch& l);
+// Rows of one flash tile for `tile` at head dim d, and the tiles of one KV head's rows.
+inline int flash_tile_rows(int tile, int d) { return d > 128 || tile == 0 ? 64 : 128; }
+inline std::int64_t flash_row_tiles(const Launch& l, int rows) { return (l.Sq * l.group + rows - 1) / rows; }
+// Keys per tile of the same.
+inline int flash_tile_keys(int tile, int d) { return d > 128 || tile == 1 ? 32 : 64; }
 
 }  // namespace attention
 }  // namespace bwprof

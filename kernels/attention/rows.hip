@@ -23,18 +23,32 @@ constexpr int kRowThreads = 128;
 constexpr int kRowWarps = kRowThreads / 32;
 constexpr int kRowUnroll = 4;
 
+constexpr int pow2_ceil(int x) { return x <= 1 ? 1 : 2 * pow2_ceil((x + 1) / 2); }
+
+// How a key of D elements spreads over lanes: VECS 16-byte vectors, LPK lanes per key (a power of
+// two, at most 32; lanes past VECS hold nothing, e.g. 10 vectors of an FP16 head of 80 on 16
+// lanes), NV vectors per lane (2 for an FP32 head of 256).
+template <class T, int D>
+struct RowSplit {
+  static constexpr int kVec = Elems<T>::kVec;
+  static constexpr int kVecs = D / kVec;
+  static constexpr int kLpk = pow2_ceil(kVecs) < 32 ? pow2_ceil(kVecs) : 32;
+  static constexpr int kNv = (kVecs + kLpk - 1) / kLpk;
+  static_assert(D % kVec == 0, "head_dim: a multiple of 16 bytes");
+};
+
 // grid: x = KV split, y = query row i * (group / G) + head chunk, z = b * kv_heads + kv head.
 // A 32-lane group ("warp" here, half a wave on 64-wide AMD wavefronts) holds 32 / LPK keys at once,
-// LPK lanes per key, each lane 16 bytes of the key.
+// LPK lanes per key, each lane NV x 16 bytes of the key.
 template <class T, int D, int G, bool PAGED>
 __global__ void __launch_bounds__(kRowThreads)
     bwprof_attention_rows(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ Vm,
                           T* __restrict__ O, float* __restrict__ ws_o, float* __restrict__ ws_ml, KvLayout kv,
                           int heads, int seq_q, int group, int split_len, float scale_log2, bool causal) {
-  constexpr int VEC = Elems<T>::kVec;
-  constexpr int LPK = D / VEC;
+  using RS = RowSplit<T, D>;
+  constexpr int VEC = RS::kVec, LPK = RS::kLpk, NV = RS::kNv, VECS = RS::kVecs;
   constexpr int KPW = 32 / LPK;
-  static_assert(LPK >= 1 && LPK <= 32 && D % VEC == 0, "head_dim");
+  constexpr int E = NV * VEC;  // elements of a key this lane holds
   const int chunks = group / G;
   const int i = blockIdx.y / chunks, hc = blockIdx.y % chunks;
   const int b = blockIdx.z / kv.kv_heads, kvh = blockIdx.z % kv.kv_heads;
@@ -45,53 +59,65 @@ __global__ void __launch_bounds__(kRowThreads)
   const int k_begin = blockIdx.x * split_len;
   const int k_end = min(visible, k_begin + split_len);
 
-  float q[G][VEC], o[G][VEC], m[G], l[G];
+  float q[G][E], o[G][E], m[G], l[G];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(
-        Q + ((static_cast<std::size_t>(b) * heads + h0 + g) * seq_q + i) * D + part * VEC);
-    unpack<T>(raw, q[g]);
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) q[g][e] *= scale_log2, o[g][e] = 0.f;
+    for (int v = 0; v < NV; ++v) {
+      const int vi = part + v * LPK;  // this lane's v-th vector of the head
+      uint4 raw = make_uint4(0, 0, 0, 0);
+      if (vi < VECS)
+        raw = *reinterpret_cast<const uint4*>(Q + ((static_cast<std::size_t>(b) * heads + h0 + g) * seq_q + i) * D +
+                                              vi * VEC);
+      unpack<T>(raw, q[g] + v * VEC);
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) q[g][e] *= scale_log2, o[g][e] = 0.f;
     m[g] = -INFINITY;
     l[g] = 0.f;
   }
 
   for (int base = k_begin + warp * KPW; base < k_end; base += kRowWarps * KPW * kRowUnroll) {
-    uint4 kr[kRowUnroll], vr[kRowUnroll];
+    uint4 kr[kRowUnroll][NV], vr[kRowUnroll][NV];
 #pragma unroll
     for (int u = 0; u < kRowUnroll; ++u) {
       const int j = base + u * kRowWarps * KPW + slot;
-      kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
-      if (j < k_end) {
-        const std::size_t off = kv.offset<PAGED, D>(b, kvh, j) + part * VEC;
-        kr[u] = *reinterpret_cast<const uint4*>(K + off);
-        vr[u] = *reinterpret_cast<const uint4*>(Vm + off);
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        const int vi = part + v * LPK;
+        kr[u][v] = vr[u][v] = make_uint4(0, 0, 0, 0);
+        if (j < k_end && vi < VECS) {
+          const std::size_t off = kv.offset<PAGED, D>(b, kvh, j) + vi * VEC;
+          kr[u][v] = *reinterpret_cast<const uint4*>(K + off);
+          vr[u][v] = *reinterpret_cast<const uint4*>(Vm + off);
+        }
       }
     }
 #pragma unroll
     for (int u = 0; u < kRowUnroll; ++u) {
       const int j = base + u * kRowWarps * KPW + slot;
-      float kf[VEC], vf[VEC], s[G];
-      unpack<T>(kr[u], kf);
+      float kf[E], vf[E], s[G];
+#pragma unroll
+      for (int v = 0; v < NV; ++v) unpack<T>(kr[u][v], kf + v * VEC);
 #pragma unroll
       for (int g = 0; g < G; ++g) {
         float acc = 0.f;
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) acc += q[g][e] * kf[e];
+        for (int e = 0; e < E; ++e) acc += q[g][e] * kf[e];
 #pragma unroll
         for (int off = LPK / 2; off > 0; off >>= 1) acc += BWPROF_SHFL_XOR(acc, off);
         s[g] = acc;
       }
       if (j < k_end) {
-        unpack<T>(vr[u], vf);
+#pragma unroll
+        for (int v = 0; v < NV; ++v) unpack<T>(vr[u][v], vf + v * VEC);
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           const float mn = fmaxf(m[g], s[g]);
           const float c = exp2_diff(m[g], mn), p = exp2f(s[g] - mn);
           l[g] = l[g] * c + p;
 #pragma unroll
-          for (int e = 0; e < VEC; ++e) o[g][e] = o[g][e] * c + p * vf[e];
+          for (int e = 0; e < E; ++e) o[g][e] = o[g][e] * c + p * vf[e];
           m[g] = mn;
         }
       }
@@ -107,7 +133,7 @@ __global__ void __launch_bounds__(kRowThreads)
       const float c1 = exp2_diff(m[g], mn), c2 = exp2_diff(mo, mn);
       l[g] = l[g] * c1 + lo * c2;
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) {
+      for (int e = 0; e < E; ++e) {
         const float oo = BWPROF_SHFL_XOR(o[g][e], off);
         o[g][e] = o[g][e] * c1 + oo * c2;
       }
@@ -119,7 +145,13 @@ __global__ void __launch_bounds__(kRowThreads)
 #pragma unroll
     for (int g = 0; g < G; ++g) {
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) sm_o[warp][g][part * VEC + e] = o[g][e];
+      for (int v = 0; v < NV; ++v) {
+        const int vi = part + v * LPK;
+        if (vi < VECS) {
+#pragma unroll
+          for (int e = 0; e < VEC; ++e) sm_o[warp][g][vi * VEC + e] = o[g][v * VEC + e];
+        }
+      }
       if (part == 0) sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
     }
   }
@@ -175,12 +207,15 @@ Resources rows_g(const Launch& l, bool launch) {
                                          static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml, l.kv,
                                          int(l.H), int(l.Sq), l.group, l.split_len, l.scale_log2, l.causal);
   BWPROF_CHECK_LAUNCH("bwprof_attention_rows");
-  if (l.splits > 1) {
-    bwprof_attention_combine<T, D><<<static_cast<unsigned>(l.B * l.H * l.Sq), D, 0, l.stream>>>(
-        l.ws_o, l.ws_ml, static_cast<T*>(l.O), l.splits);
-    BWPROF_CHECK_LAUNCH("bwprof_attention_combine");
-  }
+  if (l.splits > 1) combine(l, true);
   return {};
+}
+
+template <class T, int D>
+void combine_t(const Launch& l) {
+  bwprof_attention_combine<T, D><<<static_cast<unsigned>(l.B * l.H * l.Sq), D, 0, l.stream>>>(
+      l.ws_o, l.ws_ml, static_cast<T*>(l.O), l.splits);
+  BWPROF_CHECK_LAUNCH("bwprof_attention_combine");
 }
 
 template <class T, int D, bool PAGED>
@@ -193,19 +228,42 @@ Resources by_group(const Launch& l, bool launch) {
   }
 }
 
+template <class T, int D>
+Resources by_paged(const Launch& l, bool launch) {
+  return l.paged ? by_group<T, D, true>(l, launch) : by_group<T, D, false>(l, launch);
+}
+
 template <class T>
 Resources by_dim(const Launch& l, bool launch) {
   switch (l.D) {
-    case 32: return l.paged ? by_group<T, 32, true>(l, launch) : by_group<T, 32, false>(l, launch);
-    case 64: return l.paged ? by_group<T, 64, true>(l, launch) : by_group<T, 64, false>(l, launch);
-    default: return l.paged ? by_group<T, 128, true>(l, launch) : by_group<T, 128, false>(l, launch);
+    case 32: return by_paged<T, 32>(l, launch);
+    case 64: return by_paged<T, 64>(l, launch);
+    case 80: return by_paged<T, 80>(l, launch);
+    case 96: return by_paged<T, 96>(l, launch);
+    case 128: return by_paged<T, 128>(l, launch);
+    default: return by_paged<T, 256>(l, launch);
   }
 }
 
 }  // namespace
 
+void combine(const Launch& l, bool launch) {
+  if (!launch) return;
+  by_dtype(l.dtype, [&](auto t) {
+    using T = typename decltype(t)::type;
+    switch (l.D) {
+      case 32: return combine_t<T, 32>(l);
+      case 64: return combine_t<T, 64>(l);
+      case 80: return combine_t<T, 80>(l);
+      case 96: return combine_t<T, 96>(l);
+      case 128: return combine_t<T, 128>(l);
+      default: return combine_t<T, 256>(l);
+    }
+  });
+}
+
 Resources rows(const Launch& l, DType dtype, bool launch) {
-  return dtype == DType::kF32 ? by_dim<float>(l, launch) : by_dim<__half>(l, launch);
+  return by_dtype(dtype, [&](auto t) { return by_dim<typename decltype(t)::type>(l, launch); });
 }
 
 }  // namespace attention

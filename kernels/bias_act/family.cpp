@@ -18,7 +18,7 @@ void register_family_bias_act(Registry& r) {
   k.doc = "y = act(x + bias[col]) in one pass";
   k.params = {int_param("rows", "", 1, kMaxDim, "rows (tokens)"), int_param("cols", "", 1, kMaxDim, "features"),
               choice_param("act", "gelu", {"relu", "gelu", "silu", "none"}, "activation (none: the bias add alone)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) { checked_elements(p, {"rows", "cols"}); };
   k.traffic = [](const Problem& p) {
     double R = p.i("rows"), C = p.i("cols");

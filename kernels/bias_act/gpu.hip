@@ -74,7 +74,7 @@ class BiasActGpu final : public KernelInstance {
     grid_ = grid_for(host_.x.size() / 4 + 1, kBlock, g.sm_count(), 16);
   }
   void launch() override {
-    if (p_.dtype == DType::kF32) by_act<float>(); else by_act<__half>();
+    by_dtype(p_.dtype, [&](auto t) { by_act<typename decltype(t)::type>(); });
   }
   Check check() override {
     g_.synchronize();
@@ -82,8 +82,9 @@ class BiasActGpu final : public KernelInstance {
     return bias_act_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_bias_act<float, kActGelu, 0>, kBlock)
-                                   : kernel_resources(bwprof_bias_act<__half, kActGelu, 0>, kBlock);
+    return by_dtype(p_.dtype, [&](auto t) {
+      return kernel_resources(bwprof_bias_act<typename decltype(t)::type, kActGelu, 0>, kBlock);
+    });
   }
 
  private:
@@ -144,15 +145,15 @@ void launch_by_act(Act act, const void* x, const void* bias, void* y, std::size_
 void launch_bias_act(DType dtype, const void* x, const void* bias, void* y, std::size_t n, int cols, Act act,
                      int sms, hipStream_t stream) {
   const unsigned grid = grid_for(n / 4 + 1, kBlock, sms, 8);
-  if (dtype == DType::kF32) launch_by_act<float>(act, x, bias, y, n, cols, grid, stream);
-  else launch_by_act<__half>(act, x, bias, y, n, cols, grid, stream);
+  by_dtype(dtype, [&](auto t) { launch_by_act<typename decltype(t)::type>(act, x, bias, y, n, cols, grid, stream); });
   BWPROF_CHECK_LAUNCH("bwprof_bias_act");
 }
 
 Resources bias_act_resources(DType dtype, Act act) {
   (void)act;  // every activation's instance has the fused kernel's shape; GELU's is reported
-  return dtype == DType::kF32 ? kernel_resources(bwprof_bias_act<float, kActGelu, 0>, kBlock)
-                              : kernel_resources(bwprof_bias_act<__half, kActGelu, 0>, kBlock);
+  return by_dtype(dtype, [&](auto t) {
+    return kernel_resources(bwprof_bias_act<typename decltype(t)::type, kActGelu, 0>, kBlock);
+  });
 }
 
 std::unique_ptr<KernelInstance> make_bias_act_gpu(Backend& b, const Problem& p) {

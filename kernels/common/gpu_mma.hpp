@@ -53,6 +53,24 @@ __device__ __forceinline__ void mma_16816(float* d, const unsigned* a, const uns
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
+// The same with BF16 operands (sm_80+).
+__device__ __forceinline__ void mma_16816_bf16(float* d, const unsigned* a, const unsigned* b) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+// m16n8k16 for the 16-bit element type T (__half or bf16), so one kernel template serves both.
+template <class T> __device__ __forceinline__ void mma_16816_t(float* d, const unsigned* a, const unsigned* b);
+template <> __device__ __forceinline__ void mma_16816_t<__half>(float* d, const unsigned* a, const unsigned* b) {
+  mma_16816(d, a, b);
+}
+template <> __device__ __forceinline__ void mma_16816_t<gpu_bf16>(float* d, const unsigned* a, const unsigned* b) {
+  mma_16816_bf16(d, a, b);
+}
 
 }  // namespace gpu
 }  // namespace bwprof

@@ -4,15 +4,20 @@
 #pragma once
 
 #if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_bfloat16.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 #define BWPROF_HIP 1
 #define BWPROF_SHFL_XOR(v, m) __shfl_xor((v), (m))
+// From the lane d above within each group of 32 lanes (wave64 runs two groups side by side).
+#define BWPROF_SHFL_DOWN32(v, d) __shfl_down((v), (d), 32)
 #else
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #define BWPROF_CUDA 1
 #define BWPROF_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define BWPROF_SHFL_DOWN32(v, d) __shfl_down_sync(0xffffffffu, (v), (d), 32)
 
 using hipError_t = cudaError_t;
 using hipEvent_t = cudaEvent_t;
@@ -97,6 +102,12 @@ using hipGraphExec_t = cudaGraphExec_t;
 #include <string>
 
 namespace bwprof {
+// The vendor's bfloat16 storage type (the same 16 bits as the host's bf16_bits).
+#if defined(BWPROF_HIP)
+using gpu_bf16 = hip_bfloat16;
+#else
+using gpu_bf16 = __nv_bfloat16;
+#endif
 // Throws OutOfMemory for an allocation failure and Error otherwise, naming the call and place.
 [[noreturn]] void gpu_fail(hipError_t err, const char* call, const char* file, int line);
 }  // namespace bwprof

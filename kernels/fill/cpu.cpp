@@ -15,8 +15,10 @@ void fill_typed(T* y, std::size_t n, T value) {
 }
 
 void fill_cpu(FillData& d, const Problem& p) {
-  if (p.dtype == DType::kF32) fill_typed<float>(d.y.as<float>(), d.y.size(), kFillValue);
-  else fill_typed<half_bits>(d.y.as<half_bits>(), d.y.size(), float_to_half(kFillValue));
+  by_storage(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    fill_typed<T>(d.y.as<T>(), d.y.size(), to_storage<T>(kFillValue));
+  });
 }
 
 BufferList buffers(const FillData& d) {

@@ -13,7 +13,7 @@ void register_family_fill(Registry& r) {
   k.order = 15;  // after the stream kernels
   k.doc = "y[i] = c for every element: nothing read, every element written once";
   k.params = {int_param("n", "16777216", 1, kMaxElements, "elements")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.traffic = [](const Problem& p) {
     return Traffic{0, static_cast<double>(checked_elements(p, {"n"})) * elem_bytes(p), 0};
   };

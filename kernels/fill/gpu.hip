@@ -48,10 +48,10 @@ class FillGpu final : public KernelInstance {
   }
   void launch() override {
     const std::size_t n = host_.y.size();
-    if (p_.dtype == DType::kF32)
-      bwprof_fill<float><<<grid_, kBlock, 0, g_.stream()>>>(y_.get<float>(), kFillValue, n);
-    else
-      bwprof_fill<__half><<<grid_, kBlock, 0, g_.stream()>>>(y_.get<__half>(), kFillValue, n);
+    by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      bwprof_fill<T><<<grid_, kBlock, 0, g_.stream()>>>(y_.get<T>(), kFillValue, n);
+    });
     BWPROF_CHECK_LAUNCH("bwprof_fill");
   }
   Check check() override {
@@ -60,8 +60,7 @@ class FillGpu final : public KernelInstance {
     return fill_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_fill<float>, kBlock)
-                                   : kernel_resources(bwprof_fill<__half>, kBlock);
+    return by_dtype(p_.dtype, [&](auto t) { return kernel_resources(bwprof_fill<typename decltype(t)::type>, kBlock); });
   }
 
  private:

@@ -69,12 +69,11 @@ Check gemm_check_default(const GemmData& d, const Problem& p) { return gemm_chec
 void gemm_cpu(GemmData& d, const Problem& p) {
   const Act act = parse_act(p.s("act"));
   const bool b = p.b("bias");
-  if (p.dtype == DType::kF32)
-    gemm_typed<float>(d.A.as<float>(), d.B.as<float>(), b ? d.bias.as<float>() : nullptr, d.C.as<float>(),
-                      p.i("M"), p.i("N"), p.i("K"), act);
-  else
-    gemm_typed<half_bits>(d.A.as<half_bits>(), d.B.as<half_bits>(), b ? d.bias.as<half_bits>() : nullptr,
-                          d.C.as<half_bits>(), p.i("M"), p.i("N"), p.i("K"), act);
+  by_storage(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    gemm_typed<T>(d.A.as<T>(), d.B.as<T>(), b ? d.bias.as<T>() : nullptr, d.C.as<T>(), p.i("M"), p.i("N"), p.i("K"),
+                  act);
+  });
 }
 
 std::unique_ptr<KernelInstance> make_gemm_cpu(Backend&, const Problem& p) {
@@ -83,11 +82,10 @@ std::unique_ptr<KernelInstance> make_gemm_cpu(Backend&, const Problem& p) {
 
 void qkv_cpu(QkvData& d, const Problem& p) {
   const std::int64_t T = p.i("tokens"), H = p.i("hidden");
-  if (p.dtype == DType::kF32)
-    gemm_typed<float>(d.X.as<float>(), d.W.as<float>(), nullptr, d.Y.as<float>(), T, 3 * H, H, Act::kNone);
-  else
-    gemm_typed<half_bits>(d.X.as<half_bits>(), d.W.as<half_bits>(), nullptr, d.Y.as<half_bits>(), T, 3 * H, H,
-                          Act::kNone);
+  by_storage(p.dtype, [&](auto t) {
+    using E = decltype(t);
+    gemm_typed<E>(d.X.as<E>(), d.W.as<E>(), nullptr, d.Y.as<E>(), T, 3 * H, H, Act::kNone);
+  });
 }
 
 std::unique_ptr<KernelInstance> make_qkv_cpu(Backend&, const Problem& p) {

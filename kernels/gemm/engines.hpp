@@ -1,8 +1,10 @@
 // The GEMM engines behind one interface (GPU compilers only). One file per engine: tiled.hip (the
-// vector units, every GPU), mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper),
-// mfma_cdna.hip (AMD CDNA), wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip,
-// vendor_rocblas.hip); dispatch.hip chooses among them (GemmRunner::make / best). The QKV
-// projection (qkv.hip) runs its GEMMs through the same interface.
+// vector units, every GPU), skinny.hip (a few rows of A: split K on the vector units),
+// mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper), mfma_cdna.hip (AMD CDNA),
+// wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip, vendor_rocblas.hip);
+// pad.hip runs wgmma on padded copies of operands it cannot address; dispatch.hip chooses among
+// them (GemmRunner::make / best, by the rules in choice.hpp); split_k.hip holds what the engines
+// that split K share. The QKV projection (qkv.hip) runs its GEMMs through the same interface.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -14,10 +16,10 @@
 #include "common/gpu_common.hpp"
 #include "common/gpu_runtime.hpp"
 #include "common/reference.hpp"
+#include "gemm/choice.hpp"
+#include "gpu/gpu_backend.hpp"
 
 namespace bwprof {
-
-class GpuBackend;
 
 // One GEMM C[M,N] = act(A[M,K] . B[K,N] + bias[N]) (row-major, leading dimensions lda/ldb/ldc) on
 // a chosen engine, buffers fixed at construction.
@@ -33,7 +35,7 @@ class GemmRunner {
   // InvalidArgument (naming what is available) where the engine cannot run on this device/dtype.
   static std::unique_ptr<GemmRunner> make(GpuBackend& g, DType dtype, Engine e, Shape s, const void* A,
                                           const void* B, void* C, const void* bias, Act act);
-  // The best engine this build and device have for `dtype`: vendor, else tensor (FP16), else tiled.
+  // The best engine this build and device have for `dtype`: vendor, else tensor (FP16/BF16), else tiled.
   static Engine best(GpuBackend& g, DType dtype);
 };
 
@@ -65,26 +67,51 @@ inline void check_int_sizes(const GemmRunner::Shape& s) {
     BWPROF_INVALID("M/N/K: at most 2^31-1 on the GPU");
 }
 
+// Split K (split_k.hip): the FP32 accumulator [M, N] (zeroed) that the splits of a tile add into
+// (atomicAdd), and the kernel that turns it into C (bias, activation) and zeroes it again.
+DeviceBuffer split_accumulator(std::int64_t M, std::int64_t N);
+void split_finish(DType dtype, Act a, float* acc, const void* bias, void* C, std::int64_t M, std::int64_t N,
+                  std::int64_t ldc, int sms, hipStream_t st);
+// At most this many blocks share an output tile (mma.sync; wgmma: kWgmmaMaxSplits, choice.hpp).
+constexpr int kMaxSplits = 128;
+
+// What an engine chose (kernel, tile, splits), appended as a line to the file that the
+// environment variable BWPROF_GEMM_EXPLAIN names, if any: for benchmarks (dispatch.hip).
+void explain(const std::string& line);
+
 // The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
 // calls them under the same guard).
 using Shape = GemmRunner::Shape;
-// tiled.hip: every GPU, FP32 or FP16.
+// tiled.hip: every GPU, FP32, FP16 or BF16.
 std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                        const void* bias, Act act);
-// mma_sm80.hip (NVIDIA, sm_80+): FP16.
-std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
+// The matrix-unit engines take FP16 or BF16 (`dtype`).
+// skinny.hip: M <= kSkinnyMaxRows (choice.hpp), any alignment (every GPU; the CUDA dispatch takes
+// it up to kSkinnyRows).
+std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
+                                        const void* bias, Act act);
+// mma_sm80.hip (NVIDIA, sm_80+).
+std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                           const void* bias, Act act);
-// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds): FP16, where wgmma_fits().
+// wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds), where wgmma_fits(): wgmma_available() on this
+// device and build, and A and B tma_addressable() (16-byte aligned start and rows).
+bool wgmma_available(GpuBackend& g);
+bool tma_addressable(const void* p, std::int64_t ld);
 bool wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C);
-std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
-                                            const void* bias, Act act);
-// mfma_cdna.hip (AMD CDNA): FP16, where has_mfma().
+std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                            void* C, const void* bias, Act act);
+// pad.hip: A and/or B (whichever is not tma_addressable) copied into padded scratch each run, then
+// wgmma on the copies; where wgmma_available().
+std::unique_ptr<GemmRunner> make_padded_wgmma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                              void* C, const void* bias, Act act);
+// mfma_cdna.hip (AMD CDNA), where has_mfma().
 bool has_mfma(const std::string& arch);
-std::unique_ptr<GemmRunner> make_mfma_cdna(Shape s, const void* A, const void* B, void* C, const void* bias, Act act);
-// wmma_rdna3.hip (AMD RDNA3, wave32): FP16, where has_wmma().
+std::unique_ptr<GemmRunner> make_mfma_cdna(DType dtype, Shape s, const void* A, const void* B, void* C,
+                                           const void* bias, Act act);
+// wmma_rdna3.hip (AMD RDNA3, wave32), where has_wmma().
 bool has_wmma(const std::string& arch, int warp_size);
-std::unique_ptr<GemmRunner> make_wmma_rdna3(Shape s, const void* A, const void* B, void* C, const void* bias,
-                                            Act act);
+std::unique_ptr<GemmRunner> make_wmma_rdna3(DType dtype, Shape s, const void* A, const void* B, void* C,
+                                            const void* bias, Act act);
 
 }  // namespace gemm
 }  // namespace bwprof

@@ -7,6 +7,7 @@
 
 #include "bwprof/registry.hpp"
 #include "common/suite_shapes.hpp"
+#include "gemm/choice.hpp"
 #include "gemm/gemm.hpp"
 
 namespace bwprof {
@@ -25,7 +26,7 @@ constexpr bool kVendorIsBest = true;
 constexpr bool kVendorIsBest = false;
 #endif
 
-KernelFamily gemm() {
+KernelFamily gemm_kernel() {
   KernelFamily k;
   k.name = k.family = "gemm";
   k.order = 30;
@@ -33,7 +34,7 @@ KernelFamily gemm() {
   k.params = {int_param("M", "", 1, kMaxDim, "rows of A and C"), int_param("N", "", 1, kMaxDim, "columns of B and C"),
               int_param("K", "", 1, kMaxDim, "inner dimension"), bool_param("bias", "false", "add a bias row"),
               choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"M", "K"});
     checked_elements(p, {"K", "N"});
@@ -47,10 +48,14 @@ KernelFamily gemm() {
   };
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double M = p.i("M"), N = p.i("N"), Kd = p.i("K");
-    // A, B, C and the bias, and the vendor library's workspace.
+    // A, B, C and the bias, and the vendor library's workspace or the tensor engines' scratch
+    // (choice.hpp: the split-K accumulator, the skinny kernel's counters, padded copies).
     const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
+    const bool split = p.variant == "tensor" || (p.variant == "unfused" && !kVendorIsBest);
     return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
-                           vendor ? kVendorWorkspace : 0.0);
+                           vendor  ? kVendorWorkspace
+                           : split ? gemm::tensor_scratch_bytes(p.i("M"), p.i("N"), p.i("K"))
+                                   : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});
 #ifdef BWPROF_WITH_GPU
@@ -58,21 +63,24 @@ KernelFamily gemm() {
   k.variants.push_back(Variant{"vendor", "gpu", make_gemm_gpu}.on_matrix_units());  // first: the GPU's default
 #endif
   k.variants.push_back(Variant{"tiled", "gpu", make_gemm_gpu});
-  k.variants.push_back(Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16}).on_matrix_units());
+  k.variants.push_back(
+      Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16, DType::kBF16}).on_matrix_units());
   k.variants.push_back(Variant{"unfused", "gpu", make_gemm_gpu}.on_matrix_units());
 #endif
   // Implementations side by side where the GPU has them: the vendor library, bwprof's kernel on
-  // the matrix units (FP16) and its shared-memory tiled kernel.
+  // the matrix units (FP16, BF16) and its shared-memory tiled kernel.
   const std::vector<std::string> impls = {"vendor", "tensor", "tiled"};
   struct Shape {
     const char* label;
     int m, n, k;
   };
+  // BF16 beside FP32 and FP16 where most inference runs it: the decode product and the FFN.
+  const std::vector<DType> all = {DType::kF32, DType::kF16, DType::kBF16}, two = {DType::kF32, DType::kF16};
   for (const Shape& s : {Shape{"decode", 1, kHidden, kHidden}, Shape{"prefill", 32, kHidden, kHidden},
                          Shape{"prefill", 128, kHidden, kHidden}, Shape{"ffn", 128, kFfn, kHidden}})
     k.suite.push_back({s.label, {{"M", s.m}, {"N", s.n}, {"K", s.k}},
                        {{"M", std::max(1, s.m / 4)}, {"N", std::max(s.n / 4, 64)}, {"K", std::max(s.k / 4, 64)}},
-                       impls});
+                       impls, s.m == 1 || s.n == kFfn ? all : two});
   k.suite.push_back({"ffn+bias+gelu", {{"M", 128}, {"N", kFfn}, {"K", kHidden}, {"bias", true}, {"act", "gelu"}},
                      {{"M", 32}, {"N", 512}, {"K", 256}, {"bias", true}, {"act", "gelu"}},
                      {"vendor", "tensor", "unfused"}});
@@ -89,7 +97,7 @@ KernelFamily qkv_projection() {
   k.doc = "[Q|K|V][tokens, 3*hidden] = X[tokens, hidden] . [Wq|Wk|Wv]: one GEMM over the concatenated "
           "weights (fused) or three GEMMs (separate)";
   k.params = {int_param("tokens", "", 1, kMaxDim, "rows of X"), int_param("hidden", "", 1, kMaxDim, "model width (each of Q, K, V)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"tokens", "hidden"});
     checked_mul(checked_elements(p, {"hidden", "hidden"}), 12, "3*hidden*hidden");
@@ -102,8 +110,11 @@ KernelFamily qkv_projection() {
   k.footprint = [](const Problem& p, const std::string& kind) {
     const double T = p.i("tokens"), H = p.i("hidden"), es = elem_bytes(p);
     const bool separate = p.variant == "separate";
+    // The GEMMs' vendor workspace, or the tensor engines' scratch (choice.hpp).
     Footprint f = host_and_device((T * H + 3 * H * H + 3 * T * H) * es, kind,
-                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace : 0.0);
+                                  kVendorIsBest ? (separate ? 3 : 1) * kVendorWorkspace
+                                  : separate ? 3 * gemm::tensor_scratch_bytes(p.i("tokens"), p.i("hidden"), p.i("hidden"))
+                                             : gemm::tensor_scratch_bytes(p.i("tokens"), 3 * p.i("hidden"), p.i("hidden")));
     if (kind == "gpu" && separate) {
       // Three weights [H, H] and outputs [T, H] of their own instead of W; one of each staged on
       // the host at a time.
@@ -125,7 +136,7 @@ KernelFamily qkv_projection() {
 }  // namespace
 
 void register_family_gemm(Registry& r) {
-  r.add_family(gemm());
+  r.add_family(gemm_kernel());
   r.add_family(qkv_projection());
 }
 

@@ -1,10 +1,12 @@
 // The `tensor` GEMM on NVIDIA matrix units (sm_80+): mma.sync m16n8k16, a cp.async multi-stage
-// pipeline and ldmatrix; FP16 operands, FP32 accumulation. Hopper builds with sm_90a code take
+// pipeline and ldmatrix; FP16 or BF16 operands, FP32 accumulation. Hopper builds with sm_90a code take
 // wgmma_sm90.hip instead where its operands allow (dispatch.hip).
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -28,76 +30,126 @@ struct MmaConfig {
 };
 
 // ALIGNED: K, N and the leading dimensions are multiples of 8, so every 16-byte piece of a row is
-// wholly inside or outside the matrix and cp.async can move it; otherwise plain loads.
-template <int BM, int BN, int WM, int WN, int STAGES, int kMmaK, bool ALIGNED, int A>
+// wholly inside or outside the matrix and cp.async can move it. Otherwise (odd N or K: rows start
+// at any 2-byte boundary) each thread loads its pieces into registers one stage ahead (aligned
+// 4-byte loads joined by funnel shifts: load8_b16) and stores them to shared memory after the
+// stage's multiply-adds, so that the loads' latency hides behind the matrix units as cp.async's does.
+// Split K: grid.z blocks share an output tile, each taking split_len of K (a multiple of kMmaK);
+// with more than one they add FP32 partial sums into split_k.hip's accumulator, whose finishing
+// kernel applies the bias and activation and stores C.
+template <class T, int BM, int BN, int WM, int WN, int STAGES, int kMmaK, bool ALIGNED, int A>
 __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThreads)
-    bwprof_gemm_mma(const __half* __restrict__ Am, const __half* __restrict__ Bm, const __half* __restrict__ bias,
-                    __half* __restrict__ C, int M, int N, int K, int lda, int ldb, int ldc) {
+    bwprof_gemm_mma(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
+                    T* __restrict__ C, float* __restrict__ split_acc, int M, int N, int K, int lda, int ldb, int ldc,
+                    int split_len) {
   using Cfg = MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>;
   constexpr int AS = Cfg::kAStride, BS = Cfg::kBStride, THREADS = Cfg::kThreads;
   constexpr int MT = WM / 16, NT = WN / 8;
+  constexpr int kAChunks = BM * kMmaK / 8, kBChunks = kMmaK * BN / 8;  // 16-byte pieces of a stage
+  constexpr int kAPer = (kAChunks + THREADS - 1) / THREADS, kBPer = (kBChunks + THREADS - 1) / THREADS;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  __half* As = reinterpret_cast<__half*>(smem_raw);
-  __half* Bs = As + STAGES * BM * AS;
+  T* As = reinterpret_cast<T*>(smem_raw);
+  T* Bs = As + STAGES * BM * AS;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wm = warp / Cfg::kWarpsN, wn = warp % Cfg::kWarpsN;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const int ktiles = (K + kMmaK - 1) / kMmaK;
+  const int k_begin = blockIdx.z * split_len, k_end = min(K, k_begin + split_len);
+  const int ktiles = k_end > k_begin ? (k_end - k_begin + kMmaK - 1) / kMmaK : 0;
   float acc[MT][NT][4];
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int j = 0; j < NT; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
-  auto load = [&](int stage, int kt) {
-    const int k0 = kt * kMmaK;
-    __half* as = As + stage * BM * AS;
-    __half* bs = Bs + stage * kMmaK * BS;
+  // The unaligned path's registers: one stage of this thread's pieces of A and B.
+  uint4 ra[ALIGNED ? 1 : kAPer], rb[ALIGNED ? 1 : kBPer];
+  // 8 elements of a row from column col, zeros from col_end on; `after_ok`: the element after the
+  // eighth lies inside the matrix's allocation (its row or the next).
+  auto piece = [&](const T* base, std::size_t row_off, int col, int col_end, bool row_in, bool after_ok) {
+    const unsigned short* p = reinterpret_cast<const unsigned short*>(base) + row_off + col;
+    if (!row_in || col >= col_end) return make_uint4(0, 0, 0, 0);
+    return col + 8 <= col_end ? load8_b16(p, after_ok) : load_b16_tail(p, col_end - col);
+  };
+  auto fetch = [&](int kt) {  // unaligned: global -> registers
+    const int k0 = k_begin + kt * kMmaK;
 #pragma unroll
-    for (int c = tid; c < BM * kMmaK / 8; c += THREADS) {
+    for (int u = 0; u < kAPer; ++u) {
+      const int c = tid + u * THREADS;
       const int r = c / (kMmaK / 8), kc = (c % (kMmaK / 8)) * 8;
-      const int gm = m0 + r, gk = k0 + kc;
-      if (ALIGNED) {
-        const bool in = gm < M && gk < K;
-        cp_async16(as + r * AS + kc, in ? Am + static_cast<std::size_t>(gm) * lda + gk : Am, in);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          as[r * AS + kc + e] = (gm < M && gk + e < K) ? Am[static_cast<std::size_t>(gm) * lda + gk + e]
-                                                       : __float2half(0.f);
-      }
+      const int gm = m0 + r;
+      ra[ALIGNED ? 0 : u] = c < kAChunks ? piece(Am, static_cast<std::size_t>(gm) * lda, k0 + kc, k_end, gm < M,
+                                                 k0 + kc + 8 < K || gm + 1 < M || lda > K)
+                                         : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int c = tid; c < kMmaK * BN / 8; c += THREADS) {
+    for (int u = 0; u < kBPer; ++u) {
+      const int c = tid + u * THREADS;
+      const int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
+      const int gk = k0 + r;
+      rb[ALIGNED ? 0 : u] = c < kBChunks ? piece(Bm, static_cast<std::size_t>(gk) * ldb, n0 + nc, N, gk < k_end,
+                                                 n0 + nc + 8 < N || gk + 1 < K || ldb > N)
+                                         : make_uint4(0, 0, 0, 0);
+    }
+  };
+  auto stash = [&](int stage) {  // unaligned: registers -> shared memory
+    T* as = As + stage * BM * AS;
+    T* bs = Bs + stage * kMmaK * BS;
+#pragma unroll
+    for (int u = 0; u < kAPer; ++u) {
+      const int c = tid + u * THREADS;
+      if (c < kAChunks)
+        *reinterpret_cast<uint4*>(as + (c / (kMmaK / 8)) * AS + (c % (kMmaK / 8)) * 8) = ra[ALIGNED ? 0 : u];
+    }
+#pragma unroll
+    for (int u = 0; u < kBPer; ++u) {
+      const int c = tid + u * THREADS;
+      if (c < kBChunks) *reinterpret_cast<uint4*>(bs + (c / (BN / 8)) * BS + (c % (BN / 8)) * 8) = rb[ALIGNED ? 0 : u];
+    }
+  };
+  auto load_async = [&](int stage, int kt) {  // aligned: cp.async global -> shared memory
+    const int k0 = k_begin + kt * kMmaK;
+    T* as = As + stage * BM * AS;
+    T* bs = Bs + stage * kMmaK * BS;
+#pragma unroll
+    for (int c = tid; c < kAChunks; c += THREADS) {
+      const int r = c / (kMmaK / 8), kc = (c % (kMmaK / 8)) * 8;
+      const int gm = m0 + r, gk = k0 + kc;
+      const bool in = gm < M && gk < k_end;
+      cp_async16(as + r * AS + kc, in ? Am + static_cast<std::size_t>(gm) * lda + gk : Am, in);
+    }
+#pragma unroll
+    for (int c = tid; c < kBChunks; c += THREADS) {
       const int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
       const int gk = k0 + r, gn = n0 + nc;
-      if (ALIGNED) {
-        const bool in = gk < K && gn < N;
-        cp_async16(bs + r * BS + nc, in ? Bm + static_cast<std::size_t>(gk) * ldb + gn : Bm, in);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          bs[r * BS + nc + e] = (gk < K && gn + e < N) ? Bm[static_cast<std::size_t>(gk) * ldb + gn + e]
-                                                       : __float2half(0.f);
-      }
+      const bool in = gk < k_end && gn < N;
+      cp_async16(bs + r * BS + nc, in ? Bm + static_cast<std::size_t>(gk) * ldb + gn : Bm, in);
     }
   };
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < ktiles) load(s, s);
+    if (s < ktiles) {
+      if (ALIGNED) {
+        load_async(s, s);
+      } else {
+        fetch(s);
+        stash(s);
+      }
+    }
     cp_async_commit();
   }
   for (int kt = 0; kt < ktiles; ++kt) {
     cp_async_wait<STAGES - 2>();
     __syncthreads();  // tile kt is in shared memory, and every warp is done with tile kt - 1
-    {
-      const int next = kt + STAGES - 1;
-      if (next < ktiles) load(next % STAGES, next);
+    const int next = kt + STAGES - 1;
+    if (ALIGNED) {
+      if (next < ktiles) load_async(next % STAGES, next);
       cp_async_commit();
+    } else if (next < ktiles) {
+      fetch(next);  // in flight during this tile's multiply-adds
     }
-    const __half* as = As + (kt % STAGES) * BM * AS;
-    const __half* bs = Bs + (kt % STAGES) * kMmaK * BS;
+    const T* as = As + (kt % STAGES) * BM * AS;
+    const T* bs = Bs + (kt % STAGES) * kMmaK * BS;
 #pragma unroll
     for (int kk = 0; kk < kMmaK; kk += 16) {
       unsigned a[MT][4], b[NT][2];
@@ -113,32 +165,39 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], a[i], b[j]);
+        for (int j = 0; j < NT; ++j) mma_16816_t<T>(acc[i][j], a[i], b[j]);
     }
+    // Stage next % STAGES held tile kt - 1, which every warp finished before this iteration's barrier.
+    if (!ALIGNED && next < ktiles) stash(next % STAGES);
   }
   cp_async_wait<0>();
 
   const int g = lane / 4, t = lane % 4;
+  const bool split = gridDim.z > 1;
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int gm = m0 + wm * WM + i * 16 + g + 8 * h;
       if (gm >= M) continue;
-      __half* crow = C + static_cast<std::size_t>(gm) * ldc;
+      T* crow = C + static_cast<std::size_t>(gm) * ldc;
+      float* arow = split_acc + static_cast<std::size_t>(gm) * N;
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
         const int gn = n0 + wn * WN + j * 8 + 2 * t;
         float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
-        if (ALIGNED && gn + 1 < N) {
+        if (split) {
+          if (gn < N) atomicAdd(arow + gn, v0);
+          if (gn + 1 < N) atomicAdd(arow + gn + 1, v1);
+        } else if (ALIGNED && gn + 1 < N) {
           if (bias) {
-            const float2 bb = __half22float2(*reinterpret_cast<const __half2*>(bias + gn));
+            const float2 bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
             v0 += bb.x, v1 += bb.y;
           }
-          *reinterpret_cast<__half2*>(crow + gn) = __floats2half2_rn(act<A>(v0), act<A>(v1));
+          *reinterpret_cast<unsigned*>(crow + gn) = pack2<T>(act<A>(v0), act<A>(v1));
         } else {
-          if (gn < N) crow[gn] = __float2half_rn(act<A>(v0 + (bias ? __half2float(bias[gn]) : 0.f)));
-          if (gn + 1 < N) crow[gn + 1] = __float2half_rn(act<A>(v1 + (bias ? __half2float(bias[gn + 1]) : 0.f)));
+          if (gn < N) crow[gn] = from_f<T>(act<A>(v0 + (bias ? to_f(bias[gn]) : 0.f)));
+          if (gn + 1 < N) crow[gn + 1] = from_f<T>(act<A>(v1 + (bias ? to_f(bias[gn + 1]) : 0.f)));
         }
       }
     }
@@ -146,26 +205,44 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
 }
 
 // Tile shapes: large (128x256, 8 warps of 64x64), medium (128x128, 8 warps of 64x32), small (64x64,
-// 4 warps of 32x32); medium where its grid fills the GPU, else small.
-enum class MmaTile { kLarge, kMedium, kSmall };
+// 4 warps of 32x32), skinny (16x128, 4 warps of 16x32: M <= 16, a matrix-vector product in all but
+// name, where the time is B's bytes); medium where its grid fills the GPU, else small. K is split
+// over blocks where the tiles alone would leave the GPU idle (few rows and columns, a long K).
+enum class MmaTile { kLarge, kMedium, kSmall, kSkinny };
 
 class MmaRunner final : public GemmRunner {
  public:
-  MmaRunner(GpuBackend& g, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
-      : s_(s), A_(static_cast<const __half*>(A)), B_(static_cast<const __half*>(B)), C_(static_cast<__half*>(C)),
-        bias_(static_cast<const __half*>(bias)), act_(act) {
+  MmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+      : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
     aligned_ = s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 && s.ldb % 8 == 0 && s.ldc % 2 == 0;
     const std::int64_t sms = g.sm_count();
     auto tiles = [&](int bm, int bn) { return ((s.M + bm - 1) / bm) * ((s.N + bn - 1) / bn); };
     // Measured on an H100 at 4096^3: 128x128 ahead of 128x256 (one block an SM) and 64x64.
-    tile_ = tiles(128, 128) >= sms ? MmaTile::kMedium : MmaTile::kSmall;
-    // A tuning knob for benchmarks: BWPROF_GEMM_TILE=large|medium|small overrides the choice.
+    tile_ = s.M <= 16 ? MmaTile::kSkinny : tiles(128, 128) >= sms ? MmaTile::kMedium : MmaTile::kSmall;
+    // A tuning knob for benchmarks: BWPROF_GEMM_TILE=large|medium|small|skinny overrides the choice.
     if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {
       if (!std::strcmp(e, "large")) tile_ = MmaTile::kLarge;
       if (!std::strcmp(e, "medium")) tile_ = MmaTile::kMedium;
       if (!std::strcmp(e, "small")) tile_ = MmaTile::kSmall;
+      if (!std::strcmp(e, "skinny")) tile_ = MmaTile::kSkinny;
     }
+    const int bm = tile_ == MmaTile::kSkinny ? 16 : tile_ == MmaTile::kSmall ? 64 : 128;
+    const int bn = tile_ == MmaTile::kLarge ? 256 : tile_ == MmaTile::kSmall ? 64 : 128;
+    // Split K until about two blocks an SM are under way, each split keeping at least 4 steps of 64.
+    const std::int64_t t = tiles(bm, bn), ksteps = (s.K + 63) / 64, want = 2 * sms;
+    std::int64_t splits = 1;
+    if (t < want)
+      splits = std::max<std::int64_t>(1, std::min<std::int64_t>({(want + t - 1) / t, ksteps / 4, gemm::kMaxSplits}));
+    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
+      splits = std::min<std::int64_t>(std::max(1, std::atoi(e)), std::min<std::int64_t>(ksteps, 65535));
+    split_len_ = static_cast<int>((ksteps + splits - 1) / splits * 64);
+    splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
+    if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
+    sms_ = static_cast<int>(sms);
+    static const char* const kNames[] = {"large", "medium", "small", "skinny"};
+    gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + (aligned_ ? "" : " unaligned") +
+                  " splits " + std::to_string(splits_));
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -176,6 +253,7 @@ class MmaRunner final : public GemmRunner {
     switch (tile_) {
       case MmaTile::kLarge: return by_align<128, 256, 64, 64, 3, 64>(st, launch);
       case MmaTile::kMedium: return by_align<128, 128, 64, 32, 3, 64>(st, launch);
+      case MmaTile::kSkinny: return by_align<16, 128, 16, 32, 4, 64>(st, launch);
       default: return by_align<64, 64, 32, 32, 3, 64>(st, launch);
     }
   }
@@ -185,37 +263,50 @@ class MmaRunner final : public GemmRunner {
   }
   template <int BM, int BN, int WM, int WN, int ST, int BK, bool AL>
   Resources go(hipStream_t st, bool launch) {
+    return bf16_ ? go_t<bf16, BM, BN, WM, WN, ST, BK, AL>(st, launch) : go_t<__half, BM, BN, WM, WN, ST, BK, AL>(st, launch);
+  }
+  template <class T, int BM, int BN, int WM, int WN, int ST, int BK, bool AL>
+  Resources go_t(hipStream_t st, bool launch) {
     using Cfg = MmaConfig<BM, BN, WM, WN, ST, BK>;
-    return gemm::with_act(act_, [&](auto a) {
-      auto* fn = &bwprof_gemm_mma<BM, BN, WM, WN, ST, BK, AL, decltype(a)::value>;
+    return gemm::with_act(splits_ > 1 ? Act::kNone : act_, [&](auto a) {  // split: the finishing kernel's
+      auto* fn = &bwprof_gemm_mma<T, BM, BN, WM, WN, ST, BK, AL, decltype(a)::value>;
       if (!launch) {
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                              hipFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
         return kernel_resources(fn, Cfg::kThreads, Cfg::kSmemBytes);
       }
-      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + BM - 1) / BM));
-      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(A_, B_, bias_, C_, int(s_.M), int(s_.N), int(s_.K),
-                                                       int(s_.lda), int(s_.ldb), int(s_.ldc));
+      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + BM - 1) / BM),
+                      static_cast<unsigned>(splits_));
+      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(static_cast<const T*>(A_), static_cast<const T*>(B_),
+                                                       static_cast<const T*>(bias_), static_cast<T*>(C_),
+                                                       acc_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
+                                                       int(s_.ldb), int(s_.ldc), split_len_);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_mma");
+      if (splits_ > 1)
+        gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
+                           sms_, st);
       return Resources{};
     });
   }
+  bool bf16_;
   Shape s_;
-  const __half* A_;
-  const __half* B_;
-  __half* C_;
-  const __half* bias_;
+  const void* A_;
+  const void* B_;
+  void* C_;
+  const void* bias_;
   Act act_;
   bool aligned_ = false;
   MmaTile tile_ = MmaTile::kSmall;
+  int splits_ = 1, split_len_ = 0, sms_ = 1;
+  DeviceBuffer acc_;
   Resources res_;
 };
 
 }  // namespace
 
-std::unique_ptr<GemmRunner> gemm::make_mma_sm80(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
-                                                const void* bias, Act act) {
-  return std::make_unique<MmaRunner>(g, s, A, B, C, bias, act);
+std::unique_ptr<GemmRunner> gemm::make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                                void* C, const void* bias, Act act) {
+  return std::make_unique<MmaRunner>(g, dtype, s, A, B, C, bias, act);
 }
 
 }  // namespace bwprof

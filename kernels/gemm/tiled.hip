@@ -1,5 +1,5 @@
 // GEMM on the vector units, every GPU: 64x64 tiles of C, 16 deep, 256 threads each computing 4x4
-// outputs from shared memory, FP32 or FP16 storage, any M, N, K. The `tiled` variant, and the
+// outputs from shared memory, FP32, FP16 or BF16 storage, any M, N, K. The `tiled` variant, and the
 // `tensor` variant's fallback where a GPU has no matrix units (RDNA2).
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -67,12 +67,13 @@ class TiledRunner final : public GemmRunner {
     gemm::check_int_sizes(s);
   }
   void run(hipStream_t st) override {
-    if (dt_ == DType::kF32) go<float>(st); else go<__half>(st);
+    by_dtype(dt_, [&](auto t) { go<typename decltype(t)::type>(st); });
   }
   Resources resources() const override {
     return gemm::with_act(act_, [&](auto a) {
-      return dt_ == DType::kF32 ? kernel_resources(bwprof_gemm_tiled<float, decltype(a)::value>, kTiledThreads)
-                                : kernel_resources(bwprof_gemm_tiled<__half, decltype(a)::value>, kTiledThreads);
+      return by_dtype(dt_, [&](auto t) {
+        return kernel_resources(bwprof_gemm_tiled<typename decltype(t)::type, decltype(a)::value>, kTiledThreads);
+      });
     });
   }
 

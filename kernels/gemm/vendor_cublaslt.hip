@@ -94,7 +94,7 @@ VendorGemm::VendorGemm(GpuBackend& g, DType dtype, Shape s, const void* A, const
   check_act(act);
   Impl& m = *impl_;
   m.A = A, m.B = B, m.C = C;
-  const cudaDataType_t t = dtype == DType::kF32 ? CUDA_R_32F : CUDA_R_16F;
+  const cudaDataType_t t = dtype == DType::kF32 ? CUDA_R_32F : dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
   m.type = t;
   m.M = static_cast<int>(s.M), m.N = static_cast<int>(s.N), m.K = static_cast<int>(s.K);
   m.lda = static_cast<int>(s.lda), m.ldb = static_cast<int>(s.ldb), m.ldc = static_cast<int>(s.ldc);

@@ -58,7 +58,9 @@ VendorGemm::VendorGemm(GpuBackend&, DType dtype, Shape s, const void* A, const v
   if (s.M > lim || s.N > lim || s.K > lim || s.lda > lim || s.ldb > lim || s.ldc > lim)
     BWPROF_INVALID("M/N/K: rocBLAS takes 32-bit sizes");
   Impl& m = *impl_;
-  m.type = dtype == DType::kF32 ? rocblas_datatype_f32_r : rocblas_datatype_f16_r;
+  m.type = dtype == DType::kF32    ? rocblas_datatype_f32_r
+           : dtype == DType::kBF16 ? rocblas_datatype_bf16_r
+                                   : rocblas_datatype_f16_r;
   m.M = static_cast<rocblas_int>(s.M), m.N = static_cast<rocblas_int>(s.N), m.K = static_cast<rocblas_int>(s.K);
   m.lda = static_cast<rocblas_int>(s.lda), m.ldb = static_cast<rocblas_int>(s.ldb);
   m.ldc = static_cast<rocblas_int>(s.ldc);

@@ -1,10 +1,13 @@
 // The `tensor` GEMM on NVIDIA Hopper (sm_90a builds): wgmma on tiles that the bulk tensor copy
-// engine (TMA) brings into shared memory; FP16 operands, FP32 accumulation.
+// engine (TMA) brings into shared memory; FP16 or BF16 operands, FP32 accumulation.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <cstring>
+#include <type_traits>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -25,6 +28,24 @@ using namespace gpu;
 // issue four wgmma m64nBNk16 (B transposed by the instruction), keep one step in flight and hand
 // the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
 // lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
+// Split K: grid.z blocks share an output tile, each taking split_steps steps of 64. With more than
+// one, they meet in a buffer of the tile's FP32 sums, held as the threads hold them (coalesced
+// float4s, through L2), in split order: split 0 stores its sums, split z waits for the tile's
+// counter to reach z, adds the buffer to its sums and stores them back, and the last split runs
+// the epilogue. The result does not depend on timing; one launch; no atomics on C's elements (FP32
+// atomics on [M, N] from every split took ~50 us at M = N = 1000 on an H100). It relies on blocks
+// being dispatched in index order (z slowest), so that the split a block waits for has started.
+#if defined(BWPROF_WGMMA_DEVICE)
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+#endif
+
 template <int CONS, int BN, int STAGES>
 struct WgCfg {
   static constexpr int kBM = 64 * CONS, kBK = 64, kThreads = 128 * (CONS + 1);
@@ -32,10 +53,11 @@ struct WgCfg {
   static constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // + alignment, barriers
 };
 
-template <int CONS, int BN, int STAGES, int A>
+template <class T, int CONS, int BN, int STAGES, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                      const __half* __restrict__ bias, __half* __restrict__ C, int M, int N, int K, int ldc) {
+                      const T* __restrict__ bias, T* __restrict__ C, float4* __restrict__ ws, int* __restrict__ counters,
+                      int M, int N, int K, int ldc, int split_steps, int c_pairs) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using Cfg = WgCfg<CONS, BN, STAGES>;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -44,7 +66,8 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
   const unsigned full = base + STAGES * Cfg::kStageBytes, empty = full + 8 * STAGES;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int m0 = blockIdx.y * Cfg::kBM, n0 = blockIdx.x * BN;
-  const int ktiles = (K + Cfg::kBK - 1) / Cfg::kBK;
+  const int kt0 = blockIdx.z * split_steps;
+  const int ktiles = min((K + Cfg::kBK - 1) / Cfg::kBK - kt0, split_steps);  // this split's steps (>= 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full + 8 * s, 1);
@@ -61,10 +84,10 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
         const int s = kt % STAGES;
         if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
         mbar_expect_tx(full + 8 * s, Cfg::kStageBytes);
-        tma_load_2d(a_s + s * Cfg::kABytes, &tmA, kt * Cfg::kBK, m0, full + 8 * s);
+        tma_load_2d(a_s + s * Cfg::kABytes, &tmA, (kt0 + kt) * Cfg::kBK, m0, full + 8 * s);
 #pragma unroll
         for (int j = 0; j < BN / 64; ++j)
-          tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, kt * Cfg::kBK, full + 8 * s);
+          tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, (kt0 + kt) * Cfg::kBK, full + 8 * s);
       }
     }
     return;
@@ -83,60 +106,68 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along A's rows, 16 rows of B's boxes
-      wgmma_m64k16<BN>(d, wgmma_desc(a0 + kk * 32, 16, 1024), wgmma_desc(b0 + kk * 2048, 8192, 1024), 1);
+      wgmma_m64k16<BN, std::is_same<T, bf16>::value>(d, wgmma_desc(a0 + kk * 32, 16, 1024), wgmma_desc(b0 + kk * 2048, 8192, 1024), 1);
     wgmma_commit();
     wgmma_wait<1>();  // step kt - 1 is done with its stage
     if (kt > 0 && t == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
   }
   wgmma_wait<0>();
 
+  if (gridDim.z > 1) {  // split K, in split order through the tile's buffer (above)
+    constexpr int kCT = 128 * CONS, kQ = BN / 8;  // consumer threads; float4s each holds
+    const int ct = threadIdx.x - 128;
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x, z = blockIdx.z, last = gridDim.z - 1;
+    float4* buf = ws + static_cast<std::size_t>(tile) * kQ * kCT + ct;
+    if (z > 0) {  // wait for split z - 1 (dispatched before this block: a lower block index)
+      if (ct == 0)
+        while (ld_acquire(counters + tile) != z) __nanosleep(64);
+      asm volatile("bar.sync 1, %0;" ::"r"(kCT) : "memory");  // the consumers only (the producer is gone)
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const float4 v = __ldcg(buf + q * kCT);
+        d[4 * q] += v.x, d[4 * q + 1] += v.y, d[4 * q + 2] += v.z, d[4 * q + 3] += v.w;
+      }
+    }
+    if (z < last) {
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) __stcg(buf + q * kCT, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+      __threadfence();  // the sums reach L2 before the next split is let in
+      asm volatile("bar.sync 1, %0;" ::"r"(kCT) : "memory");
+      if (ct == 0) st_release(counters + tile, z + 1);
+      return;
+    }
+    if (ct == 0) counters[tile] = 0;  // ready for the next launch (which starts after this one ends)
+  }
+
   // D fragment: warp w holds rows 16w..16w+15; d[4i..4i+3] = (r, c), (r, c+1), (r+8, c), (r+8, c+1)
   // with r = 16w + lane/4, c = 8i + 2*(lane%4).
   const int w = t / 32, l = t % 32;
   const int r0 = m0 + c * 64 + 16 * w + l / 4;
+  // Any N and ldc: a column pair stores as one 4-byte word where it lies wholly inside C and C's
+  // rows keep pairs 4-byte aligned (c_pairs: ldc even, C on 4 bytes), else as two elements.
 #pragma unroll
   for (int i = 0; i < BN / 8; ++i) {
     const int gn = n0 + 8 * i + 2 * (l % 4);
-    if (gn >= N) continue;  // N % 8 == 0 here, so gn + 1 < N too
+    if (gn >= N) continue;
+    const bool pair = gn + 1 < N;
     float2 bb = make_float2(0.f, 0.f);
-    if (bias) bb = __half22float2(*reinterpret_cast<const __half2*>(bias + gn));
+    if (bias)
+      bb = pair ? unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn)) : make_float2(to_f(bias[gn]), 0.f);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int gm = r0 + 8 * h;
-      if (gm < M)
-        *reinterpret_cast<__half2*>(C + static_cast<std::size_t>(gm) * ldc + gn) =
-            __floats2half2_rn(act<A>(d[4 * i + 2 * h] + bb.x), act<A>(d[4 * i + 2 * h + 1] + bb.y));
+      if (gm >= M) continue;
+      T* c = C + static_cast<std::size_t>(gm) * ldc + gn;
+      const float v0 = act<A>(d[4 * i + 2 * h] + bb.x), v1 = act<A>(d[4 * i + 2 * h + 1] + bb.y);
+      if (pair && c_pairs) {
+        *reinterpret_cast<unsigned*>(c) = pack2<T>(v0, v1);
+      } else {
+        c[0] = from_f<T>(v0);
+        if (pair) c[1] = from_f<T>(v1);
+      }
     }
   }
 #endif
-}
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// A row-major FP16 matrix [rows, cols] (leading dimension ld) as a tensor map whose box is
-// box_cols x box_rows, 128-byte swizzled; reads outside the matrix return zeros.
-CUtensorMap fp16_tensor_map(const void* base, std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_cols,
-                            int box_rows) {
-  static EncodeTiledFn encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    BWPROF_GPU_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !fn)
-      throw Error("cuTensorMapEncodeTiled: not found in the installed driver");
-    return reinterpret_cast<EncodeTiledFn>(fn);
-  }();
-  CUtensorMap m{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t step[2] = {1, 1};
-  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw Error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")");
-  return m;
 }
 
 // Tile shapes, largest first: the first whose grid fills the GPU, else the last (most blocks).
@@ -144,28 +175,60 @@ enum class WgTile { k128x256, k128x128, k64x128, k64x64 };
 
 class WgmmaRunner final : public GemmRunner {
  public:
-  WgmmaRunner(GpuBackend& g, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
-      : s_(s), A_(A), B_(B), C_(static_cast<__half*>(C)), bias_(static_cast<const __half*>(bias)), act_(act) {
+  WgmmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+      : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
-    // The tile with the least estimated time: waves of blocks (one block an SM) times a tile's
-    // work over its rate. Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four near
-    // 97 % wave efficiency there), 647, 527, 350 and 282.
+    // The tile and K split with the least estimated time: waves of blocks (one block an SM) times
+    // a block's work over its rate, plus, split, the chain through the tile's buffer: each split
+    // but the first reads it and each but the last writes it, one after another, a tile at ~30
+    // GB/s a link. Rates: TFLOP/s of each tile shape at 4096^3 on an H100 (all four near 97 % wave
+    // efficiency there), 647, 527, 350 and 282. The chain's rate is what the H100 measured (sweep
+    // at daea3e8, candidates by splits): M = N = 1000 K = 11008 on 128x256 tiles took 100, 62.8,
+    // 67.8 and 79.6 us at 1, 2, 4 and 8 splits, 6-13 us a link of 256 KB (20-40 GB/s; the first
+    // estimate, 150 GB/s, split 4 ways there, and at M=128 N=4095 K=4097, M=33 N=11009 K=1000 and
+    // M=8192 N=4097 K=4095, each slower than fewer splits). At 30 GB/s the estimate picks what was
+    // fastest at each: 128x128 with 2 splits (M = N = 1000, 128 blocks), 64x128 with 2 (M = 128),
+    // no split at M = 33 or 4096^3, 2 splits at M = 8192. Splits keep at least 4 steps of 64 each,
+    // at most kWgmmaMaxSplits (choice.hpp). BWPROF_GEMM_TILE / BWPROF_GEMM_SPLITS restrict the
+    // search (benchmark knobs).
     const std::int64_t sms = g.sm_count();
-    struct Option { WgTile t; int bm, bn; double rate; };
-    const Option opts[] = {{WgTile::k128x256, 128, 256, 647}, {WgTile::k128x128, 128, 128, 527},
-                           {WgTile::k64x128, 64, 128, 350}, {WgTile::k64x64, 64, 64, 282}};
-    double best = 0;
+    sms_ = static_cast<int>(sms);
+    struct Option { WgTile t; int bm, bn; double rate; const char* name; };
+    const Option opts[] = {{WgTile::k128x256, 128, 256, 647, "128x256"}, {WgTile::k128x128, 128, 128, 527, "128x128"},
+                           {WgTile::k64x128, 64, 128, 350, "64x128"}, {WgTile::k64x64, 64, 64, 282, "64x64"}};
+    const std::int64_t ksteps = (s.K + 63) / 64;
+    const char* want_tile = std::getenv("BWPROF_GEMM_TILE");
+    const char* want_sp = std::getenv("BWPROF_GEMM_SPLITS");
+    const bool tile_known = want_tile && std::strchr(want_tile, 'x');
+    double best = -1;
+    const char* name = "";
     for (const Option& o : opts) {
+      if (tile_known && std::strcmp(want_tile, o.name)) continue;
       const std::int64_t tiles = ((s.M + o.bm - 1) / o.bm) * ((s.N + o.bn - 1) / o.bn);
-      const double est = static_cast<double>((tiles + sms - 1) / sms) * o.bm * o.bn / o.rate;
-      if (best == 0 || est < best) best = est, tile_ = o.t;
+      std::int64_t lo = 1, hi = std::min<std::int64_t>(gemm::kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
+      if (want_sp) lo = hi = std::min<std::int64_t>(std::max(1, std::atoi(want_sp)), ksteps);
+      for (std::int64_t sp = lo; sp <= hi; ++sp) {
+        const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
+        const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
+        double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
+        if (sp_real > 1) est += 2.0 * (sp_real - 1) * 4.0 * o.bm * o.bn / 30e3;
+        if (best < 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp_real), tiles_ = tiles, name = o.name;
+      }
     }
-    if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {  // benchmark knob, as for mma.sync
-      if (!std::strcmp(e, "128x256")) tile_ = WgTile::k128x256;
-      if (!std::strcmp(e, "128x128")) tile_ = WgTile::k128x128;
-      if (!std::strcmp(e, "64x128")) tile_ = WgTile::k64x128;
-      if (!std::strcmp(e, "64x64")) tile_ = WgTile::k64x64;
+    if (best < 0)
+      BWPROF_INVALID(std::string("BWPROF_GEMM_TILE: no wgmma tile ") + want_tile + " (128x256, 128x128, 64x128, 64x64)");
+    split_steps_ = static_cast<int>((ksteps + splits_ - 1) / splits_);
+    splits_ = static_cast<int>((ksteps + split_steps_ - 1) / split_steps_);
+    if (splits_ > 65535 || tiles_ > 2147483647) BWPROF_INVALID("M/N/K: too large for the wgmma GEMM's grid");
+    if (splits_ > 1) {
+      const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
+      const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
+      ws_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * bm * bn * sizeof(float), "GEMM split-K tile sums");
+      counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
+      BWPROF_GPU_CHECK(hipMemset(counters_.get(), 0, counters_.bytes()));
     }
+    gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + " (" +
+                  std::to_string(tiles_ * splits_) + " blocks, estimate " + std::to_string(static_cast<int>(best)) + " us)");
     res_ = dispatch(nullptr, false);
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -182,56 +245,76 @@ class WgmmaRunner final : public GemmRunner {
   }
   template <int CONS, int BN, int ST>
   Resources go(hipStream_t st, bool launch) {
+    return bf16_ ? go_t<bf16, CONS, BN, ST>(st, launch) : go_t<__half, CONS, BN, ST>(st, launch);
+  }
+  template <class T, int CONS, int BN, int ST>
+  Resources go_t(hipStream_t st, bool launch) {
     using Cfg = WgCfg<CONS, BN, ST>;
     return gemm::with_act(act_, [&](auto a) {
-      auto* fn = &bwprof_gemm_wgmma<CONS, BN, ST, decltype(a)::value>;
+      auto* fn = &bwprof_gemm_wgmma<T, CONS, BN, ST, decltype(a)::value>;
       if (!launch) {
-        tmA_ = fp16_tensor_map(A_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
-        tmB_ = fp16_tensor_map(B_, s_.K, s_.N, s_.ldb, 64, 64);
+        tmA_ = b16_tensor_map(A_, bf16_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
+        tmB_ = b16_tensor_map(B_, bf16_, s_.K, s_.N, s_.ldb, 64, 64);
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                              hipFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
         return kernel_resources(fn, Cfg::kThreads, Cfg::kSmemBytes);
       }
-      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM));
-      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, bias_, C_, int(s_.M), int(s_.N), int(s_.K),
-                                                       int(s_.ldc));
+      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM),
+                      static_cast<unsigned>(splits_));
+      const int c_pairs = s_.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(C_) % 4 == 0;
+      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
+                                                       ws_.get<float4>(), counters_.get<int>(), int(s_.M), int(s_.N),
+                                                       int(s_.K), int(s_.ldc), split_steps_, c_pairs);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
       return Resources{};
     });
   }
+  bool bf16_;
   Shape s_;
   const void* A_;
   const void* B_;
-  __half* C_;
-  const __half* bias_;
+  void* C_;
+  const void* bias_;
   Act act_;
   WgTile tile_ = WgTile::k64x64;
+  int splits_ = 1, split_steps_ = 1, sms_ = 1;
+  std::int64_t tiles_ = 1;
+  DeviceBuffer ws_, counters_;
   CUtensorMap tmA_{}, tmB_{};
   Resources res_;
 };
 
 }  // namespace
 
-// The Hopper path of `tensor`: wgmma + TMA (kernel above). Used where this build carries sm_90a
-// code (BWPROF_HAVE_SM90A), the device is sm_90 and the copy engine can address the operands
-// (16-byte aligned rows: K, N and the leading dimensions multiples of 8). Small M too: rows past M
-// arrive as zeros, and the deep ring keeps a short, K-long loop fed where mma.sync waited.
-// BWPROF_GEMM_WGMMA=0 turns it off (the mma.sync kernel then runs), for comparisons.
-bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C) {
+// The Hopper path of `tensor`: wgmma + TMA (kernel above). Available where this build carries
+// sm_90a code (BWPROF_HAVE_SM90A) and the device is sm_90; BWPROF_GEMM_WGMMA=0 turns it off (the
+// mma.sync kernel then runs), for comparisons. It fits where the copy engine can address A and B:
+// 16-byte aligned starts and rows (lda, ldb multiples of 8); any M, N, K (the copy engine fills
+// what lies past them with zeros, the epilogue stores inside C only, at any ldc). Small M too:
+// rows past M arrive as zeros, and the deep ring keeps a short, K-long loop fed where mma.sync
+// waited. Operands that do not fit can be copied into aligned scratch first (pad.hip).
+bool gemm::wgmma_available(GpuBackend& g) {
 #if defined(BWPROF_HAVE_SM90A)
   if (const char* e = std::getenv("BWPROF_GEMM_WGMMA"); e && !std::strcmp(e, "0")) return false;
-  auto al16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return g.info().arch == "sm_90" && s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 &&
-         s.ldb % 8 == 0 && s.ldc % 8 == 0 && al16(A) && al16(B) && al16(C);
+  return g.info().arch == "sm_90";
 #else
-  (void)g, (void)s, (void)A, (void)B, (void)C;
+  (void)g;
   return false;
 #endif
 }
 
-std::unique_ptr<GemmRunner> gemm::make_wgmma_sm90(GpuBackend& g, Shape s, const void* A, const void* B, void* C,
-                                                  const void* bias, Act act) {
-  return std::make_unique<WgmmaRunner>(g, s, A, B, C, bias, act);
+bool gemm::tma_addressable(const void* p, std::int64_t ld) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0;
+}
+
+bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C) {
+  (void)C;
+  return wgmma_available(g) && tma_addressable(A, s.lda) && tma_addressable(B, s.ldb);
+}
+
+std::unique_ptr<GemmRunner> gemm::make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                                  void* C, const void* bias, Act act) {
+  return std::make_unique<WgmmaRunner>(g, dtype, s, A, B, C, bias, act);
 }
 
 }  // namespace bwprof

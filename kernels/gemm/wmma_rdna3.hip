@@ -1,9 +1,10 @@
 // The `tensor` GEMM on AMD RDNA3 (gfx11, wave32): WMMA 16x16x16, a 64x64 tile per block of four
-// waves; FP16 operands, FP32 accumulation. `make hip-wmma-check` compiles this file for gfx1100
+// waves; FP16 or BF16 operands, FP32 accumulation. `make hip-wmma-check` compiles this file for gfx1100
 // and looks for the WMMA instruction in its assembly.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_HIP)
 #include <string>
+#include <type_traits>
 
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -26,16 +27,17 @@ using namespace gpu;
 #endif
 #endif
 constexpr int kWmmaTile = 64, kWmmaK = 16, kWmmaThreads = 128;
-typedef _Float16 bw_half16 __attribute__((ext_vector_type(16)));
 typedef float bw_float8 __attribute__((ext_vector_type(8)));
 
-template <int A>
+template <class T, int A>
 __global__ void __launch_bounds__(kWmmaThreads)
-    bwprof_gemm_wmma(const __half* __restrict__ Am, const __half* __restrict__ Bm, const __half* __restrict__ bias,
-                     __half* __restrict__ C, int M, int N, int K, int lda, int ldb, int ldc) {
+    bwprof_gemm_wmma(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
+                     T* __restrict__ C, int M, int N, int K, int lda, int ldb, int ldc) {
+  using E = typename MatrixElem<T>::type;
+  typedef E vec_t __attribute__((ext_vector_type(16)));
 #if defined(BWPROF_WMMA_DEVICE)
-  __shared__ _Float16 As[kWmmaTile][kWmmaK + 8];
-  __shared__ _Float16 Bs[kWmmaK][kWmmaTile + 8];
+  __shared__ E As[kWmmaTile][kWmmaK + 8];
+  __shared__ E Bs[kWmmaK][kWmmaTile + 8];
   const int wave = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = wave / 2, wn = wave % 2;  // each wave owns a 32x32 quarter: 2 x 2 WMMA tiles
   const int m0 = blockIdx.y * kWmmaTile, n0 = blockIdx.x * kWmmaTile;
@@ -50,15 +52,15 @@ __global__ void __launch_bounds__(kWmmaThreads)
     for (int i = threadIdx.x; i < kWmmaTile * kWmmaK; i += kWmmaThreads) {
       const int r = i / kWmmaK, c = i % kWmmaK;
       const int gm = m0 + r, gk = k0 + c;
-      As[r][c] = (gm < M && gk < K) ? static_cast<_Float16>(__half2float(Am[static_cast<std::size_t>(gm) * lda + gk]))
-                                    : static_cast<_Float16>(0.f);
+      As[r][c] = (gm < M && gk < K) ? MatrixElem<T>::from(Am[static_cast<std::size_t>(gm) * lda + gk])
+                                    : E(0);
       const int br = i / kWmmaTile, bc = i % kWmmaTile;
       const int bk = k0 + br, bn = n0 + bc;
-      Bs[br][bc] = (bk < K && bn < N) ? static_cast<_Float16>(__half2float(Bm[static_cast<std::size_t>(bk) * ldb + bn]))
-                                      : static_cast<_Float16>(0.f);
+      Bs[br][bc] = (bk < K && bn < N) ? MatrixElem<T>::from(Bm[static_cast<std::size_t>(bk) * ldb + bn])
+                                      : E(0);
     }
     __syncthreads();
-    bw_half16 a[2], b[2];
+    vec_t a[2], b[2];
 #pragma unroll
     for (int t = 0; t < 2; ++t)
 #pragma unroll
@@ -69,7 +71,12 @@ __global__ void __launch_bounds__(kWmmaThreads)
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
-      for (int j = 0; j < 2; ++j) acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a[i], b[j], acc[i][j]);
+      for (int j = 0; j < 2; ++j) {
+        if constexpr (std::is_same<T, bf16>::value)
+          acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a[i], b[j], acc[i][j]);
+        else
+          acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a[i], b[j], acc[i][j]);
+      }
     __syncthreads();
   }
 #pragma unroll
@@ -80,8 +87,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
       for (int e = 0; e < 8; ++e) {
         const int gm = m0 + wm * 32 + i * 16 + 2 * e + lane / 16, gn = n0 + wn * 32 + j * 16 + lane % 16;
         if (gm < M && gn < N) {
-          const float v = acc[i][j][e] + (bias ? __half2float(bias[gn]) : 0.f);
-          C[static_cast<std::size_t>(gm) * ldc + gn] = __float2half(act<A>(v));
+          const float v = acc[i][j][e] + (bias ? to_f(bias[gn]) : 0.f);
+          C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v));
         }
       }
 #endif
@@ -89,34 +96,39 @@ __global__ void __launch_bounds__(kWmmaThreads)
 
 class WmmaRunner final : public GemmRunner {
  public:
-  WmmaRunner(Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
-      : s_(s), A_(static_cast<const __half*>(A)), B_(static_cast<const __half*>(B)),
-        C_(static_cast<__half*>(C)), bias_(static_cast<const __half*>(bias)), act_(act) {
+  WmmaRunner(DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+      : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
   }
   void run(hipStream_t st) override {
     const int tile = kWmmaTile;
     const dim3 grid(static_cast<unsigned>((s_.N + tile - 1) / tile), static_cast<unsigned>((s_.M + tile - 1) / tile));
-    gemm::with_act(act_, [&](auto a) {
-      bwprof_gemm_wmma<decltype(a)::value><<<grid, kWmmaThreads, 0, st>>>(A_, B_, bias_, C_, int(s_.M), int(s_.N),
-                                                                         int(s_.K), int(s_.lda), int(s_.ldb),
-                                                                         int(s_.ldc));
-      return 0;
-    });
+    if (bf16_) go<bf16>(grid, st); else go<__half>(grid, st);
     BWPROF_CHECK_LAUNCH("bwprof_gemm_wmma");
   }
   Resources resources() const override {
     return gemm::with_act(act_, [&](auto a) {
-      return kernel_resources(bwprof_gemm_wmma<decltype(a)::value>, kWmmaThreads);
+      return bf16_ ? kernel_resources(bwprof_gemm_wmma<bf16, decltype(a)::value>, kWmmaThreads)
+                   : kernel_resources(bwprof_gemm_wmma<__half, decltype(a)::value>, kWmmaThreads);
     });
   }
 
  private:
+  template <class T>
+  void go(dim3 grid, hipStream_t st) {
+    gemm::with_act(act_, [&](auto a) {
+      bwprof_gemm_wmma<T, decltype(a)::value><<<grid, kWmmaThreads, 0, st>>>(
+          static_cast<const T*>(A_), static_cast<const T*>(B_), static_cast<const T*>(bias_), static_cast<T*>(C_),
+          int(s_.M), int(s_.N), int(s_.K), int(s_.lda), int(s_.ldb), int(s_.ldc));
+      return 0;
+    });
+  }
+  bool bf16_;
   Shape s_;
-  const __half* A_;
-  const __half* B_;
-  __half* C_;
-  const __half* bias_;
+  const void* A_;
+  const void* B_;
+  void* C_;
+  const void* bias_;
   Act act_;
 };
 
@@ -125,9 +137,9 @@ class WmmaRunner final : public GemmRunner {
 // RDNA3 (gfx11): WMMA in wave32, the mode HIP compiles gfx11 for by default.
 bool gemm::has_wmma(const std::string& arch, int warp_size) { return arch.rfind("gfx11", 0) == 0 && warp_size == 32; }
 
-std::unique_ptr<GemmRunner> gemm::make_wmma_rdna3(Shape s, const void* A, const void* B, void* C, const void* bias,
-                                                  Act act) {
-  return std::make_unique<WmmaRunner>(s, A, B, C, bias, act);
+std::unique_ptr<GemmRunner> gemm::make_wmma_rdna3(DType dtype, Shape s, const void* A, const void* B, void* C,
+                                                  const void* bias, Act act) {
+  return std::make_unique<WmmaRunner>(dtype, s, A, B, C, bias, act);
 }
 
 }  // namespace bwprof

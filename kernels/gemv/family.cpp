@@ -19,7 +19,7 @@ void register_family_gemv(Registry& r) {
               int_param("rotate", "1", 1, 1024,
                         "copies of W used in turn (GPU): with cache='hot', copies that together exceed the L2 "
                         "keep W out of it without a flush between runs")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) { checked_elements(p, {"N", "K"}); };
   k.traffic = [](const Problem& p) {
     double N = p.i("N"), Kd = p.i("K");

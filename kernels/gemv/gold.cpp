@@ -23,7 +23,7 @@ Check gemv_check(const GemvData& d, const Problem& p) {
     for (std::int64_t k = 0; k < K; ++k) acc += double(d.W.get(n * K + k)) * d.x.get(k);
     m.add(d.y.get(n), acc);
   }
-  return m.finish(tolerance_for(p.dtype, 1e-4));
+  return m.finish(tolerance_for(p.dtype, 1e-4, p.i("K")));
 }
 
 }  // namespace bwprof

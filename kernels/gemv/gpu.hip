@@ -127,7 +127,7 @@ class GemvGpu final : public KernelInstance {
     }
   }
   void launch() override {
-    if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
+    by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
   }
   Check check() override {
     g_.synchronize();
@@ -135,17 +135,13 @@ class GemvGpu final : public KernelInstance {
     return gemv_check(host_, p_);
   }
   Resources resources() const override {
-    if (block_ == 512)
-      return p_.dtype == DType::kF32 ? kernel_resources(bwprof_gemv<float, kBlock, 512>, 512)
-                                     : kernel_resources(bwprof_gemv<__half, kBlock, 512>, 512);
-    if (block_ == 1024)
-      return p_.dtype == DType::kF32 ? kernel_resources(bwprof_gemv<float, kBlock, 1024>, 1024)
-                                     : kernel_resources(bwprof_gemv<__half, kBlock, 1024>, 1024);
-    if (loads_ == 4)
-      return p_.dtype == DType::kF32 ? with_tpr<float, 4>([](auto fn) { return kernel_resources(fn, kBlock); })
-                                     : with_tpr<__half, 4>([](auto fn) { return kernel_resources(fn, kBlock); });
-    return p_.dtype == DType::kF32 ? with_tpr<float, kLoads>([](auto fn) { return kernel_resources(fn, kBlock); })
-                                   : with_tpr<__half, kLoads>([](auto fn) { return kernel_resources(fn, kBlock); });
+    return by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      if (block_ == 512) return kernel_resources(bwprof_gemv<T, kBlock, 512>, 512);
+      if (block_ == 1024) return kernel_resources(bwprof_gemv<T, kBlock, 1024>, 1024);
+      if (loads_ == 4) return with_tpr<T, 4>([](auto fn) { return kernel_resources(fn, kBlock); });
+      return with_tpr<T, kLoads>([](auto fn) { return kernel_resources(fn, kBlock); });
+    });
   }
 
  private:

@@ -39,7 +39,7 @@ BufferList buffers(const SweepData& d) {
 }  // namespace
 
 void sweep_cpu(SweepData& d, const Problem& p) {
-  if (p.dtype == DType::kF32) sweep_typed<float>(d, p.i("fmas")); else sweep_typed<half_bits>(d, p.i("fmas"));
+  by_storage(p.dtype, [&](auto t) { sweep_typed<decltype(t)>(d, p.i("fmas")); });
 }
 
 std::unique_ptr<KernelInstance> make_intensity_sweep_cpu(Backend&, const Problem& p) {

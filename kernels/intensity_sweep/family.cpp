@@ -15,7 +15,7 @@ void register_family_intensity_sweep(Registry& r) {
   k.order = 90;
   k.doc = "y = x after `fmas` dependent FMAs per element: sweeping fmas traces the empirical roofline";
   k.params = {int_param("n", "16777216", 1, kMaxElements, "elements"), int_param("fmas", "16", 1, 1 << 20, "FMAs per element (2 FLOPs each)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     checked_elements(p, {"n"});
     checked_elements(p, {"n", "fmas"});

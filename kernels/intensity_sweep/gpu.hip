@@ -46,10 +46,10 @@ class SweepGpu final : public KernelInstance {
   }
   void launch() override {
     const int fmas = static_cast<int>(p_.i("fmas"));
-    if (p_.dtype == DType::kF32)
-      bwprof_intensity_sweep<float><<<grid_, kBlock, 0, g_.stream()>>>(x_.get<float>(), y_.get<float>(), host_.x.size(), fmas);
-    else
-      bwprof_intensity_sweep<__half><<<grid_, kBlock, 0, g_.stream()>>>(x_.get<__half>(), y_.get<__half>(), host_.x.size(), fmas);
+    by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      bwprof_intensity_sweep<T><<<grid_, kBlock, 0, g_.stream()>>>(x_.get<T>(), y_.get<T>(), host_.x.size(), fmas);
+    });
     BWPROF_CHECK_LAUNCH("bwprof_intensity_sweep");
   }
   Check check() override {
@@ -58,8 +58,9 @@ class SweepGpu final : public KernelInstance {
     return sweep_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_intensity_sweep<float>, kBlock)
-                                   : kernel_resources(bwprof_intensity_sweep<__half>, kBlock);
+    return by_dtype(p_.dtype, [&](auto t) {
+      return kernel_resources(bwprof_intensity_sweep<typename decltype(t)::type>, kBlock);
+    });
   }
 
  private:

@@ -26,7 +26,7 @@ void register_family_kv_cache(Registry& r) {
               int_param("max_seq", "", 1, kMaxDim, "cache capacity in positions"),
               int_param("new_tokens", "1", 1, kMaxDim, "positions appended per sequence"),
               int_param("block_size", "16", 1, kMaxBlockSize, "positions per block of a paged cache")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.pattern = AccessPattern::kStrided;
   k.validate = [](const Problem& p) {
     if (p.i("new_tokens") > p.i("max_seq")) BWPROF_INVALID("new_tokens: must not exceed max_seq");

@@ -14,7 +14,7 @@ void register_family_layernorm(Registry& r) {
   k.order = 70;
   k.doc = "y = (x - mean) / sqrt(var + 1e-5) * weight + bias over each row, FP32 statistics";
   k.params = {int_param("rows", "", 1, kMaxDim, "rows (tokens)"), int_param("cols", "", 1, kMaxDim, "normalized width")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) { checked_elements(p, {"rows", "cols"}); };
   k.traffic = [](const Problem& p) {
     double R = p.i("rows"), C = p.i("cols");

@@ -31,6 +31,7 @@ Check layernorm_check(const LayerNormData& d, const Problem& p) {
     for (std::int64_t c = 0; c < C; ++c)
       m.add(d.y.get(r * C + c), (d.x.get(r * C + c) - mean) * rstd * d.weight.get(c) + d.bias.get(c));
   }
+  // The statistics are FP32 in every kernel: a BF16 output is rounded once (no sum of BF16 terms).
   return m.finish(tolerance_for(p.dtype, 1e-4));
 }
 

@@ -103,7 +103,7 @@ class LayerNormGpu final : public KernelInstance {
   }
 
   void launch() override {
-    if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
+    by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
   }
   Check check() override {
     g_.synchronize();
@@ -111,7 +111,7 @@ class LayerNormGpu final : public KernelInstance {
     return layernorm_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? res<float>() : res<__half>();
+    return by_dtype(p_.dtype, [&](auto t) { return res<typename decltype(t)::type>(); });
   }
 
  private:

@@ -35,8 +35,10 @@ void q4_dequant_cpu(Q4DequantData& d, const Problem& p) {
     for (std::size_t b = lo; b < hi; ++b) {
       q4_0_dequantize_row(d.q.data() + b * kQ4BlockBytes, kQ4Block, f32 ? d.out.as<float>() + b * kQ4Block : tmp);
       if (!f32) {
-        half_bits* o = d.out.as<half_bits>() + b * kQ4Block;
-        for (int j = 0; j < kQ4Block; ++j) o[j] = float_to_half(tmp[j]);
+        by_storage(p.dtype, [&](auto t) {
+          auto* o = d.out.as<decltype(t)>() + b * kQ4Block;
+          for (int j = 0; j < kQ4Block; ++j) store_f(o, j, tmp[j]);
+        });
       }
     }
   });

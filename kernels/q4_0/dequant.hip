@@ -63,10 +63,10 @@ class Q4DequantGpu final : public KernelInstance {
     grid_ = grid_for(blocks_, kDqBlocks, g.sm_count(), 8);
   }
   void launch() override {
-    if (p_.dtype == DType::kF32)
-      bwprof_q4_0_dequant<float><<<grid_, kDqBlocks, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<float>(), blocks_);
-    else
-      bwprof_q4_0_dequant<__half><<<grid_, kDqBlocks, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<__half>(), blocks_);
+    by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      bwprof_q4_0_dequant<T><<<grid_, kDqBlocks, 0, g_.stream()>>>(q_.get<unsigned char>(), out_.get<T>(), blocks_);
+    });
     BWPROF_CHECK_LAUNCH("bwprof_q4_0_dequant");
   }
   Check check() override {
@@ -75,8 +75,9 @@ class Q4DequantGpu final : public KernelInstance {
     return q4_dequant_check(host_, p_);
   }
   Resources resources() const override {
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_q4_0_dequant<float>, kDqBlocks)
-                                   : kernel_resources(bwprof_q4_0_dequant<__half>, kDqBlocks);
+    return by_dtype(p_.dtype, [&](auto t) {
+      return kernel_resources(bwprof_q4_0_dequant<typename decltype(t)::type>, kDqBlocks);
+    });
   }
 
  private:

@@ -22,7 +22,7 @@ KernelFamily dequant() {
   k.order = 60;
   k.doc = "expand Q4_0 blocks (FP16 scale + 32 4-bit values) to FP32/FP16: (q - 8) * scale";
   k.params = {int_param("rows", "", 1, kMaxDim, "rows of the matrix"), int_param("cols", "", 1, kMaxDim, "columns (multiple of 32)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     if (p.i("cols") % 32) BWPROF_INVALID("cols: must be a multiple of 32 (the Q4_0 block), got " + std::to_string(p.i("cols")));
     checked_elements(p, {"rows", "cols"});
@@ -55,7 +55,7 @@ KernelFamily matmul() {
   k.doc = "Y[M,N] = X[M,K] . W[N,K]^T with W in Q4_0 rows, dequantized on the fly";
   k.params = {int_param("M", "1", 1, kMaxDim, "rows of X (tokens)"), int_param("N", "", 1, kMaxDim, "rows of W (outputs)"),
               int_param("K", "", 1, kMaxDim, "inner dimension (multiple of 32)")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
     if (p.i("K") % 32) BWPROF_INVALID("K: must be a multiple of 32 (the Q4_0 block), got " + std::to_string(p.i("K")));
     checked_elements(p, {"M", "K"});
@@ -85,7 +85,8 @@ KernelFamily matmul() {
   k.variants.push_back(Variant{"cpu", "cpu", make_q4_0_matmul_cpu});
 #ifdef BWPROF_WITH_GPU
   k.variants.push_back(Variant{"llama", "gpu", make_q4_0_matmul_gpu});
-  k.variants.push_back(Variant{"tiled", "gpu", make_q4_0_matmul_gpu}.on_matrix_units());
+  // FP16 only on the matrix units (mma.sync over dequantized halves); BF16 runs its vector kernel.
+  k.variants.push_back(Variant{"tiled", "gpu", make_q4_0_matmul_gpu}.on_matrix_units({DType::kF16}));
 #endif
   const std::vector<std::string> layouts = {"cpu", "llama", "tiled"};
   for (int m : {1, 8}) {

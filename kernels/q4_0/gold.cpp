@@ -116,7 +116,7 @@ Check q4_matmul_check(const Q4MatmulData& d, const Problem& p) {
       m.add(d.Y.get(i * N + n), acc);
     }
   }
-  return m.finish(tolerance_for(p.dtype, 1e-4));
+  return m.finish(tolerance_for(p.dtype, 1e-4, p.i("K")));
 }
 
 }  // namespace bwprof

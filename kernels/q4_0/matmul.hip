@@ -127,7 +127,7 @@ class Q4MatmulGpu final : public KernelInstance {
     warp_ = g.warp_size();
   }
   void launch() override {
-    if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
+    by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
   }
   Check check() override {
     g_.synchronize();
@@ -136,11 +136,11 @@ class Q4MatmulGpu final : public KernelInstance {
   }
   Resources resources() const override {
     if (mma_) return mma_->resources();
-    if (p_.dtype == DType::kF32)
-      return tiled_ ? kernel_resources(bwprof_q4_0_matmul<float, 1, true>, kMatBlock)
-                    : kernel_resources(bwprof_q4_0_matmul<float, 1, false>, kMatBlock);
-    return tiled_ ? kernel_resources(bwprof_q4_0_matmul<__half, 1, true>, kMatBlock)
-                  : kernel_resources(bwprof_q4_0_matmul<__half, 1, false>, kMatBlock);
+    return by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      return tiled_ ? kernel_resources(bwprof_q4_0_matmul<T, 1, true>, kMatBlock)
+                    : kernel_resources(bwprof_q4_0_matmul<T, 1, false>, kMatBlock);
+    });
   }
 
  private:
@@ -159,7 +159,7 @@ class Q4MatmulGpu final : public KernelInstance {
   template <class T>
   void run() {
     const int M = static_cast<int>(p_.i("M")), N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
-    if (mma_) {  // FP16 only
+    if (mma_) {  // FP16 only (BF16 takes the vector-unit tiled kernel)
       mma_->run(x_.get<__half>(), y_.get<__half>(), M, g_.stream());
       return;
     }

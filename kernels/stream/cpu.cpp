@@ -80,7 +80,7 @@ BufferList buffers(const StreamData& d) {
 }  // namespace
 
 void stream_cpu(StreamData& d, const Problem& p) {
-  if (p.dtype == DType::kF32) run_typed<float>(d, stream_op(p)); else run_typed<half_bits>(d, stream_op(p));
+  by_storage(p.dtype, [&](auto t) { run_typed<decltype(t)>(d, stream_op(p)); });
 }
 
 std::unique_ptr<KernelInstance> make_stream_cpu(Backend&, const Problem& p) {

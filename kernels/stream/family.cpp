@@ -36,7 +36,7 @@ KernelFamily stream_kernel(const char* name, int reads, int writes, int flops_pe
   k.doc = doc;
   k.order = 10;
   k.params = {int_param("n", "16777216", 1, kMaxElements, "elements per array")};
-  k.dtypes = {DType::kF32, DType::kF16};
+  k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.traffic = [=](const Problem& p) {
     double n = static_cast<double>(checked_elements(p, {"n"}));
     return Traffic{reads * n * elem_bytes(p), writes * n * elem_bytes(p), flops_per_elem * n};

@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(BLOCK) bwprof_stream_read(const T* __restrict_
   uint4 v[LOADS];
 #pragma unroll
   for (int u = 0; u < LOADS; ++u) {
-    v[u] = make_uint4(0, 0, 0, 0);  // zero bits are 0.0 in FP32 and FP16
+    v[u] = make_uint4(0, 0, 0, 0);  // zero bits are 0.0 in FP32, FP16 and BF16
     const std::size_t i = base + static_cast<std::size_t>(u) * BLOCK;
     load_stream_if(v[u], xv + (i < nvec ? i : 0), i < nvec);
   }
@@ -238,7 +238,7 @@ class StreamGpu final : public KernelInstance {
   }
 
   void launch() override {
-    if (p_.dtype == DType::kF32) run<float>(); else run<__half>();
+    by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
   }
 
   Check check() override {
@@ -266,14 +266,11 @@ class StreamGpu final : public KernelInstance {
   }
 
   Resources resources() const override {
-    if (op_ == kRead) {
-      auto res = [&](auto fn) { return kernel_resources(fn, read_.block); };
-      return p_.dtype == DType::kF32 ? with_read_kernel<float>(read_, res) : with_read_kernel<__half>(read_, res);
-    }
-    if (op_ == kDot) return p_.dtype == DType::kF32 ? kernel_resources(bwprof_stream_dot<float>, kBlock)
-                                                    : kernel_resources(bwprof_stream_dot<__half>, kBlock);
-    return p_.dtype == DType::kF32 ? kernel_resources(bwprof_stream<float, kTriad>, kBlock)
-                                   : kernel_resources(bwprof_stream<__half, kTriad>, kBlock);
+    return by_dtype(p_.dtype, [&](auto t) {
+      using T = typename decltype(t)::type;
+      if (op_ == kRead) return with_read_kernel<T>(read_, [&](auto fn) { return kernel_resources(fn, read_.block); });
+      return op_ == kDot ? kernel_resources(bwprof_stream_dot<T>, kBlock) : kernel_resources(bwprof_stream<T, kTriad>, kBlock);
+    });
   }
 
  private:

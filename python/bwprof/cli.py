@@ -15,7 +15,7 @@ from .api import device as _device, devices as _devices, kernels as _kernels, pe
 from . import run_suite
 from .files import ensure_folder
 from .results import REPORT, RunWriter
-from .suite import all_configs, all_devices, select
+from .suite import DTYPES, all_configs, all_devices, select
 
 TABLE_COLUMNS = [
     ("kernel", "kernel", "{}"), ("variant", "variant", "{}"), ("dtype", "dtype", "{}"),
@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_kernels)
     s = sub.add_parser("peaks", help="measure the device's peak bandwidth and compute")
     s.add_argument("--device", default="auto")
-    s.add_argument("--dtype", default="fp32", choices=["fp32", "fp16"])
+    s.add_argument("--dtype", default="fp32", choices=list(DTYPES))
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--refresh", action="store_true", help="measure again rather than use this process's cache")
     s.set_defaults(func=_cmd_peaks)
@@ -200,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: auto)")
     s.add_argument("--kernels", nargs="+", metavar="K", help="kernels or families to run (default: the default "
                    "suite; peer copies and collectives run only when named: p2p_copy, all_reduce, collective, ...)")
-    s.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16", "bf16"])
+    s.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=list(DTYPES))
     s.add_argument("--quick", action="store_true", help="small shapes, few repeats")
     s.add_argument("--cache", default="cold", choices=["cold", "hot"])
     s.add_argument("--timing", default="single", choices=["single", "graph"],

@@ -12,9 +12,6 @@ from . import _core
 from . import arguments as _args
 from .api import TIMINGS, measure
 
-DTYPES = ("fp32", "fp16", "bf16")
-
-
 @dataclass(frozen=True)
 class Config:
     """One suite entry: a kernel, a label, its full parameters and the --quick ones, and the
@@ -42,6 +39,9 @@ def all_configs() -> list[Config]:
     return [Config(k["name"], c["label"], dict(c["params"]), dict(c["quick"]), tuple(c["variants"]),
                    tuple(c["dtypes"]), c["quick_label"], bool(k.get("default_suite", True)))
             for k in kernels for c in k["suite"]]
+
+
+DTYPES = ("fp32", "fp16", "bf16")  # every dtype the kernels know (bwprof.kernels() says which takes which)
 
 
 def default_suite() -> list[Config]:
@@ -111,7 +111,7 @@ class _Progress:
         sys.stderr.flush()
 
 
-def run_suite(device: str = "auto", kernels=None, dtypes=("fp32", "fp16"), quick: bool = False,
+def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = False,
               cache: str = "cold", progress: bool = True, timing: str = "single",
               on_row: Callable[[dict], None] | None = None, configs: Iterable[Config] | None = None
               ) -> pd.DataFrame:

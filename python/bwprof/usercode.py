@@ -18,7 +18,7 @@ from .streams import current_handle, handle_of
 
 _HALF_KINDS = {"f2", "bf16", "V2"}
 _DTYPE_NAMES = {"fp32": "fp32", "float32": "fp32", "f4": "fp32", "fp16": "fp16", "float16": "fp16",
-                "half": "fp16", "f2": "fp16", "bf16": "fp16", "bfloat16": "fp16"}
+                "half": "fp16", "f2": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 
 
 def _name_of(fn: Any) -> str:
@@ -35,8 +35,9 @@ def _bytes_arg(name: str, value: Any) -> float | None:
 
 
 def _dtype_of(dtype: Any, inputs: list[ArrayInfo]) -> str:
-    """The storage type whose compute roof judges the row: given ("fp16", numpy/torch dtypes ...)
-    or, from the inputs, fp16 when every floating-point input is 16-bit, else fp32."""
+    """The storage type whose compute roof judges the row: given ("fp16", "bf16", numpy/torch dtypes
+    ...) or, from the inputs, bf16 when every floating-point input is bfloat16, fp16 when every one
+    is 16-bit, else fp32."""
     if dtype is not None:
         if isinstance(dtype, str):
             key = dtype
@@ -44,10 +45,12 @@ def _dtype_of(dtype: Any, inputs: list[ArrayInfo]) -> str:
             key = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
         key = str(key).replace("torch.", "").lower()
         if key not in _DTYPE_NAMES:
-            raise ValueError(f"dtype: expected 'fp32' or 'fp16' (or a float32/float16/bfloat16 dtype), "
+            raise ValueError(f"dtype: expected 'fp32', 'fp16' or 'bf16' (or a float32/float16/bfloat16 dtype), "
                              f"got {_args.show(dtype)}")
         return _DTYPE_NAMES[key]
     floats = [a.kind for a in inputs if a.kind.startswith(("f", "bf", "V"))]
+    if floats and all(k == "bf16" for k in floats):
+        return "bf16"
     return "fp16" if floats and all(k in _HALF_KINDS for k in floats) else "fp32"
 
 
@@ -100,7 +103,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     that is also returned counts as written only (the destination of ``copy_`` or ``out=``: a
     call that reads and rewrites it in place declares ``inputs=`` or ``bytes_read=``). The row's
     ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
-    the roofline; ``dtype`` picks the compute roof ("fp32"/"fp16"; default from the inputs) and
+    the roofline; ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
     ``matrix_units=True`` judges FP16 work against the tensor cores' roof.
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a

@@ -34,6 +34,11 @@ py::dict device_dict(const DeviceInfo& i) {
   d["fp32_gflops_theoretical"] = i.fp32_gflops_theoretical;
   d["fp16_gflops_theoretical"] = i.fp16_gflops_theoretical;
   d["fp16_matrix_gflops_theoretical"] = i.fp16_matrix_gflops_theoretical;
+  // BF16 runs at FP16's rates on every GPU the architecture table knows (vector and matrix units).
+  d["bf16_gflops_theoretical"] = i.fp16_gflops_theoretical;
+  const auto bf = i.matrix_gflops_theoretical.find("bf16");
+  d["bf16_matrix_gflops_theoretical"] =
+      bf != i.matrix_gflops_theoretical.end() ? bf->second : i.fp16_matrix_gflops_theoretical;
   d["pci_bus_id"] = i.pci_bus_id;
   d["host_link"] = i.host_link.name;
   d["host_link_kind"] = i.host_link.kind;

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
+#include <utility>
 #include <vector>
 #include <string>
 
@@ -43,19 +45,58 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   const KernelFamily& k = find_kernel(c.kernel);
   Backend& gpu = backend_for("gpu");
   Problem p = make_problem(k, "gpu", c.variant, c.dtype, c.params);
-  // Attention: every prefill tile shape (the BWPROF_FLASH_TILE knob), not only the default.
-  const std::vector<const char*> tiles = c.kernel == "attention" ? std::vector<const char*>{"0", "1", "2"}
-                                                                 : std::vector<const char*>{"0"};
-  for (const char* tile : tiles) {
-    setenv("BWPROF_FLASH_TILE", tile, 1);
-    auto inst = find_variant(k, "gpu", c.variant).make(gpu, p);
+  // Attention: the default choice, then each kernel by name (BWPROF_ATTN_KERNEL; a kernel that
+  // cannot take the problem on this device says so and is passed over): flash with every tile shape
+  // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
+  // wgmma kernel persistent, with a block per tile and (head dims 80, 96) P.V as narrow as the
+  // head. GEMM tensor: each mma.sync tile
+  // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
+  using Env = std::vector<std::pair<const char*, const char*>>;
+  std::vector<Env> runs = {{}};
+  if (c.kernel == "attention" && c.dtype != "fp32") {
+    for (const char* t : {"0", "1", "2"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "flash"}, {"BWPROF_FLASH_TILE", t}});
+    for (const char* kern : {"rows", "decode", "wgmma"}) runs.push_back({{"BWPROF_ATTN_KERNEL", kern}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}});
+    if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
+      runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "1"}});
+  } else if (c.kernel == "gemm" && c.variant == "tensor") {
+    // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
+    // piece, which stores C itself), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
+    // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
+    // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
+    // with padding wherever it needs it (BWPROF_GEMM_PAD=1)
+    runs = {{},
+            {{"BWPROF_GEMM_TILE", "small"}},
+            {{"BWPROF_GEMM_TILE", "skinny"}},
+            {{"BWPROF_GEMM_TILE", "gemv"}},
+            {{"BWPROF_GEMM_TILE", "gemv"}, {"BWPROF_GEMM_SPLITS", "1"}},
+            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}},
+            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}},
+            {{"BWPROF_GEMM_SPLITS", "7"}},
+            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "1"}},
+            {{"BWPROF_GEMM_PAD", "1"}}};
+  }
+  for (const Env& env : runs) {
+    std::string what;
+    for (auto& e : env) setenv(e.first, e.second, 1), what += std::string(" ") + e.first + "=" + e.second;
+    std::unique_ptr<KernelInstance> inst;
+    try {
+      inst = find_variant(k, "gpu", c.variant).make(gpu, p);
+    } catch (const InvalidArgument& e) {  // a kernel asked for by name that does not take this problem
+      for (auto& e2 : env) unsetenv(e2.first);
+      const std::string msg = e.what();
+      if (!env.empty() && (msg.find("BWPROF_ATTN_KERNEL=") != std::string::npos ||
+                           msg.find("BWPROF_GEMM_TILE=") != std::string::npos))
+        continue;
+      throw;
+    }
     inst->launch();
     gpu.synchronize();
     Check r = inst->check();
-    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << " tile " << tile
+    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << what
                       << ": error " << r.max_rel_error << " > " << r.tolerance;
+    for (auto& e : env) unsetenv(e.first);
   }
-  unsetenv("BWPROF_FLASH_TILE");
 }
 
 std::vector<GpuCase> cases() {
@@ -65,26 +106,80 @@ std::vector<GpuCase> cases() {
       {{"M", "70"}, {"N", "136"}, {"K", "40"}, {"bias", "true"}, {"act", "gelu"}},
       {{"M", "130"}, {"N", "264"}, {"K", "72"}, {"bias", "true"}, {"act", "relu"}},
       {{"M", "1"}, {"N", "40"}, {"K", "24"}},
+      // M <= 16 (the 16-row tile), K split over blocks, odd and aligned N/K, with an epilogue
+      {{"M", "3"}, {"N", "77"}, {"K", "1029"}},
+      {{"M", "16"}, {"N", "264"}, {"K", "2048"}, {"bias", "true"}, {"act", "gelu"}},
+      {{"M", "7"}, {"N", "129"}, {"K", "3001"}, {"bias", "true"}, {"act", "relu"}},
+      // a few rows and a long K past 16 rows: split K on the 64 x 64 tile, unaligned
+      {{"M", "33"}, {"N", "75"}, {"K", "2049"}, {"bias", "true"}},
+      // up to 8 rows (the split-K kernel): odd widths, a 16-byte aligned one, a ragged last column block
+      {{"M", "5"}, {"N", "4097"}, {"K", "1029"}},
+      {{"M", "2"}, {"N", "1000"}, {"K", "3000"}, {"bias", "true"}, {"act", "silu"}},
+      {{"M", "8"}, {"N", "9"}, {"K", "5"}},
+      {{"M", "1"}, {"N", "263"}, {"K", "4095"}, {"bias", "true"}, {"act", "gelu"}},
+      // the skinny kernel's groups of 8 rows (M 9-16 by default, up to 64 asked for by name), a
+      // single column (rows of B 2 bytes apart: the aligned words of most rows reach past B's end
+      // only near it), a width past one 256-column slab; odd everything for the padded copies
+      {{"M", "12"}, {"N", "333"}, {"K", "517"}, {"bias", "true"}, {"act", "gelu"}},
+      {{"M", "3"}, {"N", "1"}, {"K", "1000"}},
+      {{"M", "40"}, {"N", "263"}, {"K", "77"}, {"bias", "true"}, {"act", "relu"}},
+      {{"M", "130"}, {"N", "257"}, {"K", "1001"}, {"bias", "true"}, {"act", "silu"}},
+      {{"M", "17"}, {"N", "1000"}, {"K", "129"}},
+      // one column, a short K and GELU (an older skinny kernel missed it: error 0.0133); few
+      // output tiles and a long K, where the default choice splits K on wgmma
+      {{"M", "1"}, {"N", "1"}, {"K", "75"}, {"act", "gelu"}},
+      {{"M", "200"}, {"N", "304"}, {"K", "2048"}, {"bias", "true"}, {"act", "gelu"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
-    for (const char* dt : {"fp32", "fp16"}) {
+    for (const char* dt : {"fp32", "fp16", "bf16"}) {
       if (std::string(v) == "tensor" && std::string(dt) == "fp32") continue;
-      for (auto& g : gemms) out.push_back({"gemm", v, dt, g});
+      for (auto& g : gemms) {
+        // The vendor epilogue has no SiLU and says so (GpuComputeErrors.VendorGemmRefusesSilu).
+        if (std::string(v) == "vendor" && g.count("act") && g.at("act") == "silu") continue;
+        out.push_back({"gemm", v, dt, g});
+      }
     }
   for (const char* v : {"fused", "separate"})
-    for (const char* dt : {"fp32", "fp16"}) out.push_back({"qkv_projection", v, dt, {{"tokens", "19"}, {"hidden", "40"}}});
+    for (const char* dt : {"fp32", "fp16", "bf16"})
+      out.push_back({"qkv_projection", v, dt, {{"tokens", "19"}, {"hidden", "40"}}});
   const std::vector<Params> attn = {
       {{"heads", "2"}, {"seq_q", "70"}, {"head_dim", "64"}, {"causal", "true"}},
       {{"batch", "2"}, {"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "33"}, {"seq_kv", "90"}, {"head_dim", "128"}},
       {{"heads", "3"}, {"seq_q", "17"}, {"head_dim", "32"}},
       {{"batch", "2"}, {"heads", "8"}, {"kv_heads", "2"}, {"seq_q", "1"}, {"seq_kv", "700"}, {"head_dim", "128"}},
       {{"heads", "2"}, {"seq_q", "3"}, {"seq_kv", "50"}, {"head_dim", "64"}, {"causal", "true"}},
+      // head dims 80, 96 and 256; grouped-query ratios 3 and 7; batch 3; lengths off every tile
+      {{"batch", "3"}, {"heads", "9"}, {"kv_heads", "3"}, {"seq_q", "37"}, {"seq_kv", "101"}, {"head_dim", "80"},
+       {"causal", "true"}},
+      {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "1"}, {"seq_kv", "333"}, {"head_dim", "96"}},
+      {{"heads", "6"}, {"kv_heads", "2"}, {"seq_q", "130"}, {"head_dim", "96"}, {"causal", "true"}},
+      {{"batch", "3"}, {"heads", "14"}, {"kv_heads", "2"}, {"seq_q", "19"}, {"head_dim", "256"}, {"causal", "true"}},
+      {{"heads", "2"}, {"seq_q", "1"}, {"seq_kv", "1000"}, {"head_dim", "256"}},
+      {{"heads", "3"}, {"kv_heads", "1"}, {"seq_q", "5"}, {"seq_kv", "2100"}, {"head_dim", "80"}, {"causal", "true"}},
+      // the Hopper kernel's shapes: whole 128-row tiles and a ragged last one, more tiles than SMs
+      // (a block takes several), queries shorter than the keys under the mask, GQA 7
+      {{"batch", "2"}, {"heads", "6"}, {"kv_heads", "2"}, {"seq_q", "300"}, {"head_dim", "128"}, {"causal", "true"}},
+      {{"heads", "4"}, {"seq_q", "200"}, {"seq_kv", "517"}, {"head_dim", "64"}},
+      {{"heads", "3"}, {"kv_heads", "1"}, {"seq_q", "150"}, {"seq_kv", "700"}, {"head_dim", "80"}, {"causal", "true"}},
+      {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "129"}, {"head_dim", "256"}, {"causal", "true"}},
+      {{"batch", "3"}, {"heads", "16"}, {"kv_heads", "4"}, {"seq_q", "1000"}, {"head_dim", "64"}, {"causal", "true"}},
+      // the decode kernel's shapes: 21 rows a KV head (two 16-row tiles), 16 at head dim 256, many splits
+      {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "3"}, {"seq_kv", "900"}, {"head_dim", "128"}, {"causal", "true"}},
+      {{"heads", "16"}, {"kv_heads", "1"}, {"seq_q", "1"}, {"seq_kv", "1500"}, {"head_dim", "256"}},
+      {{"heads", "8"}, {"seq_q", "1"}, {"seq_kv", "5000"}, {"head_dim", "64"}},
   };
+  // Paged: pages of 7 (no kernel's tile holds whole ones) and of 16 (the Hopper kernel's copy boxes).
   for (const char* v : {"flash", "flash_paged"})
-    for (const char* dt : {"fp32", "fp16"})
+    for (const char* dt : {"fp32", "fp16", "bf16"})
       for (auto a : attn) {
-        if (std::string(v) == "flash_paged") a["block_size"] = "7";
-        out.push_back({"attention", v, dt, a});
+        if (std::string(v) == "flash") {
+          out.push_back({"attention", v, dt, a});
+          continue;
+        }
+        for (const char* bs : {"7", "16"}) {
+          a["block_size"] = bs;
+          out.push_back({"attention", v, dt, a});
+        }
       }
   return out;
 }
@@ -100,11 +195,41 @@ INSTANTIATE_TEST_SUITE_P(Small, GpuCompute, ::testing::ValuesIn(cases()), case_n
 TEST(GpuComputeErrors, UnsupportedHeadDimNamesTheSupportedOnes) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   const KernelFamily& k = find_kernel("attention");
-  Problem p = make_problem(k, "gpu", "flash", "fp16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", "96"}});
-  try {
-    find_variant(k, "gpu", "flash").make(backend_for("gpu"), p);
-    FAIL() << "head_dim 96 accepted";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("32, 64 and 128"), std::string::npos) << e.what();
+  for (const char* d : {"48", "112", "160", "512"}) {
+    Problem p = make_problem(k, "gpu", "flash", "bf16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", d}});
+    try {
+      find_variant(k, "gpu", "flash").make(backend_for("gpu"), p);
+      FAIL() << "head_dim " << d << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("32, 64, 80, 96, 128 and 256"), std::string::npos) << e.what();
+    }
   }
+}
+
+TEST(GpuComputeErrors, VendorGemmRefusesSilu) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  if (!have_variant("gemm", "vendor")) GTEST_SKIP() << "vendor not in this build";
+  const KernelFamily& k = find_kernel("gemm");
+  for (const char* dt : {"fp32", "fp16", "bf16"}) {
+    Problem p = make_problem(k, "gpu", "vendor", dt, {{"M", "2"}, {"N", "40"}, {"K", "24"}, {"act", "silu"}});
+    try {
+      find_variant(k, "gpu", "vendor").make(backend_for("gpu"), p);
+      FAIL() << "vendor " << dt << " accepted act=silu";
+    } catch (const InvalidArgument& e) {
+      const std::string msg = e.what();
+      // It names the argument and a variant that runs SiLU (cuBLASLt's says silu; rocBLAS has no
+      // epilogue at all and says that).
+      EXPECT_EQ(msg.rfind("act:", 0), 0u) << msg;
+      EXPECT_NE(msg.find("unfused"), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(GpuComputeErrors, AnUnknownAttentionKernelNameIsAnError) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  const KernelFamily& k = find_kernel("attention");
+  Problem p = make_problem(k, "gpu", "flash", "bf16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", "64"}});
+  setenv("BWPROF_ATTN_KERNEL", "fastest", 1);
+  EXPECT_THROW(find_variant(k, "gpu", "flash").make(backend_for("gpu"), p), InvalidArgument);
+  unsetenv("BWPROF_ATTN_KERNEL");
 }

@@ -98,6 +98,58 @@ TEST(Reference, GemmSmallHandExample) {
   EXPECT_FALSE(gemm_check(d, p).ok);
 }
 
+// An activation's output is judged by what an error in its pre-activation z can do: one output in
+// GELU's tail (M = N = 1, K = 75: z about -4.7, y about 1e-6) passes when z is right to the dtype's
+// rounding, and still fails when it is wrong.
+TEST(Reference, GemmActivationTailIsJudgedThroughThePreActivation) {
+  const KernelFamily& k = find_kernel("gemm");
+  auto z_of = [](const GemmData& d, std::int64_t K) {
+    double z = 0;
+    for (std::int64_t i = 0; i < K; ++i) z += double(d.A.get(i)) * d.B.get(i);
+    return z;
+  };
+  for (const char* dtype : {"fp16", "bf16", "fp32"}) {
+    SCOPED_TRACE(dtype);
+    Problem p = make_problem(k, "cpu", "", dtype, {{"M", "1"}, {"N", "1"}, {"K", "75"}, {"act", "gelu"}, {"bias", "0"}});
+    GemmData d = make_gemm_data(p);
+    const double z = z_of(d, 75), y = act_gold(Act::kGelu, z);
+    ASSERT_LT(z, -3.0);  // the case the rule is for: a tail output, tiny against z
+    ASSERT_LT(std::fabs(y), 1e-2);
+    d.C.set(0, float(y));  // right, rounded to the dtype
+    EXPECT_TRUE(gemm_check(d, p).ok);
+    // z rounded to the dtype first (the unfused path stores A.B, then applies GELU).
+    HostTensor zt(p.dtype, 1, "z");
+    zt.set(0, float(z));
+    d.C.set(0, act_f(Act::kGelu, zt.get(0)));
+    EXPECT_TRUE(gemm_check(d, p).ok) << gemm_check(d, p).max_rel_error;
+    // Wrong: the tail flushed to zero (what the tanh form does in FP32), or the output 5x off.
+    d.C.set(0, 0.0f);
+    EXPECT_FALSE(gemm_check(d, p).ok);
+    d.C.set(0, float(5 * y));
+    EXPECT_FALSE(gemm_check(d, p).ok);
+    // The vendor's tanh-form GELU is allowed its documented distance from the erf form, no more.
+    d.C.set(0, 0.0f);
+    EXPECT_TRUE(gemm_check(d, p, 1e-4, kTanhGeluBound).ok);
+    d.C.set(0, float(y + 2 * kTanhGeluBound));
+    EXPECT_FALSE(gemm_check(d, p, 1e-4, kTanhGeluBound).ok);
+  }
+  // A normal-size output 1e-2 (FP32: 1e-3) off still fails, with and without the activation.
+  for (const char* act : {"none", "gelu", "silu", "relu"})
+    for (const char* dtype : {"fp16", "fp32"}) {
+      SCOPED_TRACE(std::string(act) + " " + dtype);
+      Problem p = make_problem(k, "cpu", "", dtype, {{"M", "20"}, {"N", "24"}, {"K", "64"}, {"act", act}, {"bias", "1"}});
+      GemmData d = make_gemm_data(p);
+      gemm_cpu(d, p);
+      EXPECT_TRUE(gemm_check(d, p).ok);
+      std::size_t big = 0;
+      for (std::size_t i = 0; i < d.C.size(); ++i)
+        if (std::fabs(d.C.get(i)) > std::fabs(d.C.get(big))) big = i;
+      const double rel = std::string(dtype) == "fp32" ? 1e-3 : 1e-2;
+      d.C.set(big, float(d.C.get(big) * (1 + rel)));
+      EXPECT_FALSE(gemm_check(d, p).ok) << gemm_check(d, p).max_rel_error;
+    }
+}
+
 TEST(Reference, AttentionWithOneKeyReturnsV) {
   const KernelFamily& k = find_kernel("attention");
   Problem p = make_problem(k, "cpu", "", "fp32", {{"heads", "2"}, {"seq_q", "1"}, {"seq_kv", "1"}, {"head_dim", "8"}});

@@ -11,6 +11,7 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/runner.hpp"
 
 using namespace bwprof;
 
@@ -118,7 +119,13 @@ TEST(Registry, VariantFlagsAreDeclaredWithTheVariants) {
   expect.insert("gemm/vendor");
 #endif
   EXPECT_EQ(matrix, expect);
-  EXPECT_EQ(variant("gemm", "gpu", "tensor").dtypes, (std::vector<DType>{DType::kF16}));
+  EXPECT_EQ(variant("gemm", "gpu", "tensor").dtypes, (std::vector<DType>{DType::kF16, DType::kBF16}));
+  // which dtypes run on the matrix units: FP16 and BF16, but only FP16 for the Q4_0 product's mma path
+  EXPECT_TRUE(runs_on_matrix_units(variant("gemm", "gpu", "tensor"), DType::kBF16));
+  EXPECT_TRUE(runs_on_matrix_units(variant("attention", "gpu", "flash"), DType::kBF16));
+  EXPECT_FALSE(runs_on_matrix_units(variant("attention", "gpu", "flash"), DType::kF32));
+  EXPECT_TRUE(runs_on_matrix_units(variant("q4_0_matmul", "gpu", "tiled"), DType::kF16));
+  EXPECT_FALSE(runs_on_matrix_units(variant("q4_0_matmul", "gpu", "tiled"), DType::kBF16));
 #endif
 }
 

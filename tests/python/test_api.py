@@ -97,7 +97,7 @@ def test_run_suite_quick_returns_every_family(tmp_path):
         assert col in df.columns, col
     assert set(df["family"]) == {"stream", "fill", "gemm", "attention", "kv_cache", "q4_0", "layernorm", "bias_act",
                                  "roofline"}
-    assert set(df["dtype"]) == {"fp32", "fp16"}
+    assert set(df["dtype"]) == {"fp32", "fp16", "bf16"}  # BF16 where the suite declares it (GEMM, attention)
     assert df["verified"].all()
     assert not df.attrs["errors"]
 

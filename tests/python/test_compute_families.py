@@ -34,9 +34,9 @@ def test_paged_attention_reference_on_the_cpu(block_size, dtype):
 
 def test_variants_and_their_dtypes_are_listed():
     gemm = {v["name"]: v for v in _kernel("gemm")["variants"]}
-    assert gemm["cpu"]["dtypes"] == ["fp32", "fp16"]
+    assert gemm["cpu"]["dtypes"] == ["fp32", "fp16", "bf16"]
     if "tensor" in gemm:  # builds with a GPU compiler
-        assert gemm["tensor"]["dtypes"] == ["fp16"]
+        assert gemm["tensor"]["dtypes"] == ["fp16", "bf16"]
         assert {"tiled", "unfused"} <= set(gemm)
     attn = {(v["name"], v["backend"]) for v in _kernel("attention")["variants"]}
     assert {("cpu", "cpu"), ("paged", "cpu")} <= attn

@@ -1,6 +1,9 @@
 """GEMM, QKV projection and flash attention on the GPU against the float64 reference (skipped
 without a GPU). Sizes that are not multiples of any tile sit beside aligned ones."""
+import os
+
 import pytest
+from hypothesis import assume, example, given, settings, strategies as st
 
 import bwprof
 from bwprof import _core
@@ -27,6 +30,11 @@ GEMM_SHAPES = [
     dict(M=64, N=64, K=9, bias=True, act="relu"),
     dict(M=19, N=24, K=16, act="gelu"),
     dict(M=513, N=1031, K=259, bias=True),
+    dict(M=1, N=4097, K=4095),                  # the skinny tile, unaligned, K split over blocks
+    dict(M=16, N=1000, K=11009, bias=True, act="gelu"),
+    dict(M=33, N=4095, K=1000),                 # few tiles: K split on the 64 x 64 tile
+    dict(M=13, N=4097, K=2049, bias=True, act="silu"),  # the skinny kernel's two groups of rows, unaligned
+    dict(M=700, N=2049, K=1031, bias=True),     # odd N and K: wgmma on padded copies where that pays
 ]
 
 
@@ -34,7 +42,7 @@ def _gemm_cases():
     out = []
     for v in ("tiled", "tensor", "vendor", "unfused"):
         for s in GEMM_SHAPES:
-            for dt in ("fp32", "fp16"):
+            for dt in ("fp32", "fp16", "bf16"):
                 if v == "tensor" and dt == "fp32":
                     continue
                 out.append((v, dt, s))
@@ -102,7 +110,7 @@ def test_tensor_wgmma_can_be_turned_off(monkeypatch):
     assert d["verified"] and d["block_size"] in (128, 256) and d["shared_mem_per_block"] < 110000
 
 
-def test_tensor_variant_is_fp16_only_and_names_the_alternatives():
+def test_tensor_variant_is_fp16_bf16_only_and_names_the_alternatives():
     with pytest.raises(ValueError, match="tensor.*fp32|fp32.*tensor"):
         bwprof.measure("gemm", dtype="fp32", device="gpu", variant="tensor", M=8, N=8, K=8, **Q)
 
@@ -113,7 +121,7 @@ def test_unknown_gemm_variant_lists_the_available_ones():
 
 
 @pytest.mark.parametrize("variant", ["fused", "separate"])
-@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("shape", [dict(tokens=64, hidden=768), dict(tokens=37, hidden=100)])
 def test_qkv_projection_matches_reference(variant, dtype, shape):
     d = bwprof.measure("qkv_projection", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
@@ -130,11 +138,15 @@ ATTN = [
     dict(batch=3, heads=8, kv_heads=8, seq_q=1, seq_kv=4097, head_dim=128),   # decode, split over the KV length
     dict(batch=2, heads=32, kv_heads=4, seq_q=1, seq_kv=1500, head_dim=64),   # decode with GQA groups of 8
     dict(heads=12, kv_heads=4, seq_q=1, seq_kv=33, head_dim=32),
+    dict(batch=3, heads=21, kv_heads=3, seq_q=67, seq_kv=99, head_dim=80, causal=True),   # GQA 7
+    dict(batch=2, heads=9, kv_heads=3, seq_q=1, seq_kv=5000, head_dim=96),                 # decode, GQA 3
+    dict(heads=4, kv_heads=1, seq_q=129, head_dim=256, causal=True),
+    dict(batch=3, heads=8, kv_heads=2, seq_q=1, seq_kv=3001, head_dim=256),
 ]
 
 
 @pytest.mark.parametrize("variant", ["flash", "flash_paged"])
-@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("shape", ATTN)
 def test_flash_attention_matches_reference(variant, dtype, shape):
     extra = dict(block_size=16 if shape["seq_q"] % 2 else 7) if variant == "flash_paged" else {}
@@ -143,9 +155,128 @@ def test_flash_attention_matches_reference(variant, dtype, shape):
     assert d["registers_per_thread"] > 0 and d["block_size"] > 0
 
 
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(1, 3), kv_heads=st.integers(1, 3), group=st.integers(1, 8), seq_q=st.integers(1, 300),
+       extra=st.integers(0, 700), head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
+       dtype=st.sampled_from(["fp16", "bf16", "fp32"]), paged=st.booleans(), block=st.integers(1, 33))
+def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype, paged, block):
+    kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
+              head_dim=head_dim, causal=causal)
+    if paged:
+        kw["block_size"] = block
+    d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if paged else "flash",
+                       **kw, **Q).to_dict()
+    assert d["verified"], f"attention {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(kernel=st.sampled_from(["wgmma", "decode", "flash"]), batch=st.integers(1, 3), kv_heads=st.integers(1, 3),
+       group=st.integers(1, 8), seq_q=st.one_of(st.integers(1, 4), st.integers(1, 400)), extra=st.integers(0, 700),
+       head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]))
+def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
+                                             block):
+    # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
+    # block 0: contiguous K/V.
+    kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
+              head_dim=head_dim, causal=causal)
+    if block:
+        kw["block_size"] = block
+    os.environ["BWPROF_ATTN_KERNEL"] = kernel
+    try:
+        d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
+                           **kw, **Q).to_dict()
+    except ValueError as e:
+        assume("BWPROF_ATTN_KERNEL" not in str(e))
+        raise
+    finally:
+        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+    assert d["verified"], f"attention {kernel} {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 300), n=st.integers(1, 700), k=st.integers(1, 3000), bias=st.booleans(),
+       act=st.sampled_from(["none", "relu", "gelu"]), dtype=st.sampled_from(["fp16", "bf16"]))
+@example(m=1, n=1, k=75, bias=False, act="gelu", dtype="fp16")  # failed on an older skinny kernel (0.0133)
+@example(m=1, n=1, k=75, bias=False, act="gelu", dtype="bf16")
+@example(m=16, n=1, k=3000, bias=True, act="gelu", dtype="fp16")
+def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
+                       **Q).to_dict()
+    assert d["verified"], f"gemm tensor {dtype} M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+# The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by their knobs
+# at any shape they take: the skinny vector-unit kernel up to 64 rows (groups of 8, K split or
+# whole), wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
+# device has no wgmma), and K split over blocks (wgmma's tile sums in split order; mma.sync's
+# accumulator), up to more splits than K has steps of 64.
+KNOBS = {
+    "gemv": {"BWPROF_GEMM_TILE": "gemv"},
+    "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
+    "pad": {"BWPROF_GEMM_PAD": "1"},
+    "pad-64x128": {"BWPROF_GEMM_TILE": "64x128"},
+    "split-3": {"BWPROF_GEMM_SPLITS": "3"},
+    "split-128x256-5": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "5"},
+    "split-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32"},
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(knob=st.sampled_from(sorted(KNOBS)), m=st.integers(1, 300), n=st.integers(1, 1100), k=st.integers(1, 3000),
+       bias=st.booleans(), act=st.sampled_from(["none", "relu", "gelu", "silu"]), dtype=st.sampled_from(["fp16", "bf16"]))
+def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dtype):
+    if knob.startswith("gemv"):
+        m = 1 + m % 64
+    else:
+        m = 17 + m % 284  # past the skinny kernel's rows
+    os.environ.update(KNOBS[knob])
+    try:
+        d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
+                           **Q).to_dict()
+    finally:
+        for key in KNOBS[knob]:
+            os.environ.pop(key, None)
+    assert d["verified"], (f"gemm tensor {knob} {dtype} M={m} N={n} K={k} bias={bias} act={act}: "
+                           f"error {d['max_rel_error']} > {d['tolerance']}")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, tmp_path, monkeypatch):
+    # M = 200, N = 304 (partial tiles of every shape), K = 4096: few output tiles and a long K,
+    # where bwprof splits K on wgmma; run several times (the tile counters reset after each
+    # launch), with a bias and GELU in the last split's epilogue.
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=200, N=304, K=4096, bias=True,
+                       act="gelu", repeats=5, warmup=2, min_time_s=0.0, max_time_s=1.0).to_dict()
+    assert d["verified"], f"error {d['max_rel_error']} > {d['tolerance']}"
+    said = log.read_text()
+    assert "wgmma" in said and "splits 1 " not in said, said
+
+
+def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_GEMM_TILE", "96x96")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE: no wgmma tile 96x96"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
+
+
+def test_gemm_skinny_kernel_past_64_rows_is_a_clear_error():
+    os.environ["BWPROF_GEMM_TILE"] = "gemv"
+    try:
+        with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=gemv.*M <= 64"):
+            bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, **Q)
+    finally:
+        os.environ.pop("BWPROF_GEMM_TILE", None)
+
+
 def test_unsupported_head_dim_names_the_supported_ones():
-    with pytest.raises(ValueError, match="head_dim.*32, 64 and 128"):
-        bwprof.measure("attention", device="gpu", variant="flash", heads=2, seq_q=8, head_dim=80, **Q)
+    with pytest.raises(ValueError, match="head_dim.*32, 64, 80, 96, 128 and 256"):
+        bwprof.measure("attention", device="gpu", variant="flash", heads=2, seq_q=8, head_dim=48, **Q)
 
 
 def test_mismatched_heads_are_value_errors():

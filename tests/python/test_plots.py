@@ -116,6 +116,55 @@ def test_fp32_vs_fp16_needs_rows():
         plots.fp32_vs_fp16("results.csv")
 
 
+def synthetic3():
+    """synthetic() plus BF16 rows: FP16's bytes, 0.5x FP32's time (so BF16/FP32 = 2, BF16/FP16 = 1.2)."""
+    df = synthetic()
+    bf = df[df.dtype == "fp16"].copy()
+    bf["dtype"] = "bf16"
+    bf["time_median_us"] = df[df.dtype == "fp32"]["time_median_us"].to_numpy() * 0.5
+    bf["bandwidth_gbs"] = bf["bandwidth_gbs"] * 1.2
+    return pd.concat([df, bf], ignore_index=True)
+
+
+def test_compare_dtypes_three_dtypes_bars_speedups_and_table(tmp_path):
+    df = synthetic3()
+    fig = plots.compare_dtypes(df, path=tmp_path / "cmp3.png")
+    assert_files(tmp_path, "cmp3")
+    panels = [ax for ax in fig.axes if ax.get_title() in ("stream", "gemm", "attention")]
+    assert [len(bars(ax)) for ax in panels] == [6, 9, 6]          # three bars per configuration
+    gemm = panels[1]
+    speedups = sorted(t.get_text() for t in gemm.texts if t.get_text().startswith("\u00d7"))
+    assert speedups == ["\u00d71.67"] * 3 + ["\u00d72.00"] * 3   # FP16 and BF16 over FP32, one per bar
+    assert "FP32 vs FP16 vs BF16" in fig._suptitle.get_text()
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["FP32", "FP16", "BF16"]
+    table = plots.comparison_table(df)
+    assert list(table.columns) == ["operation", "configs", "fp32_bandwidth_gbs", "fp16_bandwidth_gbs",
+                                   "bf16_bandwidth_gbs", "fp16_speedup", "bf16_speedup"]
+    assert table["bf16_speedup"].tolist()[1:3] == pytest.approx([2.0, 2.0])
+    # another baseline: speed-ups over FP16
+    t16 = plots.comparison_table(df, baseline="fp16")
+    assert "fp16_speedup" not in t16 and t16["bf16_speedup"].tolist()[1] == pytest.approx(1.2)
+    assert t16["fp32_speedup"].tolist()[1] == pytest.approx(0.6)
+    # a chosen pair: FP16 against BF16 only
+    fig2 = plots.compare_dtypes(df, dtypes=["fp16", "bf16"])
+    assert [len(bars(ax)) for ax in fig2.axes if ax.get_title() == "gemm"] == [6]
+
+
+def test_compare_dtypes_bad_arguments():
+    df = synthetic3()
+    with pytest.raises(plots.NoData):
+        plots.compare_dtypes(df[df.dtype == "bf16"])                # one dtype: nothing to compare
+    with pytest.raises(plots.NoData, match="int8"):
+        plots.compare_dtypes(df, dtypes=["fp32", "int8"])
+    with pytest.raises(ValueError, match="baseline"):
+        plots.compare_dtypes(df, dtypes=["fp32", "fp16"], baseline="bf16")
+    with pytest.raises(ValueError, match="dtypes"):
+        plots.comparison_table(df, dtypes=["fp32", "fp32"])
+    with pytest.raises(ValueError, match="dtypes"):
+        plots.comparison_table(df, dtypes=[])
+
+
 def test_roofline_points_roofs_ridges_and_sweep(tmp_path):
     df = synthetic()
     ceil = rl.ceilings({"fp32": {"bandwidth_gbs": BW, "gflops": FL, "bandwidth_theoretical_gbs": 120.0},
@@ -293,7 +342,7 @@ def test_bench_draws_its_charts_and_prints_their_paths(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0
     (run,) = tmp_path.iterdir()
-    for name in ("fp32_vs_fp16", "roofline", "peak_bandwidth", "time_breakdown"):
+    for name in ("dtype_comparison", "roofline", "peak_bandwidth", "time_breakdown"):
         assert f"plot:    {run / name}.png" in out
         assert (run / f"{name}.svg").stat().st_size > 2000
         assert_picture(run / f"{name}.png")

@@ -1,8 +1,10 @@
 """The default suite comes from the kernel families' own declarations (kernels/<family>/family.cpp)
 and equals, configuration for configuration, the list python/bwprof/suite.py used to hold
 (tests/data/default_suite.json, written from it before the move, its labels since written from the
-shapes), plus the fill family's and the transfer family's (host copies, d2d and memset, 4 KB to 1 GB).
+shapes), plus the fill family's, the clean read's and the transfer family's (host copies, d2d and
+memset, 4 KB to 1 GB), and BF16 where issue #18 added it (the GEMM's decode and FFN shapes, attention's decode and prefill).
 Every label describes the shape that runs, full and --quick."""
+import dataclasses
 import json
 import os
 import re
@@ -24,6 +26,12 @@ def _snapshot():
 
 
 TRANSFERS = ("h2d", "d2h", "d2d", "memset")
+BF16_CONFIGS = {("gemm", "decode"), ("gemm", "ffn"), ("attention", "decode kv=4096 b=4"),
+                ("attention", "prefill causal 512")}
+
+
+def _without_bf16(c):
+    return dataclasses.replace(c, dtypes=tuple(d for d in c.dtypes if d != "bf16"))
 
 
 NEW = ("fill", "stream_read", *TRANSFERS)  # the kernels added since suite.py
@@ -32,7 +40,8 @@ NEW = ("fill", "stream_read", *TRANSFERS)  # the kernels added since suite.py
 def test_the_suite_is_the_one_suite_py_held_plus_fill():
     old = _snapshot()
     new = default_suite()
-    assert [c for c in new if c.kernel not in NEW] == old
+    assert [_without_bf16(c) for c in new if c.kernel not in NEW] == old
+    assert {(c.kernel, c.label) for c in new if "bf16" in c.dtypes} == BF16_CONFIGS
     # The transfers: host copies pinned and pageable at six sizes, d2d and memset at four, FP32 only.
     sizes = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30]
     for k in ("h2d", "d2h"):

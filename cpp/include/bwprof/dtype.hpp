@@ -5,7 +5,7 @@
 
 namespace bwprof {
 
-// BF16 is a storage type of the collectives (NCCL/RCCL move it); no kernel family computes in it yet.
+// kBF16: bfloat16 (8 exponent bits like FP32, 8 significand bits: unit roundoff 2^-8).
 enum class DType { kF32, kF16, kBF16 };
 
 const char* to_string(DType t);

@@ -45,20 +45,4 @@ inline half_bits float_to_half(float f) {
   return static_cast<half_bits>(sign | (ax >> 13));
 }
 
-// bfloat16: the top half of an FP32. Rounded to nearest even; NaN stays NaN.
-inline float bf16_to_float(half_bits h) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-inline half_bits float_to_bf16(float f) {
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<half_bits>((x >> 16) | 0x40u);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<half_bits>(x >> 16);
-}
-
 }  // namespace bwprof

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "bwprof/dtype.hpp"
+#include "bwprof/bf16.hpp"
 #include "bwprof/half.hpp"
 
 namespace bwprof {
@@ -28,12 +29,18 @@ class HostTensor {
   template <class T> const T* as() const { return static_cast<const T*>(data()); }
 
   float get(std::size_t i) const {
-    if (dtype_ == DType::kF32) return as<float>()[i];
-    return dtype_ == DType::kF16 ? half_to_float(as<half_bits>()[i]) : bf16_to_float(as<half_bits>()[i]);
+    switch (dtype_) {
+      case DType::kF32: return as<float>()[i];
+      case DType::kF16: return half_to_float(as<half_bits>()[i]);
+      default: return bf16_to_float(as<bf16_bits>()[i]);
+    }
   }
   void set(std::size_t i, float v) {
-    if (dtype_ == DType::kF32) as<float>()[i] = v;
-    else as<half_bits>()[i] = dtype_ == DType::kF16 ? float_to_half(v) : float_to_bf16(v);
+    switch (dtype_) {
+      case DType::kF32: as<float>()[i] = v; break;
+      case DType::kF16: as<half_bits>()[i] = float_to_half(v); break;
+      default: as<bf16_bits>()[i] = float_to_bf16(v);
+    }
   }
   // Uniform values in [lo, hi), deterministic for a seed, filled in parallel.
   void fill_random(std::uint64_t seed, float lo = -1.0f, float hi = 1.0f);

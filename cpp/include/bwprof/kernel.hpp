@@ -155,14 +155,20 @@ struct Variant {
   std::string backend;  // "cpu" or "gpu"
   Factory make;
   std::vector<DType> dtypes;  // empty: every dtype of the family
-  // FP16 work runs on the matrix units (tensor cores, MFMA), so its compute roof is theirs.
+  // Its work in matrix_dtypes (FP16, BF16) runs on the matrix units (tensor cores, MFMA), so its
+  // compute roof is theirs.
   bool matrix_units = false;
+  std::vector<DType> matrix_dtypes;
   Ceiling ceiling = Ceiling::kNone;
 
   // Flags, so that a descriptor declares each variant in one expression:
-  // Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16}).on_matrix_units()
+  // Variant{"tensor", "gpu", make_gemm_gpu}.only({DType::kF16, DType::kBF16}).on_matrix_units()
   Variant& only(std::vector<DType> d) { dtypes = std::move(d); return *this; }
-  Variant& on_matrix_units() { matrix_units = true; return *this; }
+  Variant& on_matrix_units(std::vector<DType> d = {DType::kF16, DType::kBF16}) {
+    matrix_units = true;
+    matrix_dtypes = std::move(d);
+    return *this;
+  }
   Variant& measures(Ceiling c) { ceiling = c; return *this; }
 };
 

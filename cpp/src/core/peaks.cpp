@@ -272,19 +272,16 @@ DevicePeaks measure_all(Backend& backend) {
   }
   measure_runs(backend, d);
   // A dtype without a vector ceiling of its own on this backend computes in FP32 (FP16 storage
-  // on the CPU): FP32's roof is its roof.
-  for (auto& kv : d.gflops) {  // the per-type table: only the chains that ran (no CPU FP16)
+  // on the CPU; BF16 everywhere, its kernels converting to FP32): FP32's roof is its roof.
+  for (auto& kv : d.gflops) {  // the per-type table: only the chains that ran (no CPU FP16, no BF16)
     d.vector[to_string(kv.first)].gflops = kv.second;
     d.vector[to_string(kv.first)].source = d.source[kv.first];
   }
-  if (!d.gflops.count(DType::kF16) && d.gflops.count(DType::kF32)) {
-    d.gflops[DType::kF16] = d.gflops[DType::kF32];
-    d.source[DType::kF16] = d.source[DType::kF32];
-  }
-  // BF16 (the collectives' storage type) has no vector ceiling of its own: FP16's is the nearest.
-  if (!d.gflops.count(DType::kBF16) && d.gflops.count(DType::kF16)) {
-    d.gflops[DType::kBF16] = d.gflops[DType::kF16];
-    d.source[DType::kBF16] = d.source[DType::kF16];
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    if (!d.gflops.count(t) && d.gflops.count(DType::kF32)) {
+      d.gflops[t] = d.gflops[DType::kF32];
+      d.source[t] = d.source[DType::kF32];
+    }
   }
   return d;
 }
@@ -313,10 +310,11 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
   p.matrix = d.matrix;
   p.vector = d.vector;
   p.levels = d.levels;
-  // The matrix roof of the row's dtype: FP16 data runs FP16 MMAs (FP32 accumulation); bwprof's
-  // FP32 kernels use no matrix units (TF32 is another arithmetic), so FP32 has none.
+  // The matrix roof of the row's dtype: FP16 (BF16) data runs FP16 (BF16) MMAs (FP32
+  // accumulation); bwprof's FP32 kernels use no matrix units (TF32 is another arithmetic), so FP32
+  // has none.
   auto mx = d.matrix.find(to_string(dtype));
-  if (dtype == DType::kF16 && mx != d.matrix.end()) {
+  if (dtype != DType::kF32 && mx != d.matrix.end()) {
     p.matrix_gflops = mx->second.gflops;
     p.matrix_gflops_theoretical = mx->second.gflops_theoretical;
     p.matrix_source = mx->second.gflops > 0 ? mx->second.source : "none";

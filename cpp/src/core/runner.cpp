@@ -153,7 +153,9 @@ Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& 
   return m;
 }
 
-bool runs_on_matrix_units(const Variant& v, DType dtype) { return v.matrix_units && dtype == DType::kF16; }
+bool runs_on_matrix_units(const Variant& v, DType dtype) {
+  return v.matrix_units && std::find(v.matrix_dtypes.begin(), v.matrix_dtypes.end(), dtype) != v.matrix_dtypes.end();
+}
 
 Peaks link_peaks(const Link& link) {
   Peaks p;
@@ -174,8 +176,8 @@ bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const De
 
 bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks) {
   m.peaks = peaks;
-  // FP16 on the matrix units: their roof, measured by bwprof's matrix-peak kernel (the
-  // architecture table's where it measured none).
+  // FP16 and BF16 on the matrix units: their roof, measured by bwprof's matrix-peak kernel (the
+  // architecture table's where it measured none; BF16 runs at FP16's rate on every GPU it knows).
   if (matrix_units && (peaks.matrix_gflops > 0 || info.fp16_matrix_gflops_theoretical > 0))
     use_matrix_roof(m.peaks, info.fp16_matrix_gflops_theoretical, m.dtype);
   return derive_rates(m, pattern);

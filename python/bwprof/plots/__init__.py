@@ -1,4 +1,4 @@
-"""Charts for reports: FP32 vs FP16, the roofline, time breakdowns and peak bandwidth.
+"""Charts for reports: dtype comparisons, the roofline, time breakdowns and peak bandwidth.
 
 Every function returns a matplotlib Figure drawn on the Agg canvas (importing bwprof never
 touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` and
@@ -9,7 +9,7 @@ touches pyplot or the user's backend) and, given ``path``, saves ``<stem>.png`` 
     fig = plots.roofline(df, path="results/roofline")   # results/roofline.png + .svg
     plots.plot_all(df, "results/run1")
 
-One chart kind per module: comparison (fp32_vs_fp16, comparison_table), roofline_chart,
+One chart kind per module: comparison (compare_dtypes, fp32_vs_fp16, comparison_table), roofline_chart,
 breakdown (time_breakdown), peaks (peak_bandwidth), size_chart (size_ceiling) and links
 (p2p_heatmap, collective_busbw, transfer_sizes, device_comparison: what crosses links, and a run over
 several GPUs), over labels (place_labels), bars (the horizontal-bar helper), style (colours, markers,
@@ -26,7 +26,7 @@ import pandas as pd
 from .. import arguments as _args, roofline as rl
 from ..files import ensure_folder
 from .breakdown import time_breakdown
-from .comparison import comparison_table, fp32_vs_fp16
+from .comparison import compare_dtypes, comparison_table, fp32_vs_fp16
 from .figure import NoData, _device_name
 from .labels import place_labels
 from .links import collective_busbw, device_comparison, p2p_heatmap, transfer_sizes
@@ -40,7 +40,7 @@ from .style import (DTYPE_COLORS, FAMILY_MARKERS, LEVEL_GID, POINT_LABEL_GID, PO
 def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None, sweep=None,
              device_name=None, size_curve: dict | None = None) -> list[Path]:
     """Every chart ``df`` supports, as PNG and SVG in ``out_dir``; returns the files written.
-    A chart without data (e.g. FP32 vs FP16 from a one-dtype run) is skipped. ``size_curve``
+    A chart without data (e.g. the dtype comparison of a one-dtype run) is skipped. ``size_curve``
     (``bwprof.peaks()["size_curve"]``; by default the one a bench saved in ``out_dir``) adds the
     measured points to the size chart."""
     if not isinstance(df, pd.DataFrame):
@@ -55,7 +55,7 @@ def plot_all(df: pd.DataFrame, out_dir, *, ceilings: pd.DataFrame | None = None,
     # The intensity sweep is a measuring instrument, not a workload: keep it out of the time shares.
     kernels_only = rl.split_sweep(df)[0]
     jobs = [
-        ("fp32_vs_fp16", lambda p: fp32_vs_fp16(df, p, device_name=device_name)),
+        ("dtype_comparison", lambda p: compare_dtypes(df, p, device_name=device_name)),
         ("roofline", lambda p: roofline(df, ceilings, sweep, p, device_name=device_name)),
         ("peak_bandwidth", lambda p: peak_bandwidth(df, device_name=device_name, path=p)),
         ("size_ceiling", lambda p: size_ceiling(kernels_only, size_curve, p, device_name=device_name)),
@@ -122,7 +122,7 @@ def _saved_size_curve(src: Path) -> dict | None:
 
 def register_cli(subparsers) -> None:
     """Adds ``plot RESULTS [--out DIR]`` to the bwprof CLI."""
-    s = subparsers.add_parser("plot", help="draw the charts (FP32 vs FP16, roofline, bandwidth, time) of a run")
+    s = subparsers.add_parser("plot", help="draw the charts (dtype comparison, roofline, bandwidth, time) of a run")
     s.add_argument("results", metavar="RESULTS", help="a run folder, its results.csv, rows.jsonl or bandwidth_report.json")
     s.add_argument("--out", metavar="DIR", help="folder for the PNG and SVG files (default: the run folder)")
     s.set_defaults(func=_cmd_plot)
@@ -130,6 +130,6 @@ def register_cli(subparsers) -> None:
 
 __all__ = ["DTYPE_COLORS", "FAMILY_MARKERS", "LEVEL_GID", "NoData", "POINT_LABEL_GID", "POINTS_GID", "RIDGE_LABEL_GID",
            "ROOF_GID", "SWEEP_GID",
-           "collective_busbw", "comparison_table", "device_comparison", "fp32_vs_fp16", "p2p_heatmap",
-           "peak_bandwidth", "place_labels", "plot_all", "register_cli", "roofline", "size_ceiling",
+           "collective_busbw", "compare_dtypes", "comparison_table", "device_comparison", "fp32_vs_fp16",
+           "p2p_heatmap", "peak_bandwidth", "place_labels", "plot_all", "register_cli", "roofline", "size_ceiling",
            "time_breakdown", "transfer_sizes"]

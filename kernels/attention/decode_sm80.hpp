@@ -1,0 +1,307 @@
+// Attention's decode kernel on NVIDIA matrix units (FP16 or BF16, sm_80+; K/V contiguous or paged):
+// for a few query rows per KV head (a decode step: one position of the `group` query heads that
+// share the KV head, or a few positions), where the time is reading K and V once.
+//   A block takes one KV head of one sequence and one split of its keys (flash decoding: the splits
+//   fill the GPU when batch x kv_heads alone would not). Its query rows (position-major: row r is
+//   position r / group of query head kvh * group + r % group) form the M side of the matrix-unit
+//   tiles, 16 (MT = 1) or 32 (MT = 2) rows, so K and V are read once for all the heads that share
+//   them. Each of the 4 warps takes its own steps of 16 keys (step w, w + 4, ...), staged by the
+//   warp itself in a ring of shared memory (cp.async, `kStages` deep, no block-wide barrier), and
+//   keeps its own online softmax (running max and sum, FP32) and output: S = Q.K^T and O += P.V on
+//   mma.sync m16n8k16, P staying in registers. At the end the four warps' states are merged in
+//   shared memory into O, or with more than one split into FP32 partials that rows.hip's combine
+//   kernel merges.
+// Included by decode_sm80_f16.hip and decode_sm80_bf16.hip, one element type each.
+#pragma once
+#include "common/gpu_runtime.hpp"
+#if defined(BWPROF_CUDA)
+#include <cmath>
+#include <cstddef>
+
+#include "attention/gpu.hpp"
+#include "bwprof/error.hpp"
+#include "common/gpu_common.hpp"
+#include "common/gpu_mma.hpp"
+#include "gpu/gpu_backend.hpp"
+
+namespace bwprof {
+namespace attention {
+namespace decode_detail {
+
+using namespace gpu;
+
+constexpr int kWarps = 4, kThreads = 32 * kWarps, kKeys = 16;
+
+template <int D, int MT>
+struct DecodeCfg {
+  static constexpr int kStride = D + 8;  // elements: ldmatrix's 8 rows fall in 8 different bank groups
+  static constexpr int kStages = D <= 64 ? 4 : D <= 128 ? 3 : 2;
+  static constexpr int kChunk = kKeys * kStride;                 // K or V of one step
+  static constexpr int kRingBytes = kWarps * kStages * 2 * kChunk * 2;
+  static constexpr int kQBytes = 16 * MT * kStride * 2;
+  static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32
+  static constexpr int kStatBytes = (2 * kWarps + 2) * 16 * MT * 4;
+  static constexpr int kBytes = (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes) + kQBytes + kStatBytes;
+  static_assert(D % 16 == 0, "head_dim: a multiple of 16");
+  static_assert(MT * D <= 256, "the output accumulators: MT * D / 2 per thread");
+};
+
+__device__ __forceinline__ float dec_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// grid: x = b * kv_heads + kv head, y = key split.
+template <class T, int D, int MT, bool PAGED>
+__global__ void __launch_bounds__(kThreads)
+    bwprof_attention_decode(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ Vm,
+                            T* __restrict__ O, float* __restrict__ ws_o, float* __restrict__ ws_ml, KvLayout kv,
+                            int heads, int seq_q, int group, int split_len, float scale_log2, bool causal) {
+  using C = DecodeCfg<D, MT>;
+  constexpr int ST = C::kStride, KT = D / 16, DT = D / 8, RM = 16 * MT;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
+  T* ring = reinterpret_cast<T*>(smem_raw) + warp * C::kStages * 2 * C::kChunk;
+  float* merge = reinterpret_cast<float*>(smem_raw);  // after the keys: [warp][row][D]
+  const int big = C::kRingBytes > C::kMergeBytes ? C::kRingBytes : C::kMergeBytes;
+  T* sq = reinterpret_cast<T*>(smem_raw + big);
+  float* st_m = reinterpret_cast<float*>(smem_raw + big + C::kQBytes);  // [warp][row], then the rows' totals
+  float* st_l = st_m + kWarps * RM;
+  float* row_m = st_l + kWarps * RM;
+  float* row_l = row_m + RM;
+  const int R = seq_q * group;  // rows of this KV head (<= RM)
+  const int b = blockIdx.x / kv.kv_heads, kvh = blockIdx.x % kv.kv_heads;
+  const int split = blockIdx.y, splits = gridDim.y;
+  const int shift = kv.seq_kv - seq_q;
+  const int k_visible = causal ? min(kv.seq_kv, (R - 1) / group + shift + 1) : kv.seq_kv;
+  const int k_begin = split * split_len, k_end = min(k_visible, k_begin + split_len);
+  const int steps = k_end > k_begin ? (k_end - k_begin + kKeys - 1) / kKeys : 0;
+  const int mine = steps > warp ? (steps - warp + kWarps - 1) / kWarps : 0;  // steps w, w + 4, ...
+
+  for (int c = tid; c < RM * D / 8; c += kThreads) {  // Q, zeros past the rows
+    const int r = c / (D / 8), x = (c % (D / 8)) * 8;
+    const bool in = r < R;
+    const int hq = kvh * group + (in ? r % group : 0), i = in ? r / group : 0;
+    cp_async16(sq + r * ST + x, Q + ((static_cast<std::size_t>(b) * heads + hq) * seq_q + i) * D + x, in);
+  }
+  cp_async_commit();
+  auto load = [&](int slot, int n) {  // this warp's n-th step into ring slot `slot`
+    T* dk = ring + slot * 2 * C::kChunk;
+    T* dv = dk + C::kChunk;
+    const int k0 = k_begin + (warp + n * kWarps) * kKeys;
+#pragma unroll
+    for (int u = 0; u < kKeys * D / 8 / 32; ++u) {
+      const int c = lane + 32 * u;
+      const int r = c / (D / 8), x = (c % (D / 8)) * 8;
+      const int j = k0 + r;
+      const bool in = j < k_end;
+      const std::size_t off = in ? kv.offset<PAGED, D>(b, kvh, j) + x : 0;
+      cp_async16(dk + r * ST + x, K + off, in);
+      cp_async16(dv + r * ST + x, Vm + off, in);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < C::kStages - 1; ++s) {
+    if (s < mine) load(s, s);
+    cp_async_commit();
+  }
+  cp_async_wait<C::kStages - 1>();  // Q (the oldest group)
+  __syncthreads();
+
+  float o[MT][DT][4], m[MT][2], l[MT][2];
+  int qi[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int d = 0; d < DT; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.f;
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) m[mt][rr] = -INFINITY, l[mt][rr] = 0.f, qi[mt][rr] = (mt * 16 + rr * 8 + g) / group;
+  }
+  const T* qwarp = sq + (lane % 16) * ST + (lane / 16) * 8;
+  for (int n = 0; n < mine; ++n) {
+    cp_async_wait<C::kStages - 2>();
+    __syncwarp();
+    if (n + C::kStages - 1 < mine) load((n + C::kStages - 1) % C::kStages, n + C::kStages - 1);
+    cp_async_commit();
+    const T* tk = ring + (n % C::kStages) * 2 * C::kChunk;
+    const T* tv = tk + C::kChunk;
+    float s[MT][2][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) s[mt][0][0] = s[mt][0][1] = s[mt][0][2] = s[mt][0][3] = s[mt][1][0] =
+        s[mt][1][1] = s[mt][1][2] = s[mt][1][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KT; ++kk) {
+      unsigned r[4];
+      ldmatrix_x4(r, tk + ((lane % 8) + (lane / 16) * 8) * ST + kk * 16 + ((lane / 8) % 2) * 8);
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        unsigned a[4];
+        ldmatrix_x4(a, qwarp + mt * 16 * ST + kk * 16);
+        mma_16816_t<T>(s[mt][0], a, b0);
+        mma_16816_t<T>(s[mt][1], a, b1);
+      }
+    }
+    const int k0 = k_begin + (warp + n * kWarps) * kKeys;
+    if (k0 + kKeys > k_end || (causal && k0 + kKeys - 1 > shift)) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int x = 0; x < 2; ++x)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int j = k0 + x * 8 + 2 * tq + (e & 1);
+            if (j >= k_end || (causal && j > qi[mt][e >> 1] + shift)) s[mt][x][e] = -INFINITY;
+          }
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      float c[2];
+#pragma unroll
+      for (int rr = 0; rr < 2; ++rr) {
+        float mx = fmaxf(m[mt][rr], fmaxf(fmaxf(s[mt][0][2 * rr], s[mt][0][2 * rr + 1]),
+                                          fmaxf(s[mt][1][2 * rr], s[mt][1][2 * rr + 1])));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float use = mx == -INFINITY ? 0.f : mx * scale_log2;
+        c[rr] = m[mt][rr] == -INFINITY ? 0.f : dec_exp2(m[mt][rr] * scale_log2 - use);
+        m[mt][rr] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+          s[mt][x][2 * rr] = dec_exp2(fmaf(s[mt][x][2 * rr], scale_log2, -use));
+          s[mt][x][2 * rr + 1] = dec_exp2(fmaf(s[mt][x][2 * rr + 1], scale_log2, -use));
+          sum += s[mt][x][2 * rr] + s[mt][x][2 * rr + 1];
+        }
+        l[mt][rr] = l[mt][rr] * c[rr] + sum;
+      }
+#pragma unroll
+      for (int d = 0; d < DT; ++d) o[mt][d][0] *= c[0], o[mt][d][1] *= c[0], o[mt][d][2] *= c[1], o[mt][d][3] *= c[1];
+      const unsigned pa[4] = {pack2<T>(s[mt][0][0], s[mt][0][1]), pack2<T>(s[mt][0][2], s[mt][0][3]),
+                              pack2<T>(s[mt][1][0], s[mt][1][1]), pack2<T>(s[mt][1][2], s[mt][1][3])};
+#pragma unroll
+      for (int dp = 0; dp < DT / 2; ++dp) {
+        unsigned r[4];
+        ldmatrix_x4_trans(r, tv + ((lane % 8) + ((lane / 8) % 2) * 8) * ST + dp * 16 + (lane / 16) * 8);
+        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        mma_16816_t<T>(o[mt][2 * dp], pa, b0);
+        mma_16816_t<T>(o[mt][2 * dp + 1], pa, b1);
+      }
+    }
+    __syncwarp();  // every lane is done with this slot before a later step's load overwrites it
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the ring is free: it becomes the merge buffer
+
+  // Merge the warps: each warp's (max, sum) per row, the rows' common max, each warp's output
+  // scaled to it, then the sum over the warps.
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      float lt = l[mt][rr];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      if (tq == 0) {
+        const int row = mt * 16 + rr * 8 + g;
+        st_m[warp * RM + row] = m[mt][rr] == -INFINITY ? -INFINITY : m[mt][rr] * scale_log2;
+        st_l[warp * RM + row] = lt;
+      }
+    }
+  __syncthreads();
+  if (tid < RM) {
+    float mx = -INFINITY;
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, st_m[w * RM + tid]);
+    float sum = 0.f;
+    for (int w = 0; w < kWarps; ++w)
+      sum += st_m[w * RM + tid] == -INFINITY ? 0.f : st_l[w * RM + tid] * exp2f(st_m[w * RM + tid] - mx);
+    row_m[tid] = mx;
+    row_l[tid] = sum;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const int row = mt * 16 + rr * 8 + g;
+      const float mw = st_m[warp * RM + row];
+      const float f = mw == -INFINITY ? 0.f : exp2f(mw - row_m[row]);
+      float* dst = merge + (warp * RM + row) * D + 2 * tq;
+#pragma unroll
+      for (int d = 0; d < DT; ++d)
+        *reinterpret_cast<float2*>(dst + d * 8) = make_float2(o[mt][d][2 * rr] * f, o[mt][d][2 * rr + 1] * f);
+    }
+  __syncthreads();
+  for (int c = tid; c < R * (D / 2); c += kThreads) {
+    const int row = c / (D / 2), col = (c % (D / 2)) * 2;
+    float2 v = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float2 x = *reinterpret_cast<const float2*>(merge + (w * RM + row) * D + col);
+      v.x += x.x, v.y += x.y;
+    }
+    const int i = row / group, hq = kvh * group + row % group;
+    const std::size_t orow = (static_cast<std::size_t>(b) * heads + hq) * seq_q + i;
+    if (splits == 1) {
+      const float inv = row_l[row] > 0.f ? 1.f / row_l[row] : 0.f;
+      *reinterpret_cast<unsigned*>(O + orow * D + col) = pack2<T>(v.x * inv, v.y * inv);
+    } else {  // this split's unnormalized sums and its (max, sum) in rows.hip's combine layout
+      const std::size_t slot = orow * splits + split;
+      *reinterpret_cast<float2*>(ws_o + slot * D + col) = v;
+      if (col == 0) {
+        ws_ml[slot * 2] = row_m[row];
+        ws_ml[slot * 2 + 1] = row_l[row];
+      }
+    }
+  }
+}
+
+template <class T, int D, int MT, bool PAGED>
+Resources launch_decode(const Launch& l, bool launch) {
+  using C = DecodeCfg<D, MT>;
+  auto* fn = &bwprof_attention_decode<T, D, MT, PAGED>;
+  if (!launch) {
+    BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                         hipFuncAttributeMaxDynamicSharedMemorySize, C::kBytes));
+    return kernel_resources(fn, kThreads, C::kBytes);
+  }
+  const dim3 grid(static_cast<unsigned>(l.B * l.Hkv), static_cast<unsigned>(l.splits));
+  fn<<<grid, kThreads, C::kBytes, l.stream>>>(static_cast<const T*>(l.Q), static_cast<const T*>(l.K),
+                                              static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml, l.kv,
+                                              int(l.H), int(l.Sq), l.group, l.split_len, l.scale_log2, l.causal);
+  BWPROF_CHECK_LAUNCH("bwprof_attention_decode");
+  if (l.splits > 1) combine(l, launch);
+  return {};
+}
+
+template <class T, int D, int MT>
+Resources by_paged(const Launch& l, bool launch) {
+  return l.paged ? launch_decode<T, D, MT, true>(l, launch) : launch_decode<T, D, MT, false>(l, launch);
+}
+
+// MT = 2 (32 rows) where its accumulators fit (head dims up to 128), else 1.
+template <class T, int D>
+Resources by_rows(const Launch& l, bool launch) {
+  if constexpr (D <= 128) {
+    if (l.Sq * l.group > 16) return by_paged<T, D, 2>(l, launch);
+  }
+  return by_paged<T, D, 1>(l, launch);
+}
+
+template <class T>
+Resources by_dim(const Launch& l, bool launch) {
+  switch (l.D) {
+    case 32: return by_rows<T, 32>(l, launch);
+    case 64: return by_rows<T, 64>(l, launch);
+    case 80: return by_rows<T, 80>(l, launch);
+    case 96: return by_rows<T, 96>(l, launch);
+    case 128: return by_rows<T, 128>(l, launch);
+    default: return by_rows<T, 256>(l, launch);
+  }
+}
+
+}  // namespace decode_detail
+}  // namespace attention
+}  // namespace bwprof
+#endif  // BWPROF_CUDA

@@ -1,0 +1,425 @@
+// Attention's prefill kernel on NVIDIA Hopper (sm_90a builds; FP16 or BF16; K/V contiguous or paged):
+// wgmma on tiles that the bulk tensor copy engine (TMA) brings into shared memory, as the GEMM's
+// wgmma_sm90.hip does.
+//   Work: a tile is 128 query rows of one head. The grid is persistent (one block an SM); a block
+//   takes tile blockIdx.x first, then the next untaken one from a counter in global memory, so the
+//   blocks stay busy to the end whatever the tiles cost. The order is the heads' (the query heads
+//   of a KV head next to each other, so the blocks in flight share their K/V in L2), and within a
+//   head the row tiles from the last (under a causal mask, the longest rows first).
+//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into one of
+//   two slots, so the next tile's Q arrives while this one is computed; one slot at head dim 256),
+//   then its K and V tiles of 128 keys (64 at head dim 256) into a two-stage ring, 128-byte
+//   swizzled, each stage completing on its `full` mbarrier. A paged cache is read page by page
+//   through the block table. Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in
+//   shared memory (wgmma, K-major), the online softmax on S's registers (FP32), then O += P.V with
+//   P straight from those registers as the A operand (16-bit pairs) and V from shared memory. The
+//   next tile's S = Q.K^T is issued before this tile's P.V, so that the softmax of one runs while
+//   the matrix units work on the other; the stage goes back through its `empty` mbarrier and the
+//   Q slot through `qempty` after the tile's last Q.K^T.
+//   Head dims 80 and 96 are held 128 wide in shared memory (the copy engine fills the columns past
+//   the head with zeros); Q.K^T runs 80 and 96 deep (DK), P.V 128 wide (DN; 80 and 96 on request).
+//   Tiles past a row tile's last visible key are not loaded.
+#include "common/gpu_runtime.hpp"
+#if defined(BWPROF_CUDA)
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "attention/gpu.hpp"
+#include "bwprof/error.hpp"
+#include "common/gpu_common.hpp"
+#include "common/gpu_wgmma_attn.hpp"
+#include "gpu/gpu_backend.hpp"
+
+namespace bwprof {
+namespace attention {
+
+namespace {
+
+using namespace gpu;
+
+// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128).
+template <int DP>
+struct Sm90Cfg {
+  static constexpr int kBr = 128;                  // 2 consumer warpgroups x 64 rows
+  static constexpr int kBc = DP > 128 ? 64 : 128;  // keys per tile
+  static constexpr int kQBytes = kBr * DP * 2;
+  static constexpr int kKvBytes = kBc * DP * 2;    // K or V, one stage
+  static constexpr int kStages = 2;
+  static constexpr int kQSlots = DP > 128 ? 1 : 2;
+  static constexpr int kThreads = 384;
+  static constexpr int kBars = 2 * kQSlots + 2 * kStages;
+  static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16;
+};
+
+struct Sm90Args {
+  void* O;
+  const int* table;      // paged: [batch, blocks_per_seq]
+  int* counter;          // [0]: tiles handed out past the grid's first; [1]: blocks finished
+  int heads, kv_heads, seq_q, seq_kv, D, group;
+  int block_size, blocks_per_seq;
+  int row_tiles, tiles;  // row tiles of a head; tiles in all
+  float scale_log2;
+  bool causal;
+};
+
+#if defined(BWPROF_WGMMA_DEVICE)
+__device__ __forceinline__ float sm90_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#endif
+
+// Pins registers in place around asynchronous wgmma (no read or write of them moves across).
+template <int N>
+__device__ __forceinline__ void fence_regs(float* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// A tile's head (b * heads + h) and first row; the same on every role.
+struct Sm90Tile {
+  int bh, q0, ntiles;
+  __device__ Sm90Tile(const Sm90Args& a, int tile, int br, int bc) {
+    bh = tile / a.row_tiles;
+    q0 = (a.row_tiles - 1 - tile % a.row_tiles) * br;
+    const int q_last = min(q0 + br, a.seq_q) - 1;
+    const int k_stop = a.causal ? min(a.seq_kv, q_last + a.seq_kv - a.seq_q + 1) : a.seq_kv;
+    ntiles = (k_stop + bc - 1) / bc;
+  }
+};
+
+// Scores of one key tile (registers sc[4i + 2rr + e]: row r0 + 8rr, key kt0 + 8i + 2tq + e) to
+// probabilities: the mask, the running max m and sum l of each of the thread's two rows; corr
+// receives the factor the rows' earlier sums and outputs take.
+template <int BC>
+__device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, float* corr, int kt0, int r0, int tq,
+                                             bool edge, const Sm90Args& a) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  const int shift = a.seq_kv - a.seq_q;
+  if (edge) {
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = kt0 + 8 * i + 2 * tq + (e & 1);
+        if (j >= a.seq_kv || (a.causal && j > r0 + 8 * (e >> 1) + shift)) sc[4 * i + e] = -INFINITY;
+      }
+  }
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    float mx = m[rr];
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i) mx = fmaxf(mx, fmaxf(sc[4 * i + 2 * rr], sc[4 * i + 2 * rr + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float use = mx == -INFINITY ? 0.f : mx * a.scale_log2;  // no visible key yet: stays empty
+    corr[rr] = m[rr] == -INFINITY ? 0.f : sm90_exp2(m[rr] * a.scale_log2 - use);
+    m[rr] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i) {
+      sc[4 * i + 2 * rr] = sm90_exp2(fmaf(sc[4 * i + 2 * rr], a.scale_log2, -use));
+      sc[4 * i + 2 * rr + 1] = sm90_exp2(fmaf(sc[4 * i + 2 * rr + 1], a.scale_log2, -use));
+      sum += sc[4 * i + 2 * rr] + sc[4 * i + 2 * rr + 1];
+    }
+    l[rr] = l[rr] * corr[rr] + sum;  // this thread's share; the quad is summed at the end
+  }
+#endif
+}
+
+template <class T, int DP, int DK, int DN, bool PAGED>
+__global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
+    bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                                const __grid_constant__ CUtensorMap tmV, const Sm90Args a) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  using C = Sm90Cfg<DP>;
+  constexpr int BC = C::kBc, BR = C::kBr, QS = C::kQSlots, ST = C::kStages;
+  constexpr bool kBf16 = std::is_same<T, bf16>::value;
+  extern __shared__ __align__(1024) unsigned char fa_smem[];
+  const unsigned base = (smem_u32(fa_smem) + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1 KB
+  const unsigned q_s = base, k_s = base + QS * C::kQBytes, v_s = k_s + ST * C::kKvBytes;
+  const unsigned full = v_s + ST * C::kKvBytes, empty = full + 8 * ST, qfull = empty + 8 * ST,
+                 qempty = qfull + 8 * QS;
+  // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
+  volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * QS - smem_u32(fa_smem)));
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, 8);  // every consumer warp
+    }
+    for (int s = 0; s < QS; ++s) {
+      mbar_init(qfull + 8 * s, 1);
+      mbar_init(qempty + 8 * s, 8);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer
+    regs_shrink<40>();
+    if (t != 0) return;
+    int tile = blockIdx.x, it = 0;
+    for (int i = 0;; ++i) {
+      const int qs = i % QS;
+      if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
+      sched[qs] = tile < a.tiles ? tile : -1;
+      if (tile >= a.tiles) {
+        mbar_arrive(qfull + 8 * qs);
+        break;
+      }
+      const Sm90Tile w(a, tile, BR, BC);
+      const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
+      mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
+#pragma unroll
+      for (int j = 0; j < DP / 64; ++j)
+        tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
+      const int next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
+      for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
+        const int s = it % ST;
+        if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+        mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+        const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
+        if (!PAGED) {
+          const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
+#pragma unroll
+          for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
+            tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
+            tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
+          }
+        } else {  // whole pages of block_size rows; past the sequence's last page, that page again
+          // The tile's block-table entries first, all loads in flight at once, then the copies.
+          constexpr int kMaxPages = BC / 8;
+          const int bs = a.block_size, pages = BC / bs;
+          int row[kMaxPages];
+#pragma unroll
+          for (int pg = 0; pg < kMaxPages; ++pg)
+            if (pg < pages) row[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
+#pragma unroll
+          for (int pg = 0; pg < kMaxPages; ++pg) {
+            if (pg >= pages) break;
+            const int r = (row[pg] * a.kv_heads + kvh) * bs;
+#pragma unroll
+            for (int j = 0; j < DP / 64; ++j) {
+              tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
+              tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
+            }
+          }
+        }
+      }
+      tile = next;
+    }
+    // Every block has taken its last tile: the last one to get here resets the counter for the next launch.
+    if (atomicAdd(a.counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+      atomicExch(a.counter, 0);
+      atomicExch(a.counter + 1, 0);
+    }
+    return;
+  }
+
+  regs_grow<232>();
+  const int c = wg - 1;  // this warpgroup's rows: q0 + 64 c ..
+  const int w4 = t / 32, l = t % 32, tq = l % 4;
+  int it = 0;
+  for (int i = 0;; ++i) {
+    const int qs = i % QS;
+    mbar_wait(qfull + 8 * qs, (i / QS) & 1);
+    const int tile = sched[qs];
+    if (tile < 0) break;
+    const Sm90Tile w(a, tile, BR, BC);
+    const int r0 = w.q0 + c * 64 + 16 * w4 + l / 4;  // this thread's rows: r0 and r0 + 8
+    const int row_first = w.q0 + c * 64;
+    const unsigned qa0 = q_s + qs * C::kQBytes + c * 64 * 128;
+    float o[DN / 2];
+#pragma unroll
+    for (int x = 0; x < DN / 2; ++x) o[x] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, lsum[2] = {0.f, 0.f}, corr[2];
+    float sc[BC / 2];
+    unsigned pa[BC / 16][4];
+    auto qk = [&](int st) {  // S = Q.K^T of stage st, issued (not waited for)
+#pragma unroll
+      for (int kk = 0; kk < DK / 16; ++kk)  // 16 deep each: 32 bytes along the 128-byte rows of a box
+        wgmma_ss_kmajor<BC, kBf16>(sc, wgmma_desc(qa0 + (kk / 4) * BR * 128 + (kk % 4) * 32, 16, 1024),
+                                   wgmma_desc(k_s + st * C::kKvBytes + (kk / 4) * BC * 128 + (kk % 4) * 32, 16, 1024),
+                                   kk > 0);
+    };
+    auto pv = [&](int st) {  // O += P.V of stage st, issued (not waited for)
+#pragma unroll
+      for (int kc = 0; kc < BC / 16; ++kc)  // 16 keys each: 16 rows of V's 128-byte boxes
+        wgmma_rs<DN, kBf16>(o, pa[kc], wgmma_desc(v_s + st * C::kKvBytes + kc * 16 * 128, BC * 128, 1024));
+    };
+    auto edge = [&](int kt0) { return kt0 + BC > a.seq_kv || (a.causal && kt0 + BC - 1 > row_first + a.seq_kv - a.seq_q); };
+    auto release = [&](unsigned bar) {  // this warp is done with what `bar` guards
+      if (l == 0) mbar_arrive(bar);
+    };
+    auto to_pa = [&]() {  // P as the A operand: keys 16 kc .. 16 kc + 15 as 16-bit pairs
+#pragma unroll
+      for (int kc = 0; kc < BC / 16; ++kc)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) pa[kc][x] = pack2<T>(sc[8 * kc + 2 * x], sc[8 * kc + 2 * x + 1]);
+    };
+    // The first key tile's scores.
+    int s = it % ST;
+    mbar_wait(full + 8 * s, (it / ST) & 1);
+    fence_regs<DN / 2>(o);
+    fence_regs<BC / 2>(sc);
+    wgmma_fence();
+    qk(s);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs<BC / 2>(sc);
+    if (w.ntiles == 1) release(qempty + 8 * qs);
+    sm90_softmax<BC>(sc, m, lsum, corr, 0, r0, tq, edge(0), a);
+    to_pa();
+    // Every key tile but the last: the next tile's scores, then this one's P.V, both in flight; the
+    // softmax of the next runs once its scores are in, while P.V may still run.
+    for (int kt = 0; kt + 1 < w.ntiles; ++kt, ++it) {
+      s = it % ST;
+      const int s1 = (it + 1) % ST;
+      mbar_wait(full + 8 * s1, ((it + 1) / ST) & 1);
+      fence_regs<BC / 2>(sc);
+      fence_regs<DN / 2>(o);
+      wgmma_fence();
+      qk(s1);
+      wgmma_commit();
+      pv(s);
+      wgmma_commit();
+      wgmma_wait<1>();
+      fence_regs<BC / 2>(sc);
+      if (kt + 2 == w.ntiles) release(qempty + 8 * qs);
+      sm90_softmax<BC>(sc, m, lsum, corr, (kt + 1) * BC, r0, tq, edge((kt + 1) * BC), a);
+      wgmma_wait<0>();
+      fence_regs<DN / 2>(o);
+      release(empty + 8 * s);
+#pragma unroll
+      for (int x = 0; x < DN / 8; ++x)
+        o[4 * x] *= corr[0], o[4 * x + 1] *= corr[0], o[4 * x + 2] *= corr[1], o[4 * x + 3] *= corr[1];
+      to_pa();
+    }
+    s = it % ST;  // the last key tile's P.V
+    fence_regs<DN / 2>(o);
+    wgmma_fence();
+    pv(s);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs<DN / 2>(o);
+    release(empty + 8 * s);
+    ++it;
+    // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e.
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      float lt = lsum[rr];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      const int row = r0 + 8 * rr;
+      if (row >= a.seq_q) continue;
+      const float inv = lt > 0.f ? 1.f / lt : 0.f;
+      T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + row) * a.D;
+#pragma unroll
+      for (int x = 0; x < DN / 8; ++x) {
+        const int col = 8 * x + 2 * tq;
+        if (col < a.D) *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
+      }
+    }
+  }
+#endif
+}
+
+class FlashSm90Impl final : public FlashSm90 {
+ public:
+  FlashSm90Impl(GpuBackend& g, const Launch& l)
+      : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
+        counter_(2 * sizeof(int), "attention tile counter") {
+    BWPROF_GPU_CHECK(hipMemset(counter_.get(), 0, counter_.bytes()));
+    const int kv_box = l.paged ? l.kv.block_size : dp_ > 128 ? 64 : 128;
+    tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
+    tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
+    tmV_ = b16_tensor_map(l.V, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
+    const int br = 128;
+    args_ = Sm90Args{l.O, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
+                     l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
+                     l.causal};
+    args_.tiles = int(args_.row_tiles * l.B * l.H);
+    // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 launches a
+    // block per tile instead (a knob for benchmarks).
+    grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
+    if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
+    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "1") narrow_ = true;
+    res_ = dispatch(l, false);
+  }
+  Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
+
+ private:
+  Resources dispatch(const Launch& l, bool launch) {
+    return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
+  }
+  // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 128 wide, or with BWPROF_ATTN_PV_NARROW=1 80 (96)
+  // wide (an N that ends inside the second 64-column swizzle group of V).
+  template <class T>
+  Resources by_dim(const Launch& l, bool launch) {
+    switch (l.D) {
+      case 64: return by_paged<T, 64, 64, 64>(l, launch);
+      case 80: return narrow_ ? by_paged<T, 128, 80, 80>(l, launch) : by_paged<T, 128, 80, 128>(l, launch);
+      case 96: return narrow_ ? by_paged<T, 128, 96, 96>(l, launch) : by_paged<T, 128, 96, 128>(l, launch);
+      case 128: return by_paged<T, 128, 128, 128>(l, launch);
+      default: return by_paged<T, 256, 256, 256>(l, launch);
+    }
+  }
+  template <class T, int DP, int DK, int DN>
+  Resources by_paged(const Launch& l, bool launch) {
+    return l.paged ? go<T, DP, DK, DN, true>(l, launch) : go<T, DP, DK, DN, false>(l, launch);
+  }
+  template <class T, int DP, int DK, int DN, bool PAGED>
+  Resources go(const Launch& l, bool launch) {
+    using C = Sm90Cfg<DP>;
+    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED>;
+    if (!launch) {
+      BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                           hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+      return kernel_resources(fn, C::kThreads, C::kSmemBytes);
+    }
+    fn<<<static_cast<unsigned>(grid_), C::kThreads, C::kSmemBytes, l.stream>>>(tmQ_, tmK_, tmV_, args_);
+    BWPROF_CHECK_LAUNCH("bwprof_attention_flash_sm90");
+    return {};
+  }
+
+  bool bf16_, narrow_ = false;
+  int dp_;
+  DeviceBuffer counter_;
+  CUtensorMap tmQ_{}, tmK_{}, tmV_{};
+  Sm90Args args_{};
+  std::int64_t grid_ = 1;
+  Resources res_;
+};
+
+}  // namespace
+
+bool sm90_takes(const GpuBackend& g, const Launch& l) {
+#if defined(BWPROF_HAVE_SM90A)
+  // 16-bit, an sm_90 device, row counts the copy engine's 32-bit coordinates hold, and for a paged
+  // cache pages of whole 8-row swizzle groups that tile the key tile.
+  const std::int64_t lim = 2147483647;
+  const int bc = l.D > 128 ? 64 : 128;
+  if (g.info().arch != "sm_90" || l.dtype == DType::kF32 || l.B * l.H * l.Sq > lim || l.kv_rows > lim) return false;
+  if (l.D != 64 && l.D != 80 && l.D != 96 && l.D != 128 && l.D != 256) return false;
+  return !l.paged || (l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0);
+#else
+  (void)g, (void)l;
+  return false;
+#endif
+}
+
+std::unique_ptr<FlashSm90> make_flash_sm90(GpuBackend& g, const Launch& l) {
+  if (!sm90_takes(g, l)) return nullptr;
+  return std::make_unique<FlashSm90Impl>(g, l);
+}
+
+}  // namespace attention
+}  // namespace bwprof
+#endif  // BWPROF_CUDA
