@@ -17,7 +17,7 @@
 //   the matrix units work on the other; the stage goes back through its `empty` mbarrier and the
 //   Q slot through `qempty` after the tile's last Q.K^T.
 //   Head dims 80 and 96 are held 128 wide in shared memory (the copy engine fills the columns past
-//   the head with zeros); Q.K^T runs 80 and 96 deep (DK), P.V 128 wide (DN; 80 and 96 on request).
+//   the head with zeros); Q.K^T runs 80 and 96 deep (DK), P.V 80 and 96 wide (DN; 128 on request).
 //   Tiles past a row tile's last visible key are not loaded.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
@@ -42,15 +42,16 @@ namespace {
 
 using namespace gpu;
 
-// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128).
-template <int DP>
+// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). DEEP: three K/V
+// stages and one Q slot instead of two and two (head dims up to 128: what fits 227 KB).
+template <int DP, bool DEEP>
 struct Sm90Cfg {
   static constexpr int kBr = 128;                  // 2 consumer warpgroups x 64 rows
   static constexpr int kBc = DP > 128 ? 64 : 128;  // keys per tile
   static constexpr int kQBytes = kBr * DP * 2;
   static constexpr int kKvBytes = kBc * DP * 2;    // K or V, one stage
-  static constexpr int kStages = 2;
-  static constexpr int kQSlots = DP > 128 ? 1 : 2;
+  static constexpr int kStages = DEEP ? 3 : 2;
+  static constexpr int kQSlots = DEEP || DP > 128 ? 1 : 2;
   static constexpr int kThreads = 384;
   static constexpr int kBars = 2 * kQSlots + 2 * kStages;
   static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16;
@@ -133,12 +134,13 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
 #endif
 }
 
-template <class T, int DP, int DK, int DN, bool PAGED>
-__global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
+template <class T, int DP, int DK, int DN, bool PAGED, bool DEEP>
+__global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                                 const __grid_constant__ CUtensorMap tmV, const Sm90Args a) {
 #if defined(BWPROF_WGMMA_DEVICE)
-  using C = Sm90Cfg<DP>;
+  using C = Sm90Cfg<DP, DEEP>;
+  static_assert(C::kSmemBytes <= 232448, "shared memory");
   constexpr int BC = C::kBc, BR = C::kBr, QS = C::kQSlots, ST = C::kStages;
   constexpr bool kBf16 = std::is_same<T, bf16>::value;
   extern __shared__ __align__(1024) unsigned char fa_smem[];
@@ -181,6 +183,17 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
       for (int j = 0; j < DP / 64; ++j)
         tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
       const int next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
+      // Paged: the block-table entries of a key tile are read a tile ahead (the first at once), so
+      // that their latency hides behind the copies of the tile before.
+      constexpr int kMaxPages = BC / 8;
+      const int bs = a.block_size, pages = PAGED ? BC / bs : 0;
+      int page[kMaxPages];
+      auto read_pages = [&](int kt) {
+#pragma unroll
+        for (int pg = 0; pg < kMaxPages; ++pg)
+          if (pg < pages) page[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
+      };
+      if (PAGED) read_pages(0);
       for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
         const int s = it % ST;
         if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
@@ -194,23 +207,17 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
             tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
           }
         } else {  // whole pages of block_size rows; past the sequence's last page, that page again
-          // The tile's block-table entries first, all loads in flight at once, then the copies.
-          constexpr int kMaxPages = BC / 8;
-          const int bs = a.block_size, pages = BC / bs;
-          int row[kMaxPages];
-#pragma unroll
-          for (int pg = 0; pg < kMaxPages; ++pg)
-            if (pg < pages) row[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
 #pragma unroll
           for (int pg = 0; pg < kMaxPages; ++pg) {
             if (pg >= pages) break;
-            const int r = (row[pg] * a.kv_heads + kvh) * bs;
+            const int r = (page[pg] * a.kv_heads + kvh) * bs;
 #pragma unroll
             for (int j = 0; j < DP / 64; ++j) {
               tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
               tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
             }
           }
+          if (kt + 1 < w.ntiles) read_pages(kt + 1);
         }
       }
       tile = next;
@@ -350,7 +357,10 @@ class FlashSm90Impl final : public FlashSm90 {
     // block per tile instead (a knob for benchmarks).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
-    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "1") narrow_ = true;
+    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
+    // Three K/V stages and one Q slot (head dims up to 128) with BWPROF_ATTN_STAGES=3 (a knob for
+    // benchmarks).
+    if (const char* e = std::getenv("BWPROF_ATTN_STAGES"); e && std::string(e) == "3") deep_ = dp_ <= 128;
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
@@ -359,8 +369,9 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources dispatch(const Launch& l, bool launch) {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
   }
-  // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 128 wide, or with BWPROF_ATTN_PV_NARROW=1 80 (96)
-  // wide (an N that ends inside the second 64-column swizzle group of V).
+  // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 80 (96) wide (an N that ends inside the second
+  // 64-column swizzle group of V; faster than 128 wide at every point of an H100 sweep), or with
+  // BWPROF_ATTN_PV_NARROW=0 128 wide.
   template <class T>
   Resources by_dim(const Launch& l, bool launch) {
     switch (l.D) {
@@ -373,12 +384,15 @@ class FlashSm90Impl final : public FlashSm90 {
   }
   template <class T, int DP, int DK, int DN>
   Resources by_paged(const Launch& l, bool launch) {
-    return l.paged ? go<T, DP, DK, DN, true>(l, launch) : go<T, DP, DK, DN, false>(l, launch);
+    if constexpr (DP <= 128) {
+      if (deep_) return l.paged ? go<T, DP, DK, DN, true, true>(l, launch) : go<T, DP, DK, DN, false, true>(l, launch);
+    }
+    return l.paged ? go<T, DP, DK, DN, true, false>(l, launch) : go<T, DP, DK, DN, false, false>(l, launch);
   }
-  template <class T, int DP, int DK, int DN, bool PAGED>
+  template <class T, int DP, int DK, int DN, bool PAGED, bool DEEP>
   Resources go(const Launch& l, bool launch) {
-    using C = Sm90Cfg<DP>;
-    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED>;
+    using C = Sm90Cfg<DP, DEEP>;
+    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED, DEEP>;
     if (!launch) {
       BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                            hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
@@ -389,7 +403,7 @@ class FlashSm90Impl final : public FlashSm90 {
     return {};
   }
 
-  bool bf16_, narrow_ = false;
+  bool bf16_, narrow_ = true, deep_ = false;
   int dp_;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{};
