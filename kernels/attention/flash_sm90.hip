@@ -6,10 +6,10 @@
 //   blocks stay busy to the end whatever the tiles cost. The order is the heads' (the query heads
 //   of a KV head next to each other, so the blocks in flight share their K/V in L2), and within a
 //   head the row tiles from the last (under a causal mask, the longest rows first).
-//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into one of
-//   two slots, so the next tile's Q arrives while this one is computed; one slot at head dim 256),
-//   then its K and V tiles of 128 keys (64 at head dim 256) into a two-stage ring, 128-byte
-//   swizzled, each stage completing on its `full` mbarrier. A paged cache is read page by page
+//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (one slot),
+//   then its K and V tiles of 128 keys (64 at head dim 256) into a ring of three stages (two at head
+//   dim 256; on request two stages and two Q slots, the next tile's Q arriving while this one is
+//   computed), 128-byte swizzled, each stage completing on its `full` mbarrier. A paged cache is read page by page
 //   through the block table. Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in
 //   shared memory (wgmma, K-major), the online softmax on S's registers (FP32), then O += P.V with
 //   P straight from those registers as the A operand (16-bit pairs) and V from shared memory. The
@@ -358,9 +358,11 @@ class FlashSm90Impl final : public FlashSm90 {
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
-    // Three K/V stages and one Q slot (head dims up to 128) with BWPROF_ATTN_STAGES=3 (a knob for
-    // benchmarks).
-    if (const char* e = std::getenv("BWPROF_ATTN_STAGES"); e && std::string(e) == "3") deep_ = dp_ <= 128;
+    // Three K/V stages and one Q slot at head dims up to 128 (what fits 227 KB; as fast as two and two
+    // or faster at every point of an H100 sweep: 0.99-1.38x), BWPROF_ATTN_STAGES=2 two and two
+    // (a knob for benchmarks).
+    deep_ = dp_ <= 128;
+    if (const char* e = std::getenv("BWPROF_ATTN_STAGES"); e && std::string(e) == "2") deep_ = false;
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }

@@ -175,7 +175,7 @@ def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, hea
 def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
                                              block, knob):
     # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
-    # block 0: contiguous K/V. knob: the Hopper kernel with three K/V stages, the decode kernel's
+    # block 0: contiguous K/V. knob: the Hopper kernel with two K/V stages and two Q slots, the decode kernel's
     # keys split for five waves (more splits for its last block to merge).
     kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
               head_dim=head_dim, causal=causal)
@@ -183,7 +183,7 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
         kw["block_size"] = block
     env = {"BWPROF_ATTN_KERNEL": kernel}
     if knob:
-        env.update({"wgmma": {"BWPROF_ATTN_STAGES": "3"}, "decode": {"BWPROF_ATTN_DECODE_WAVES": "5"}}.get(kernel, {}))
+        env.update({"wgmma": {"BWPROF_ATTN_STAGES": "2"}, "decode": {"BWPROF_ATTN_DECODE_WAVES": "5"}}.get(kernel, {}))
     os.environ.update(env)
     try:
         d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
