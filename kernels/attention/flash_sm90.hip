@@ -9,9 +9,11 @@
 //   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (one slot),
 //   then its K and V tiles of 128 keys (64 at head dim 256) into a ring of three stages (two at head
 //   dim 256; on request two stages and two Q slots, the next tile's Q arriving while this one is
-//   computed), 128-byte swizzled, each stage completing on its `full` mbarrier. A paged cache is read page by page
-//   through the block table. Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in
-//   shared memory (wgmma, K-major), the online softmax on S's registers (FP32), then O += P.V with
+//   computed), 128-byte swizzled, each stage completing on its `full` mbarrier. A paged cache is
+//   read instead by the producer's 128 threads, row by row through the block table (cp.async, 16
+//   bytes a thread, into the same swizzled layout), each arriving on `full` once its copies landed.
+//   Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in shared memory (wgmma,
+//   K-major), the online softmax on S's registers (FP32), then O += P.V with
 //   P straight from those registers as the A operand (16-bit pairs) and V from shared memory. The
 //   next tile's S = Q.K^T is issued before this tile's P.V, so that the softmax of one runs while
 //   the matrix units work on the other; the stage goes back through its `empty` mbarrier and the
@@ -54,11 +56,13 @@ struct Sm90Cfg {
   static constexpr int kQSlots = DEEP || DP > 128 ? 1 : 2;
   static constexpr int kThreads = 384;
   static constexpr int kBars = 2 * kQSlots + 2 * kStages;
-  static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16;
+  // + alignment, barriers, the tile of each Q slot, the producer's next tile (2 slots)
+  static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16 + 16;
 };
 
 struct Sm90Args {
   void* O;
+  const void *K, *V;     // paged: read by the producer's threads (cp.async), not the copy engine
   const int* table;      // paged: [batch, blocks_per_seq]
   int* counter;          // [0]: tiles handed out past the grid's first; [1]: blocks finished
   int heads, kv_heads, seq_q, seq_kv, D, group;
@@ -150,10 +154,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
                  qempty = qfull + 8 * QS;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
   volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * QS - smem_u32(fa_smem)));
+  volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
-      mbar_init(full + 8 * s, 1);
+      mbar_init(full + 8 * s, PAGED ? 128 : 1);  // paged: every producer thread
       mbar_init(empty + 8 * s, 8);  // every consumer warp
     }
     for (int s = 0; s < QS; ++s) {
@@ -166,67 +171,84 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
 
   if (wg == 0) {  // producer
     regs_shrink<40>();
-    if (t != 0) return;
+    if (!PAGED && t != 0) return;  // contiguous: one thread drives the copy engine
     int tile = blockIdx.x, it = 0;
     for (int i = 0;; ++i) {
       const int qs = i % QS;
-      if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
-      sched[qs] = tile < a.tiles ? tile : -1;
-      if (tile >= a.tiles) {
-        mbar_arrive(qfull + 8 * qs);
-        break;
+      int next = 0;
+      if (t == 0) {
+        if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
+        sched[qs] = tile < a.tiles ? tile : -1;
+        if (tile >= a.tiles) {
+          mbar_arrive(qfull + 8 * qs);
+        } else {
+          const Sm90Tile w(a, tile, BR, BC);
+          mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
+#pragma unroll
+          for (int j = 0; j < DP / 64; ++j)
+            tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
+          next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
+          if (PAGED) next_tile[i & 1] = next;
+        }
       }
+      if (tile >= a.tiles) break;
       const Sm90Tile w(a, tile, BR, BC);
       const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
-      mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
-#pragma unroll
-      for (int j = 0; j < DP / 64; ++j)
-        tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
-      const int next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
-      // Paged: the block-table entries of a key tile are read a tile ahead (the first at once), so
-      // that their latency hides behind the copies of the tile before.
-      constexpr int kMaxPages = BC / 8;
-      const int bs = a.block_size, pages = PAGED ? BC / bs : 0;
-      int page[kMaxPages];
-      auto read_pages = [&](int kt) {
-#pragma unroll
-        for (int pg = 0; pg < kMaxPages; ++pg)
-          if (pg < pages) page[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
-      };
-      if (PAGED) read_pages(0);
       for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
         const int s = it % ST;
-        if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
-        mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
         const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
         if (!PAGED) {
+          if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+          mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
           const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
 #pragma unroll
           for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
             tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
             tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
           }
-        } else {  // whole pages of block_size rows; past the sequence's last page, that page again
+        } else {
+          // Paged: the 128 threads copy the tile row by row through the block table, 16 bytes each
+          // (CPR threads a row, coalesced), into the layout the copy engine's 128-byte swizzle gives
+          // (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64 columns a box).
+          // Any page size; rows past the sequence are zeros, columns past the head not written (Q.K^T
+          // does not reach them; P.V's output columns there are not stored). The table entries are
+          // read before waiting for the stage.
+          constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
+          const int chunk = t % CPR, rsub = t / CPR, key0 = kt * BC + rsub;
+          int page[ITER];
 #pragma unroll
-          for (int pg = 0; pg < kMaxPages; ++pg) {
-            if (pg >= pages) break;
-            const int r = (page[pg] * a.kv_heads + kvh) * bs;
+          for (int r = 0; r < ITER; ++r)
+            page[r] = a.table[b * a.blocks_per_seq + min((key0 + RPI * r) / a.block_size, a.blocks_per_seq - 1)];
+          if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+          if (chunk * 8 < a.D) {
+            const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
 #pragma unroll
-            for (int j = 0; j < DP / 64; ++j) {
-              tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
-              tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
+            for (int r = 0; r < ITER; ++r) {
+              const int key = key0 + RPI * r, row = rsub + RPI * r;
+              const std::size_t off =
+                  ((static_cast<std::size_t>(page[r]) * a.kv_heads + kvh) * a.block_size + key % a.block_size) * a.D +
+                  chunk * 8;
+              const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
+              const int bytes = key < a.seq_kv ? 16 : 0;
+              cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
+              cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
             }
           }
-          if (kt + 1 < w.ntiles) read_pages(kt + 1);
+          mbar_arrive_cp_async(full + 8 * s);
         }
+      }
+      if (PAGED) {  // every producer thread takes the next tile that thread 0 got
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+        next = next_tile[i & 1];
       }
       tile = next;
     }
     // Every block has taken its last tile: the last one to get here resets the counter for the next launch.
-    if (atomicAdd(a.counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+    if (t == 0 && atomicAdd(a.counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
       atomicExch(a.counter, 0);
       atomicExch(a.counter + 1, 0);
     }
+    if (PAGED) asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
     return;
   }
 
@@ -274,6 +296,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     // The first key tile's scores.
     int s = it % ST;
     mbar_wait(full + 8 * s, (it / ST) & 1);
+    if (PAGED) fence_async_shared();  // the producer threads' cp.async writes, before wgmma reads them
     fence_regs<DN / 2>(o);
     fence_regs<BC / 2>(sc);
     wgmma_fence();
@@ -290,6 +313,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
       s = it % ST;
       const int s1 = (it + 1) % ST;
       mbar_wait(full + 8 * s1, ((it + 1) / ST) & 1);
+      if (PAGED) fence_async_shared();
       fence_regs<BC / 2>(sc);
       fence_regs<DN / 2>(o);
       wgmma_fence();
@@ -344,12 +368,12 @@ class FlashSm90Impl final : public FlashSm90 {
       : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
         counter_(2 * sizeof(int), "attention tile counter") {
     BWPROF_GPU_CHECK(hipMemset(counter_.get(), 0, counter_.bytes()));
-    const int kv_box = l.paged ? l.kv.block_size : dp_ > 128 ? 64 : 128;
+    const int kv_box = dp_ > 128 ? 64 : 128;  // paged: K/V not read through these maps
     tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
     tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
     tmV_ = b16_tensor_map(l.V, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
     const int br = 128;
-    args_ = Sm90Args{l.O, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
+    args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
                      l.causal};
     args_.tiles = int(args_.row_tiles * l.B * l.H);
@@ -418,13 +442,11 @@ class FlashSm90Impl final : public FlashSm90 {
 
 bool sm90_takes(const GpuBackend& g, const Launch& l) {
 #if defined(BWPROF_HAVE_SM90A)
-  // 16-bit, an sm_90 device, row counts the copy engine's 32-bit coordinates hold, and for a paged
-  // cache pages of whole 8-row swizzle groups that tile the key tile.
+  // 16-bit, an sm_90 device, row counts the copy engine's 32-bit coordinates hold (a paged cache,
+  // read by the producer's threads, any page size).
   const std::int64_t lim = 2147483647;
-  const int bc = l.D > 128 ? 64 : 128;
   if (g.info().arch != "sm_90" || l.dtype == DType::kF32 || l.B * l.H * l.Sq > lim || l.kv_rows > lim) return false;
-  if (l.D != 64 && l.D != 80 && l.D != 96 && l.D != 128 && l.D != 256) return false;
-  return !l.paged || (l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0);
+  return l.D == 64 || l.D == 80 || l.D == 96 || l.D == 128 || l.D == 256;
 #else
   (void)g, (void)l;
   return false;

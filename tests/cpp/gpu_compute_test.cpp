@@ -147,7 +147,7 @@ std::vector<GpuCase> cases() {
       {{"heads", "8"}, {"kv_heads", "1"}, {"seq_q", "4"}, {"seq_kv", "5000"}, {"head_dim", "128"}, {"causal", "true"}},
       {{"batch", "2"}, {"heads", "5"}, {"seq_q", "1"}, {"seq_kv", "3001"}, {"head_dim", "80"}},
   };
-  // Paged: pages of 7 (no kernel's tile holds whole ones) and of 16 (the Hopper kernel's copy boxes).
+  // Paged: pages of 7 (no kernel's tile holds whole ones) and of 16 (two 8-row swizzle groups).
   for (const char* v : {"flash", "flash_paged"})
     for (const char* dt : {"fp32", "fp16", "bf16"})
       for (auto a : attn) {
