@@ -8,7 +8,8 @@ bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every 
 kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
 prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
 instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with two K/V stages and two Q
-slots instead of three and one (BWPROF_ATTN_STAGES=2), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
+slots instead of three and one (BWPROF_ATTN_STAGES=2), storing O 4 bytes a thread instead of 16
+(BWPROF_ATTN_STORE16=0), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
 and paged with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
 the decode kernel with its keys split for two waves of blocks (BWPROF_ATTN_DECODE_WAVES=2). Paged
 points compare a paged read with SDPA's contiguous one.
@@ -133,6 +134,8 @@ CANDIDATES = {
                 ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}, {}, None),
                 # two K/V stages and two Q slots (head dims up to 128; the default is three and one)
                 ("st2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2"}, {}, lambda p: p["head_dim"] <= 128),
+                # O stored 4 bytes a thread (the default: 16, after shuffles within each quad)
+                ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {}, None),
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),
@@ -248,7 +251,7 @@ def main(argv=None) -> int:
                   f"median {sorted(rs)[len(rs) // 2]:.2f}x")
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
-          "(mma.sync), wgmma1 (a block per tile), st2 (2 K/V stages, 2 Q slots), wide (P.V 128 wide at head dims "
+          "(mma.sync), wgmma1 (a block per tile), st2 (2 K/V stages, 2 Q slots), o4 (O stored 4 bytes a thread), wide (P.V 128 wide at head dims "
           "80/96), bs128 (pages of 128); decode flash, rows, w2 (two waves of splits); nan: wrong or failed",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]

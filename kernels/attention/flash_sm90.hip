@@ -70,6 +70,7 @@ struct Sm90Args {
   int row_tiles, tiles;  // row tiles of a head; tiles in all
   float scale_log2;
   bool causal;
+  bool store16;          // O stored 16 bytes a thread (quad shuffles) where the head has 32 columns more
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
@@ -342,20 +343,46 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     fence_regs<DN / 2>(o);
     release(empty + 8 * s);
     ++it;
-    // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e.
+    // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e. Stored 16 bytes a thread: for each 32
+    // columns (x = 4g .. 4g + 3) the quad's 4 x 4 pairs are transposed by shuffles, so that thread tq
+    // holds columns 32g + 8tq .. + 7 (a warp's store: 8 rows of 64 whole bytes, not of 16 bytes in
+    // 4-byte pieces); the pairs past the last 32 (head dim 80) 4 bytes a thread. BWPROF_ATTN_STORE16=0:
+    // every pair 4 bytes a thread (a knob for benchmarks).
+    constexpr int G32 = DN / 32;
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
       float lt = lsum[rr];
       lt += __shfl_xor_sync(0xffffffffu, lt, 1);
       lt += __shfl_xor_sync(0xffffffffu, lt, 2);
       const int row = r0 + 8 * rr;
-      if (row >= a.seq_q) continue;
+      const bool in = row < a.seq_q;
       const float inv = lt > 0.f ? 1.f / lt : 0.f;
-      T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + row) * a.D;
+      T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + (in ? row : 0)) * a.D;
+      if (a.store16) {
+#pragma unroll
+        for (int g = 0; g < G32; ++g) {
+          unsigned v[4], u[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v[j] = pack2<T>(o[4 * (4 * g + j) + 2 * rr] * inv, o[4 * (4 * g + j) + 2 * rr + 1] * inv);
+          // Round k: thread tq takes pair tq of thread (tq + k) % 4, which sends its pair (its tq - k) % 4.
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const int snd = (tq - k) & 3, src = (tq + k) & 3;
+            const unsigned send = snd == 0 ? v[0] : snd == 1 ? v[1] : snd == 2 ? v[2] : v[3];
+            const unsigned got = __shfl_sync(0xffffffffu, send, (l & ~3) | src);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              if (src == j) u[j] = got;
+          }
+          const int col = 32 * g + 8 * tq;
+          if (in && col < a.D) *reinterpret_cast<uint4*>(out + col) = make_uint4(u[0], u[1], u[2], u[3]);
+        }
+      }
 #pragma unroll
       for (int x = 0; x < DN / 8; ++x) {
         const int col = 8 * x + 2 * tq;
-        if (col < a.D) *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
+        if ((!a.store16 || x >= 4 * G32) && in && col < a.D)
+          *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
       }
     }
   }
@@ -375,7 +402,8 @@ class FlashSm90Impl final : public FlashSm90 {
     const int br = 128;
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
-                     l.causal};
+                     l.causal, true};
+    if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && std::string(e) == "0") args_.store16 = false;
     args_.tiles = int(args_.row_tiles * l.B * l.H);
     // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 launches a
     // block per tile instead (a knob for benchmarks).
