@@ -9,7 +9,7 @@ kernel bwprof chooses, each point also times the other kernels that take it (BWP
 prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
 instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with two K/V stages and two Q
 slots instead of three and one (BWPROF_ATTN_STAGES=2), storing O 4 bytes a thread instead of 16
-(BWPROF_ATTN_STORE16=0), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
+at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
 and paged with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
 the decode kernel with its keys split for two waves of blocks (BWPROF_ATTN_DECODE_WAVES=2). Paged
 points compare a paged read with SDPA's contiguous one.
@@ -134,8 +134,12 @@ CANDIDATES = {
                 ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}, {}, None),
                 # two K/V stages and two Q slots (head dims up to 128; the default is three and one)
                 ("st2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2"}, {}, lambda p: p["head_dim"] <= 128),
-                # O stored 4 bytes a thread (the default: 16, after shuffles within each quad)
-                ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {}, None),
+                # O stored the other way: 4 bytes a thread at head dims 80/96/256 (the default there: 16,
+                # after shuffles within each quad), 16 at 64/128 (the default there: 4)
+                ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {},
+                 lambda p: p["head_dim"] not in (64, 128)),
+                ("o16", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "1"}, {},
+                 lambda p: p["head_dim"] in (64, 128)),
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),

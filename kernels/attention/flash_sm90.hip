@@ -70,7 +70,7 @@ struct Sm90Args {
   int row_tiles, tiles;  // row tiles of a head; tiles in all
   float scale_log2;
   bool causal;
-  bool store16;          // O stored 16 bytes a thread (quad shuffles) where the head has 32 columns more
+  bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
@@ -346,8 +346,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e. Stored 16 bytes a thread: for each 32
     // columns (x = 4g .. 4g + 3) the quad's 4 x 4 pairs are transposed by shuffles, so that thread tq
     // holds columns 32g + 8tq .. + 7 (a warp's store: 8 rows of 64 whole bytes, not of 16 bytes in
-    // 4-byte pieces); the pairs past the last 32 (head dim 80) 4 bytes a thread. BWPROF_ATTN_STORE16=0:
-    // every pair 4 bytes a thread (a knob for benchmarks).
+    // 4-byte pieces); the pairs past the last 32 (head dim 80) 4 bytes a thread. Off (head dims 64 and
+    // 128 by default, BWPROF_ATTN_STORE16=0): every pair 4 bytes a thread.
     constexpr int G32 = DN / 32;
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
@@ -403,7 +403,12 @@ class FlashSm90Impl final : public FlashSm90 {
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
                      l.causal, true};
-    if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && std::string(e) == "0") args_.store16 = false;
+    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (the faster at each
+    // point of an H100 sweep: 16 bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128, S128 the
+    // most); BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).
+    args_.store16 = l.D != 64 && l.D != 128;
+    if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && (std::string(e) == "0" || std::string(e) == "1"))
+      args_.store16 = std::string(e) == "1";
     args_.tiles = int(args_.row_tiles * l.B * l.H);
     // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 launches a
     // block per tile instead (a knob for benchmarks).
