@@ -10,7 +10,8 @@ prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a bl
 instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with two K/V stages and two Q
 slots instead of three and one (BWPROF_ATTN_STAGES=2), storing O 4 bytes a thread instead of 16
 at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
-and paged with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
+paged with K/V read by cp.async instead of the copy engine (BWPROF_ATTN_PAGED_LOAD=cp) and
+with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
 the decode kernel with its keys split for two waves of blocks (BWPROF_ATTN_DECODE_WAVES=2). Paged
 points compare a paged read with SDPA's contiguous one.
 
@@ -143,6 +144,10 @@ CANDIDATES = {
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),
+                # paged: K/V read by the producer's threads with cp.async (the default: the copy engine, a
+                # box a page, where pages are whole 8-row groups that divide the key tile)
+                ("cpl", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "cp"}, {},
+                 lambda p: "block_size" in p),
                 # paged: pages of 128 positions (one page a key tile: how much the page size costs)
                 ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
     "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),

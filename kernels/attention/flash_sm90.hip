@@ -10,7 +10,8 @@
 //   then its K and V tiles of 128 keys (64 at head dim 256) into a ring of three stages (two at head
 //   dim 256; on request two stages and two Q slots, the next tile's Q arriving while this one is
 //   computed), 128-byte swizzled, each stage completing on its `full` mbarrier. A paged cache is
-//   read instead by the producer's 128 threads, row by row through the block table (cp.async, 16
+//   read page by page through the block table where its pages are whole 8-row swizzle groups that
+//   tile the key tile (a box a page), else by the producer's 128 threads, row by row (cp.async, 16
 //   bytes a thread, into the same swizzled layout), each arriving on `full` once its copies landed.
 //   Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in shared memory (wgmma,
 //   K-major), the online softmax on S's registers (FP32), then O += P.V with
@@ -62,7 +63,7 @@ struct Sm90Cfg {
 
 struct Sm90Args {
   void* O;
-  const void *K, *V;     // paged: read by the producer's threads (cp.async), not the copy engine
+  const void *K, *V;     // paged with pages the copy engine cannot take: read by the producer's threads (cp.async)
   const int* table;      // paged: [batch, blocks_per_seq]
   int* counter;          // [0]: tiles handed out past the grid's first; [1]: blocks finished
   int heads, kv_heads, seq_q, seq_kv, D, group;
@@ -71,6 +72,7 @@ struct Sm90Args {
   float scale_log2;
   bool causal;
   bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
+  bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
@@ -159,7 +161,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
-      mbar_init(full + 8 * s, PAGED ? 128 : 1);  // paged: every producer thread
+      mbar_init(full + 8 * s, PAGED && !a.page_tma ? 128 : 1);  // paged by cp.async: every producer thread
       mbar_init(empty + 8 * s, 8);  // every consumer warp
     }
     for (int s = 0; s < QS; ++s) {
@@ -172,84 +174,122 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
 
   if (wg == 0) {  // producer
     regs_shrink<40>();
-    if (!PAGED && t != 0) return;  // contiguous: one thread drives the copy engine
-    int tile = blockIdx.x, it = 0;
-    for (int i = 0;; ++i) {
-      const int qs = i % QS;
-      int next = 0;
-      if (t == 0) {
-        if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
-        sched[qs] = tile < a.tiles ? tile : -1;
-        if (tile >= a.tiles) {
-          mbar_arrive(qfull + 8 * qs);
-        } else {
-          const Sm90Tile w(a, tile, BR, BC);
-          mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
+    // K/V loaded by the copy engine (contiguous; paged with pages of 8k rows that divide the key tile)
+    // by thread 0 alone, or (paged otherwise, or BWPROF_ATTN_PAGED_LOAD=cp) by the 128 threads with
+    // cp.async; one loop each, so that neither holds the other's registers.
+    auto produce = [&](auto cp_tag) {
+      constexpr bool CP = decltype(cp_tag)::value;
+      if (!CP && t != 0) return;
+      int tile = blockIdx.x, it = 0;
+      for (int i = 0;; ++i) {
+        const int qs = i % QS;
+        int next = 0;
+        if (t == 0) {
+          if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
+          sched[qs] = tile < a.tiles ? tile : -1;
+          if (tile >= a.tiles) {
+            mbar_arrive(qfull + 8 * qs);
+          } else {
+            const Sm90Tile w(a, tile, BR, BC);
+            mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
 #pragma unroll
-          for (int j = 0; j < DP / 64; ++j)
-            tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
-          next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
-          if (PAGED) next_tile[i & 1] = next;
-        }
-      }
-      if (tile >= a.tiles) break;
-      const Sm90Tile w(a, tile, BR, BC);
-      const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
-      for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
-        const int s = it % ST;
-        const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
-        if (!PAGED) {
-          if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
-          mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
-          const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
-#pragma unroll
-          for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
-            tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
-            tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
+            for (int j = 0; j < DP / 64; ++j)
+              tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
+            next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
+            if (CP) next_tile[i & 1] = next;
           }
-        } else {
-          // Paged: the 128 threads copy the tile row by row through the block table, 16 bytes each
-          // (CPR threads a row, coalesced), into the layout the copy engine's 128-byte swizzle gives
-          // (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64 columns a box).
-          // Any page size; rows past the sequence are zeros, columns past the head not written (Q.K^T
-          // does not reach them; P.V's output columns there are not stored). The table entries are
-          // read before waiting for the stage.
-          constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
-          const int chunk = t % CPR, rsub = t / CPR, key0 = kt * BC + rsub;
-          int page[ITER];
+        }
+        if (tile >= a.tiles) break;
+        const Sm90Tile w(a, tile, BR, BC);
+        const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
+        // Paged by the copy engine: the block-table entries of a key tile are read a tile ahead (the
+        // first at once), so that their latency hides behind the copies of the tile before.
+        constexpr int kMaxPages = BC / 8;
+        const int bs = a.block_size, pages = PAGED && !CP ? BC / bs : 0;
+        int page_t[kMaxPages];
+        auto read_pages = [&](int kt) {
 #pragma unroll
-          for (int r = 0; r < ITER; ++r)
-            page[r] = a.table[b * a.blocks_per_seq + min((key0 + RPI * r) / a.block_size, a.blocks_per_seq - 1)];
-          if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
-          if (chunk * 8 < a.D) {
-            const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
+          for (int pg = 0; pg < kMaxPages; ++pg)
+            if (pg < pages) page_t[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
+        };
+        if (PAGED && !CP) read_pages(0);
+        for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
+          const int s = it % ST;
+          const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
+          if (!PAGED) {
+            if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+            const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
 #pragma unroll
-            for (int r = 0; r < ITER; ++r) {
-              const int key = key0 + RPI * r, row = rsub + RPI * r;
-              const std::size_t off =
-                  ((static_cast<std::size_t>(page[r]) * a.kv_heads + kvh) * a.block_size + key % a.block_size) * a.D +
-                  chunk * 8;
-              const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
-              const int bytes = key < a.seq_kv ? 16 : 0;
-              cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
-              cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
+            for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
+              tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
+              tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
             }
+          } else if (!CP) {  // whole pages of block_size rows; past the sequence's last page, that page again
+            if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+#pragma unroll
+            for (int pg = 0; pg < kMaxPages; ++pg) {
+              if (pg >= pages) break;
+              const int r = (page_t[pg] * a.kv_heads + kvh) * bs;
+#pragma unroll
+              for (int j = 0; j < DP / 64; ++j) {
+                tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
+                tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
+              }
+            }
+            if (kt + 1 < w.ntiles) read_pages(kt + 1);
+          } else {
+            // Paged by cp.async: the 128 threads copy the tile row by row through the block table, 16
+            // bytes each (CPR threads a row, coalesced), into the layout the copy engine's 128-byte
+            // swizzle gives (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64
+            // columns a box). Any page size; rows past the sequence are zeros, columns past the head
+            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). The
+            // table entries are read before waiting for the stage.
+            constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
+            const int chunk = t % CPR, rsub = t / CPR, key0 = kt * BC + rsub;
+            int page[ITER];
+#pragma unroll
+            for (int r = 0; r < ITER; ++r)
+              page[r] = a.table[b * a.blocks_per_seq + min((key0 + RPI * r) / a.block_size, a.blocks_per_seq - 1)];
+            if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            if (chunk * 8 < a.D) {
+              const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
+#pragma unroll
+              for (int r = 0; r < ITER; ++r) {
+                const int key = key0 + RPI * r, row = rsub + RPI * r;
+                const std::size_t off =
+                    ((static_cast<std::size_t>(page[r]) * a.kv_heads + kvh) * a.block_size + key % a.block_size) * a.D +
+                    chunk * 8;
+                const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
+                const int bytes = key < a.seq_kv ? 16 : 0;
+                cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
+                cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
+              }
+            }
+            mbar_arrive_cp_async(full + 8 * s);
           }
-          mbar_arrive_cp_async(full + 8 * s);
         }
+        if (CP) {  // every producer thread takes the next tile that thread 0 got
+          asm volatile("bar.sync 1, 128;\n" ::: "memory");
+          next = next_tile[i & 1];
+        }
+        tile = next;
       }
-      if (PAGED) {  // every producer thread takes the next tile that thread 0 got
-        asm volatile("bar.sync 1, 128;\n" ::: "memory");
-        next = next_tile[i & 1];
-      }
-      tile = next;
+    };
+    const bool cp_load = PAGED && !a.page_tma;
+    if (cp_load) {
+      if constexpr (PAGED) produce(std::true_type{});
+    } else {
+      produce(std::false_type{});
     }
+    if (!cp_load && t != 0) return;
     // Every block has taken its last tile: the last one to get here resets the counter for the next launch.
     if (t == 0 && atomicAdd(a.counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
       atomicExch(a.counter, 0);
       atomicExch(a.counter + 1, 0);
     }
-    if (PAGED) asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
+    if (cp_load) asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
     return;
   }
 
@@ -395,14 +435,21 @@ class FlashSm90Impl final : public FlashSm90 {
       : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
         counter_(2 * sizeof(int), "attention tile counter") {
     BWPROF_GPU_CHECK(hipMemset(counter_.get(), 0, counter_.bytes()));
-    const int kv_box = dp_ > 128 ? 64 : 128;  // paged: K/V not read through these maps
+    // Paged K/V read by the copy engine, a box a page, where pages are whole 8-row swizzle groups that
+    // tile the key tile (at an H100 sweep point 323.6 us at pages of 128 against cp.async's 481.6;
+    // at pages of 16 about even: 508 against 492, separate runs), else (or BWPROF_ATTN_PAGED_LOAD=cp)
+    // by the producer's threads with cp.async (any page size).
+    const int bc = dp_ > 128 ? 64 : 128;
+    bool page_tma = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
+    if (const char* e = std::getenv("BWPROF_ATTN_PAGED_LOAD"); e && std::string(e) == "cp") page_tma = false;
+    const int kv_box = page_tma ? int(l.kv.block_size) : bc;
     tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
     tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
     tmV_ = b16_tensor_map(l.V, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
     const int br = 128;
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
-                     l.causal, true};
+                     l.causal, true, page_tma};
     // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (the faster at each
     // point of an H100 sweep: 16 bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128, S128 the
     // most); BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).

@@ -68,8 +68,9 @@ inline bool decode_takes(const Launch& l) {
   return rows <= 16 || (rows <= 32 && l.D <= 128);
 }
 // The Hopper prefill kernel (flash_sm90.hip: wgmma + TMA; sm_90a builds, FP16 and BF16, K/V
-// contiguous or paged in pages of any size): its tensor maps are made once for the launch's buffers. sm90_takes says where it can run; make_flash_sm90
-// returns null elsewhere.
+// contiguous or paged in pages of any size: by the copy engine where pages are whole 8-row groups
+// that divide its key tile, else by cp.async): its tensor maps are made once for the launch's
+// buffers. sm90_takes says where it can run; make_flash_sm90 returns null elsewhere.
 class FlashSm90 {
  public:
   virtual ~FlashSm90() = default;

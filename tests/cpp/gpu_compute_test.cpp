@@ -48,7 +48,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   // Attention: the default choice, then each kernel by name (BWPROF_ATTN_KERNEL; a kernel that
   // cannot take the problem on this device says so and is passed over): flash with every tile shape
   // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
-  // wgmma kernel persistent, with a block per tile, with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
+  // wgmma kernel persistent, with a block per tile (and paged K/V by cp.async), with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
   // 128 wide; decode with its keys split for four waves (more splits for its last block to merge).
   // GEMM tensor: each mma.sync tile
   // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
@@ -57,7 +57,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   if (c.kernel == "attention" && c.dtype != "fp32") {
     for (const char* t : {"0", "1", "2"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "flash"}, {"BWPROF_FLASH_TILE", t}});
     for (const char* kern : {"rows", "decode", "wgmma"}) runs.push_back({{"BWPROF_ATTN_KERNEL", kern}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}, {"BWPROF_ATTN_PAGED_LOAD", "cp"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "2"}, {"BWPROF_ATTN_STORE16", "1"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STORE16", "0"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});
