@@ -337,7 +337,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     // The first key tile's scores.
     int s = it % ST;
     mbar_wait(full + 8 * s, (it / ST) & 1);
-    if (PAGED) fence_async_shared();  // the producer threads' cp.async writes, before wgmma reads them
+    if (PAGED && !a.page_tma) fence_async_shared();  // the producer threads' cp.async writes, before wgmma reads them
     fence_regs<DN / 2>(o);
     fence_regs<BC / 2>(sc);
     wgmma_fence();
@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
       s = it % ST;
       const int s1 = (it + 1) % ST;
       mbar_wait(full + 8 * s1, ((it + 1) / ST) & 1);
-      if (PAGED) fence_async_shared();
+      if (PAGED && !a.page_tma) fence_async_shared();
       fence_regs<BC / 2>(sc);
       fence_regs<DN / 2>(o);
       wgmma_fence();
