@@ -335,6 +335,35 @@ gpu-gemm-fast: gpu-build
 	  { grep -q '^point' $(GEMM_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(GEMM_LOGS)/gemm_sweep.log || tail -n 30 $(GEMM_LOGS)/gemm_sweep.log; }
 	tar -czf $(OUT)/gemm_fast_logs.tar.gz -C $(OUT) gemm_fast_logs && rm -rf $(GEMM_LOGS)
 
+# Issue #18's attention speed (branch attn-fast), under 5 minutes: the attention gtest cases (every
+# kernel by name and knob), memcheck of the new paths (the decode kernel's last-block merge and
+# paged steps, the Hopper kernel's paged table reads and three stages), the attention pytest with its
+# random shapes, side by side; then the quick sweep with each candidate's time beside the chosen one.
+# Logs in $(OUT)/attn_fast_logs.tar.gz, the sweep also as $(OUT)/attention_sweep_quick.csv.
+.PHONY: gpu-attn-fast
+ATTN_LOGS = $(OUT)/attn_fast_logs
+gpu-attn-fast: gpu-build
+	mkdir -p $(ATTN_LOGS)
+	-( timeout 170 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*' \
+	    > $(ATTN_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(ATTN_LOGS)/memcheck.log ) & \
+	  ( timeout 170 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
+	    -k attention > $(ATTN_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(ATTN_LOGS)/pytest.log ) & \
+	  ( timeout 170 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(ATTN_LOGS)/gtest_footprint.log 2>&1; \
+	    echo "footprint gtest exit $$?" >> $(ATTN_LOGS)/gtest_footprint.log ) & \
+	  timeout 170 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*attention*:GpuComputeErrors.*' \
+	    > $(ATTN_LOGS)/gtest_attention.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]" $(ATTN_LOGS)/gtest_attention.log | tail -n 25; \
+	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(ATTN_LOGS)/gtest_footprint.log | tail -n 12; \
+	  tail -n 1 $(ATTN_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid|race" $(ATTN_LOGS)/memcheck.log | head -n 8; \
+	  grep -E "passed|failed|error|Falsifying|^E  " $(ATTN_LOGS)/pytest.log | tail -n 15
+	-PYTHONUNBUFFERED=1 timeout 110 $(PYTHON) benchmarks/attention_sweep.py --quick --repeats 12 \
+	  --csv $(OUT)/attention_sweep_quick.csv > $(ATTN_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
+	  grep -E "^(torch|SDPA)" $(ATTN_LOGS)/attention_sweep.log; { grep -q '^point' $(ATTN_LOGS)/attention_sweep.log && \
+	  sed -n '/^point/,$$p' $(ATTN_LOGS)/attention_sweep.log || grep '^  ' $(ATTN_LOGS)/attention_sweep.log; }; \
+	  grep -E "FAILED|Error" $(ATTN_LOGS)/attention_sweep.log | head -n 5
+	tar -czf $(OUT)/attn_fast_logs.tar.gz -C $(OUT) attn_fast_logs && rm -rf $(ATTN_LOGS)
+
 # Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,
 # device buffers that fit one by one but not together refused before allocating, Ctrl-C during a GPU
 # measurement (a child process), and the label and limit tests with the GPU build.

@@ -7,9 +7,13 @@ peer_timing.py: the L2 flushed before every run, events around the work, the med
 bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every point. Beside the
 kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
 prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
-instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0) and at head dims 80 and 96 with P.V
-as narrow as the head (BWPROF_ATTN_PV_NARROW=1); decode the mma.sync kernel and the vector-unit
-rows kernel. Paged points compare a paged read with SDPA's contiguous one.
+instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with two K/V stages and two Q
+slots instead of three and one (BWPROF_ATTN_STAGES=2), storing O 4 bytes a thread instead of 16
+at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
+paged with K/V read by cp.async instead of the copy engine (BWPROF_ATTN_PAGED_LOAD=cp) and
+with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
+the decode kernel with its keys split for two waves of blocks (BWPROF_ATTN_DECODE_WAVES=2). Paged
+points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
 """
@@ -125,12 +129,30 @@ def sdpa_kernels(p, dtype):
     return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
-# The other kernels timed at each point: (column, environment).
+# The other kernels timed at each point: (column, environment, parameters changed, where).
 CANDIDATES = {
-    "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}),
-                ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}),
-                ("narrow", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "1"})],  # head dims 80, 96
-    "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}), ("rows", {"BWPROF_ATTN_KERNEL": "rows"})],
+    "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None),
+                ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}, {}, None),
+                # two K/V stages and two Q slots (head dims up to 128; the default is three and one)
+                ("st2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2"}, {}, lambda p: p["head_dim"] <= 128),
+                # O stored the other way: 4 bytes a thread at head dims 80/96/256 (the default there: 16,
+                # after shuffles within each quad), 16 at 64/128 (the default there: 4)
+                ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {},
+                 lambda p: p["head_dim"] not in (64, 128)),
+                ("o16", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "1"}, {},
+                 lambda p: p["head_dim"] in (64, 128)),
+                # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
+                ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
+                 lambda p: p["head_dim"] in (80, 96)),
+                # paged: K/V read by the producer's threads with cp.async (the default: the copy engine, a
+                # box a page, where pages are whole 8-row groups that divide the key tile)
+                ("cpl", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "cp"}, {},
+                 lambda p: "block_size" in p),
+                # paged: pages of 128 positions (one page a key tile: how much the page size costs)
+                ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
+    "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),
+               # the decode kernel's keys split for two waves of blocks instead of one
+               ("w2", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "2"}, {}, None)],
 }
 
 
@@ -184,11 +206,11 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
             row["failed"] = f"{type(e).__name__}: {e}"
         if "failed" not in row and not args.no_candidates:
-            for col, env in CANDIDATES[kind]:
-                if col == "narrow" and p["head_dim"] not in (80, 96):
+            for col, env, more, where in CANDIDATES[kind]:
+                if where is not None and not where(p):
                     continue
                 try:
-                    c = measure_us(variant, dtype, p, args.repeats, env)
+                    c = measure_us(variant, dtype, {**p, **more}, args.repeats, env)
                     row[f"{col}_us"] = c["time_median_us"] if c["verified"] else float("nan")
                 except ValueError as e:  # a kernel that does not take this point here
                     if "BWPROF_ATTN_KERNEL" not in str(e):
@@ -208,10 +230,10 @@ def main(argv=None) -> int:
         else:
             print(f"  {name}: {row['us']:.1f} us{'' if row['verified'] else ' WRONG'}"
                   + (f", torch {row['torch_us']:.1f} us, ratio {row['ratio']:.2f}" if row.get("torch_us") else "")
-                  + "".join(f", {c} {row[c + '_us']:.1f} us" for c, _ in CANDIDATES[kind] if c + "_us" in row),
+                  + "".join(f", {c[0]} {row[c[0] + '_us']:.1f} us" for c in CANDIDATES[kind] if c[0] + "_us" in row),
                   flush=True)
-    hdr = (f"{'point':62s} {'bwprof us':>10s} {'torch us':>9s} {'ratio':>6s} {'TFLOP/s':>8s} {'TB/s':>6s} "
-           f"{'flash us':>8s} {'other us':>9s} ok  verdict")
+    hdr = (f"{'point':62s} {'bwprof us':>10s} {'torch us':>9s} {'ratio':>6s} {'TFLOP/s':>8s} {'TB/s':>6s} ok  verdict"
+           f"  {'best':>5s}  candidates (us)")
     print("\n" + hdr + "\n" + "-" * len(hdr))
     fails = 0
     for r in rows:
@@ -222,25 +244,26 @@ def main(argv=None) -> int:
         ratio = r.get("ratio")
         verdict = "-" if ratio is None else ("PASS" if ratio >= TARGET and r["verified"] else "FAIL")
         fails += verdict == "FAIL" or not r["verified"]
+        cands = [(c[0], r[c[0] + "_us"]) for c in CANDIDATES[r["kind"]] if r.get(c[0] + "_us") == r.get(c[0] + "_us")
+                 and c[0] + "_us" in r]
+        same = {c[0] for c in CANDIDATES[r["kind"]] if not c[2]}  # the same problem (bs128 is another one)
+        fastest = min([r["us"]] + [us for c, us in cands if c in same])
+        best = f"{r['torch_us'] / fastest:5.2f}" if r.get("torch_us") else f"{'-':>5s}"
         print(f"{r['name']:62s} {r['us']:10.1f} "
               + (f"{r['torch_us']:9.1f} {ratio:6.2f}" if ratio else f"{'-':>9s} {'-':>6s}")
-              + f" {r['tflops']:8.1f} {r['tbs']:6.2f} "
-              + (f"{r['flash_us']:8.1f}" if "flash_us" in r else f"{'-':>8s}")
-              + (f" {r[other]:9.1f}" if (other := ("wgmma1_us" if r["kind"] == "prefill" else "rows_us")) in r
-                 else f" {'-':>9s}")
-              + f" {'yes' if r['verified'] else 'NO ':3s} {verdict}")
-    ratios = [r["ratio"] for r in rows if r.get("ratio")]
+              + f" {r['tflops']:8.1f} {r['tbs']:6.2f} {'yes' if r['verified'] else 'NO ':3s} {verdict:7s}  {best}  "
+              + " ".join(f"{c}={us:.1f}" for c, us in cands))
     for kind in ("prefill", "decode"):
         rs = [r["ratio"] for r in rows if r.get("ratio") and r["kind"] == kind]
         if rs:
             print(f"{kind}: {sum(x >= TARGET for x in rs)}/{len(rs)} at >= {TARGET}x, min {min(rs):.2f}x, "
                   f"median {sorted(rs)[len(rs) // 2]:.2f}x")
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
-    print("other us: prefill the Hopper kernel with a block per tile (BWPROF_ATTN_PERSIST=0), decode the rows "
-          "kernel; nan: wrong or failed", flush=True)
-    for r in rows:
-        if "narrow_us" in r:
-            print(f"  P.V as narrow as the head: {r['name']}: {r['narrow_us']:.1f} us (default {r['us']:.1f} us)")
+    print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
+          "(mma.sync), wgmma1 (a block per tile), st2 (2 K/V stages, 2 Q slots), o4 (O stored 4 bytes a thread), wide (P.V 128 wide at head dims "
+          "80/96), bs128 (pages of 128); decode flash, rows, w2 (two waves of splits); nan: wrong or failed",
+          flush=True)
+    ratios = [r["ratio"] for r in rows if r.get("ratio")]
     if args.csv:
         write_csv(args.csv, rows)
     return 0 if ratios or args.no_torch else 1

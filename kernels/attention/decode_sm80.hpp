@@ -9,8 +9,12 @@
 //   warp itself in a ring of shared memory (cp.async, `kStages` deep, no block-wide barrier), and
 //   keeps its own online softmax (running max and sum, FP32) and output: S = Q.K^T and O += P.V on
 //   mma.sync m16n8k16, P staying in registers. At the end the four warps' states are merged in
-//   shared memory into O, or with more than one split into FP32 partials that rows.hip's combine
-//   kernel merges.
+//   shared memory into O, or with more than one split into FP32 partials; the last block of a KV
+//   head to finish (an arrival counter per KV head) merges every split's partials into O, its
+//   threads spread over rows, columns and splits so that the merge costs a few round trips to L2
+//   rather than a kernel of its own whose threads walk the splits one by one.
+//   Paged K/V in pages of a multiple of 16 positions: a step of 16 keys lies in one page, so each
+//   step reads one block-table entry (the warp's lanes the same one), read a step ahead.
 // Included by decode_sm80_f16.hip and decode_sm80_bf16.hip, one element type each.
 #pragma once
 #include "common/gpu_runtime.hpp"
@@ -40,11 +44,16 @@ struct DecodeCfg {
   static constexpr int kRingBytes = kWarps * kStages * 2 * kChunk * 2;
   static constexpr int kQBytes = 16 * MT * kStride * 2;
   static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32
-  static constexpr int kStatBytes = (2 * kWarps + 2) * 16 * MT * 4;
+  static constexpr int kStatBytes = (2 * kWarps + 2) * 16 * MT * 4 + 16;  // + the last-block flag
   static constexpr int kBytes = (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes) + kQBytes + kStatBytes;
   static_assert(D % 16 == 0, "head_dim: a multiple of 16");
   static_assert(MT * D <= 256, "the output accumulators: MT * D / 2 per thread");
+  // The last block's merge reuses the ring: rows x splits weights, then (rows x D x parts) sums.
+  static constexpr int kMergeFloats = (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes) / 4;
 };
+// Rows x splits of one KV head that the last block's merge holds (the host keeps splits within it).
+constexpr int kDecodeMergeWeights = kDecodeMaxMerge;
+constexpr int kDecodeMergeItems = 512;  // float4 sums in flight: rows x D / 4 x parts at most this
 
 __device__ __forceinline__ float dec_exp2(float x) {
   float y;
@@ -52,13 +61,90 @@ __device__ __forceinline__ float dec_exp2(float x) {
   return y;
 }
 
+// The last block's merge of a KV head's splits: O = sum_s o_s w_s, w_s = 2^(m_s - M) / sum_s l_s
+// 2^(m_s - M). The splits' (max, sum) pairs are read at once, one (row, split) a thread; each row's
+// weights go to shared memory; then each thread sums a float4 of one row over a share of the splits
+// (parts > 1 where rows x D / 4 is less than the items), the parts added in shared memory. The
+// partials are read from L2 (__ldcg): other blocks wrote them.
+template <class T, int D>
+__device__ __forceinline__ void merge_splits(float* sm, T* __restrict__ O, const float* __restrict__ ws_o,
+                                             const float* __restrict__ ws_ml, int R, int b, int kvh, int heads,
+                                             int seq_q, int group, int splits) {
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  float* wts = sm;                       // [row][split]: first the maxima, then the weights
+  float* sums = sm + kDecodeMergeWeights;  // [part][row][D] (and before that the splits' sums)
+  auto orow_of = [&](int r) {
+    return (static_cast<std::size_t>(b) * heads + kvh * group + r % group) * seq_q + r / group;
+  };
+  float* lsum = sums;  // [row][split] the splits' sums, until the weights are made
+  for (int idx = tid; idx < R * splits; idx += kThreads) {
+    const int r = idx / splits, s = idx % splits;
+    const float2 ml = __ldcg(reinterpret_cast<const float2*>(ws_ml) + orow_of(r) * splits + s);
+    wts[idx] = ml.x;
+    lsum[idx] = ml.y;
+  }
+  __syncthreads();
+  for (int r = warp; r < R; r += kWarps) {  // a warp a row: its max, then the weights and their sum
+    float mx = -INFINITY;
+    for (int s = lane; s < splits; s += 32) mx = fmaxf(mx, wts[r * splits + s]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    float tot = 0.f;
+    for (int s = lane; s < splits; s += 32) {
+      const float m = wts[r * splits + s];
+      const float w = m == -INFINITY ? 0.f : exp2f(m - mx);
+      wts[r * splits + s] = w;
+      tot += lsum[r * splits + s] * w;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) tot += __shfl_xor_sync(0xffffffffu, tot, o);
+    const float inv = tot > 0.f ? 1.f / tot : 0.f;
+    for (int s = lane; s < splits; s += 32) wts[r * splits + s] *= inv;
+  }
+  __syncthreads();  // the weights are made; lsum's space becomes the parts' sums
+  const int cols = R * (D / 4);
+  const int parts = max(1, min(splits, kDecodeMergeItems / cols));
+  for (int idx = tid; idx < cols * parts; idx += kThreads) {
+    const int c = idx % cols, p = idx / cols;
+    const int r = c / (D / 4), x = (c % (D / 4)) * 4;
+    const float4* src = reinterpret_cast<const float4*>(ws_o + orow_of(r) * splits * D + x);
+    const float* w = wts + r * splits;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+    for (int s = p; s < splits; s += parts) {
+      const float4 o = __ldcg(src + static_cast<std::size_t>(s) * (D / 4));
+      const float ww = w[s];
+      acc.x = fmaf(o.x, ww, acc.x), acc.y = fmaf(o.y, ww, acc.y), acc.z = fmaf(o.z, ww, acc.z), acc.w = fmaf(o.w, ww, acc.w);
+    }
+    if (parts == 1) {
+      *reinterpret_cast<uint2*>(O + orow_of(r) * D + x) = make_uint2(pack2<T>(acc.x, acc.y), pack2<T>(acc.z, acc.w));
+    } else {
+      *reinterpret_cast<float4*>(sums + 4 * idx) = acc;
+    }
+  }
+  if (parts == 1) return;
+  __syncthreads();
+  for (int c = tid; c < cols; c += kThreads) {
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int p = 0; p < parts; ++p) {
+      const float4 o = *reinterpret_cast<const float4*>(sums + 4 * (p * cols + c));
+      acc.x += o.x, acc.y += o.y, acc.z += o.z, acc.w += o.w;
+    }
+    const int r = c / (D / 4), x = (c % (D / 4)) * 4;
+    *reinterpret_cast<uint2*>(O + orow_of(r) * D + x) = make_uint2(pack2<T>(acc.x, acc.y), pack2<T>(acc.z, acc.w));
+  }
+}
+
 // grid: x = b * kv_heads + kv head, y = key split.
 template <class T, int D, int MT, bool PAGED>
 __global__ void __launch_bounds__(kThreads)
     bwprof_attention_decode(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ Vm,
-                            T* __restrict__ O, float* __restrict__ ws_o, float* __restrict__ ws_ml, KvLayout kv,
-                            int heads, int seq_q, int group, int split_len, float scale_log2, bool causal) {
+                            T* __restrict__ O, float* __restrict__ ws_o, float* __restrict__ ws_ml,
+                            int* __restrict__ arrivals, KvLayout kv, int heads, int seq_q, int group, int split_len,
+                            float scale_log2, bool causal) {
   using C = DecodeCfg<D, MT>;
+  static_assert(C::kMergeFloats >= 2 * kDecodeMergeWeights && C::kMergeFloats >= kDecodeMergeWeights + 4 * kDecodeMergeItems,
+                "the merge's shared memory");
   constexpr int ST = C::kStride, KT = D / 16, DT = D / 8, RM = 16 * MT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
@@ -86,26 +172,36 @@ __global__ void __launch_bounds__(kThreads)
     cp_async16(sq + r * ST + x, Q + ((static_cast<std::size_t>(b) * heads + hq) * seq_q + i) * D + x, in);
   }
   cp_async_commit();
-  auto load = [&](int slot, int n) {  // this warp's n-th step into ring slot `slot`
+  // Paged in whole pages per step: the page of this warp's n-th step (0 past its last step).
+  const bool page_steps = PAGED && kv.block_size % kKeys == 0;
+  auto page_of = [&](int n) {
+    const int k0 = k_begin + (warp + n * kWarps) * kKeys;
+    return page_steps && n < mine ? kv.table[b * kv.blocks_per_seq + k0 / kv.block_size] : 0;
+  };
+  auto load = [&](int slot, int n, int page) {  // this warp's n-th step into ring slot `slot`
     T* dk = ring + slot * 2 * C::kChunk;
     T* dv = dk + C::kChunk;
     const int k0 = k_begin + (warp + n * kWarps) * kKeys;
+    const std::size_t page_base =
+        page_steps ? ((static_cast<std::size_t>(page) * kv.kv_heads + kvh) * kv.block_size + k0 % kv.block_size) * D : 0;
 #pragma unroll
     for (int u = 0; u < kKeys * D / 8 / 32; ++u) {
       const int c = lane + 32 * u;
       const int r = c / (D / 8), x = (c % (D / 8)) * 8;
       const int j = k0 + r;
       const bool in = j < k_end;
-      const std::size_t off = in ? kv.offset<PAGED, D>(b, kvh, j) + x : 0;
+      std::size_t off = 0;
+      if (in) off = page_steps ? page_base + static_cast<std::size_t>(r) * D + x : kv.offset<PAGED, D>(b, kvh, j) + x;
       cp_async16(dk + r * ST + x, K + off, in);
       cp_async16(dv + r * ST + x, Vm + off, in);
     }
   };
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
-    if (s < mine) load(s, s);
+    if (s < mine) load(s, s, page_of(s));
     cp_async_commit();
   }
+  int page_next = page_of(C::kStages - 1);
   cp_async_wait<C::kStages - 1>();  // Q (the oldest group)
   __syncthreads();
 
@@ -122,8 +218,9 @@ __global__ void __launch_bounds__(kThreads)
   for (int n = 0; n < mine; ++n) {
     cp_async_wait<C::kStages - 2>();
     __syncwarp();
-    if (n + C::kStages - 1 < mine) load((n + C::kStages - 1) % C::kStages, n + C::kStages - 1);
+    if (n + C::kStages - 1 < mine) load((n + C::kStages - 1) % C::kStages, n + C::kStages - 1, page_next);
     cp_async_commit();
+    if (PAGED) page_next = page_of(n + C::kStages);  // used a step later: its latency hides behind this one
     const T* tk = ring + (n % C::kStages) * 2 * C::kChunk;
     const T* tv = tk + C::kChunk;
     float s[MT][2][4];
@@ -255,6 +352,17 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
+  if (splits == 1) return;
+  // The last split of this KV head to arrive merges them all.
+  int* flag = reinterpret_cast<int*>(row_l + RM);
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) *flag = atomicAdd(arrivals + blockIdx.x, 1) == splits - 1;
+  __syncthreads();
+  if (!*flag) return;
+  __threadfence();
+  if (tid == 0) arrivals[blockIdx.x] = 0;  // every split has arrived: ready for the next launch
+  merge_splits<T, D>(merge, O, ws_o, ws_ml, R, b, kvh, heads, seq_q, group, splits);
 }
 
 template <class T, int D, int MT, bool PAGED>
@@ -268,10 +376,10 @@ Resources launch_decode(const Launch& l, bool launch) {
   }
   const dim3 grid(static_cast<unsigned>(l.B * l.Hkv), static_cast<unsigned>(l.splits));
   fn<<<grid, kThreads, C::kBytes, l.stream>>>(static_cast<const T*>(l.Q), static_cast<const T*>(l.K),
-                                              static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml, l.kv,
-                                              int(l.H), int(l.Sq), l.group, l.split_len, l.scale_log2, l.causal);
+                                              static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml,
+                                              l.arrivals, l.kv, int(l.H), int(l.Sq), l.group, l.split_len,
+                                              l.scale_log2, l.causal);
   BWPROF_CHECK_LAUNCH("bwprof_attention_decode");
-  if (l.splits > 1) combine(l, launch);
   return {};
 }
 

@@ -60,12 +60,12 @@ void register_family_attention(Registry& r) {
     const double rows = B * H * Sq;
     // Q, O, K, V and the table; the check's scores (a double per key). On the GPU the split-KV
     // decode's partial rows and their statistics, FP32: at most ceil(seq_kv / 128) splits of every
-    // row, and no more than every row once or 16384 partial rows (gpu.hip's kMaxPartialRows); and
-    // the Hopper kernel's tile counter.
+    // row, and no more than every row once or 16384 partial rows (gpu.hip's kMaxPartialRows), with
+    // the decode kernel's arrival counter per (sequence, KV head); and the Hopper kernel's tile counter.
     const double splits = std::ceil(Skv / 128.0);
     const double partial_rows = splits > 1 ? std::min(rows * splits, std::max(rows, 16384.0)) : 0.0;
     return host_and_device((2 * rows * D + 2 * kv) * elem_bytes(p) + 4 * blocks + 8 * Skv, kind,
-                           partial_rows * (D + 2) * 4 + 8);
+                           partial_rows * (D + 2) * 4 + (splits > 1 ? 4 * B * Hkv : 0.0) + 8);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_attention_cpu});
   k.variants.push_back(Variant{"paged", "cpu", make_attention_cpu});

@@ -6,18 +6,21 @@
 //   blocks stay busy to the end whatever the tiles cost. The order is the heads' (the query heads
 //   of a KV head next to each other, so the blocks in flight share their K/V in L2), and within a
 //   head the row tiles from the last (under a causal mask, the longest rows first).
-//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into one of
-//   two slots, so the next tile's Q arrives while this one is computed; one slot at head dim 256),
-//   then its K and V tiles of 128 keys (64 at head dim 256) into a two-stage ring, 128-byte
-//   swizzled, each stage completing on its `full` mbarrier. A paged cache is read page by page
-//   through the block table. Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in
-//   shared memory (wgmma, K-major), the online softmax on S's registers (FP32), then O += P.V with
+//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (one slot),
+//   then its K and V tiles of 128 keys (64 at head dim 256) into a ring of three stages (two at head
+//   dim 256; on request two stages and two Q slots, the next tile's Q arriving while this one is
+//   computed), 128-byte swizzled, each stage completing on its `full` mbarrier. A paged cache is
+//   read page by page through the block table where its pages are whole 8-row swizzle groups that
+//   tile the key tile (a box a page), else by the producer's 128 threads, row by row (cp.async, 16
+//   bytes a thread, into the same swizzled layout), each arriving on `full` once its copies landed.
+//   Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in shared memory (wgmma,
+//   K-major), the online softmax on S's registers (FP32), then O += P.V with
 //   P straight from those registers as the A operand (16-bit pairs) and V from shared memory. The
 //   next tile's S = Q.K^T is issued before this tile's P.V, so that the softmax of one runs while
 //   the matrix units work on the other; the stage goes back through its `empty` mbarrier and the
 //   Q slot through `qempty` after the tile's last Q.K^T.
 //   Head dims 80 and 96 are held 128 wide in shared memory (the copy engine fills the columns past
-//   the head with zeros); Q.K^T runs 80 and 96 deep (DK), P.V 128 wide (DN; 80 and 96 on request).
+//   the head with zeros); Q.K^T runs 80 and 96 deep (DK), P.V 80 and 96 wide (DN; 128 on request).
 //   Tiles past a row tile's last visible key are not loaded.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
@@ -42,22 +45,25 @@ namespace {
 
 using namespace gpu;
 
-// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128).
-template <int DP>
+// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). DEEP: three K/V
+// stages and one Q slot instead of two and two (head dims up to 128: what fits 227 KB).
+template <int DP, bool DEEP>
 struct Sm90Cfg {
   static constexpr int kBr = 128;                  // 2 consumer warpgroups x 64 rows
   static constexpr int kBc = DP > 128 ? 64 : 128;  // keys per tile
   static constexpr int kQBytes = kBr * DP * 2;
   static constexpr int kKvBytes = kBc * DP * 2;    // K or V, one stage
-  static constexpr int kStages = 2;
-  static constexpr int kQSlots = DP > 128 ? 1 : 2;
+  static constexpr int kStages = DEEP ? 3 : 2;
+  static constexpr int kQSlots = DEEP || DP > 128 ? 1 : 2;
   static constexpr int kThreads = 384;
   static constexpr int kBars = 2 * kQSlots + 2 * kStages;
-  static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16;
+  // + alignment, barriers, the tile of each Q slot, the producer's next tile (2 slots)
+  static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16 + 16;
 };
 
 struct Sm90Args {
   void* O;
+  const void *K, *V;     // paged with pages the copy engine cannot take: read by the producer's threads (cp.async)
   const int* table;      // paged: [batch, blocks_per_seq]
   int* counter;          // [0]: tiles handed out past the grid's first; [1]: blocks finished
   int heads, kv_heads, seq_q, seq_kv, D, group;
@@ -65,6 +71,8 @@ struct Sm90Args {
   int row_tiles, tiles;  // row tiles of a head; tiles in all
   float scale_log2;
   bool causal;
+  bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
+  bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
@@ -133,12 +141,13 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
 #endif
 }
 
-template <class T, int DP, int DK, int DN, bool PAGED>
-__global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
+template <class T, int DP, int DK, int DN, bool PAGED, bool DEEP>
+__global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                                 const __grid_constant__ CUtensorMap tmV, const Sm90Args a) {
 #if defined(BWPROF_WGMMA_DEVICE)
-  using C = Sm90Cfg<DP>;
+  using C = Sm90Cfg<DP, DEEP>;
+  static_assert(C::kSmemBytes <= 232448, "shared memory");
   constexpr int BC = C::kBc, BR = C::kBr, QS = C::kQSlots, ST = C::kStages;
   constexpr bool kBf16 = std::is_same<T, bf16>::value;
   extern __shared__ __align__(1024) unsigned char fa_smem[];
@@ -148,10 +157,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
                  qempty = qfull + 8 * QS;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
   volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * QS - smem_u32(fa_smem)));
+  volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
-      mbar_init(full + 8 * s, 1);
+      mbar_init(full + 8 * s, PAGED && !a.page_tma ? 128 : 1);  // paged by cp.async: every producer thread
       mbar_init(empty + 8 * s, 8);  // every consumer warp
     }
     for (int s = 0; s < QS; ++s) {
@@ -164,62 +174,122 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
 
   if (wg == 0) {  // producer
     regs_shrink<40>();
-    if (t != 0) return;
-    int tile = blockIdx.x, it = 0;
-    for (int i = 0;; ++i) {
-      const int qs = i % QS;
-      if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
-      sched[qs] = tile < a.tiles ? tile : -1;
-      if (tile >= a.tiles) {
-        mbar_arrive(qfull + 8 * qs);
-        break;
-      }
-      const Sm90Tile w(a, tile, BR, BC);
-      const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
-      mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
+    // K/V loaded by the copy engine (contiguous; paged with pages of 8k rows that divide the key tile)
+    // by thread 0 alone, or (paged otherwise, or BWPROF_ATTN_PAGED_LOAD=cp) by the 128 threads with
+    // cp.async; one loop each, so that neither holds the other's registers.
+    auto produce = [&](auto cp_tag) {
+      constexpr bool CP = decltype(cp_tag)::value;
+      if (!CP && t != 0) return;
+      int tile = blockIdx.x, it = 0;
+      for (int i = 0;; ++i) {
+        const int qs = i % QS;
+        int next = 0;
+        if (t == 0) {
+          if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
+          sched[qs] = tile < a.tiles ? tile : -1;
+          if (tile >= a.tiles) {
+            mbar_arrive(qfull + 8 * qs);
+          } else {
+            const Sm90Tile w(a, tile, BR, BC);
+            mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
 #pragma unroll
-      for (int j = 0; j < DP / 64; ++j)
-        tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
-      const int next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
-      for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
-        const int s = it % ST;
-        if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
-        mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
-        const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
-        if (!PAGED) {
-          const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
-#pragma unroll
-          for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
-            tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
-            tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
-          }
-        } else {  // whole pages of block_size rows; past the sequence's last page, that page again
-          // The tile's block-table entries first, all loads in flight at once, then the copies.
-          constexpr int kMaxPages = BC / 8;
-          const int bs = a.block_size, pages = BC / bs;
-          int row[kMaxPages];
-#pragma unroll
-          for (int pg = 0; pg < kMaxPages; ++pg)
-            if (pg < pages) row[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
-#pragma unroll
-          for (int pg = 0; pg < kMaxPages; ++pg) {
-            if (pg >= pages) break;
-            const int r = (row[pg] * a.kv_heads + kvh) * bs;
-#pragma unroll
-            for (int j = 0; j < DP / 64; ++j) {
-              tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
-              tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
-            }
+            for (int j = 0; j < DP / 64; ++j)
+              tma_load_2d(q_s + qs * C::kQBytes + j * BR * 128, &tmQ, 64 * j, w.bh * a.seq_q + w.q0, qfull + 8 * qs);
+            next = atomicAdd(a.counter, 1) + static_cast<int>(gridDim.x);  // needed after the K/V loads
+            if (CP) next_tile[i & 1] = next;
           }
         }
+        if (tile >= a.tiles) break;
+        const Sm90Tile w(a, tile, BR, BC);
+        const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
+        // Paged by the copy engine: the block-table entries of a key tile are read a tile ahead (the
+        // first at once), so that their latency hides behind the copies of the tile before.
+        constexpr int kMaxPages = BC / 8;
+        const int bs = a.block_size, pages = PAGED && !CP ? BC / bs : 0;
+        int page_t[kMaxPages];
+        auto read_pages = [&](int kt) {
+#pragma unroll
+          for (int pg = 0; pg < kMaxPages; ++pg)
+            if (pg < pages) page_t[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
+        };
+        if (PAGED && !CP) read_pages(0);
+        for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
+          const int s = it % ST;
+          const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
+          if (!PAGED) {
+            if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+            const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
+#pragma unroll
+            for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
+              tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
+              tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
+            }
+          } else if (!CP) {  // whole pages of block_size rows; past the sequence's last page, that page again
+            if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+#pragma unroll
+            for (int pg = 0; pg < kMaxPages; ++pg) {
+              if (pg >= pages) break;
+              const int r = (page_t[pg] * a.kv_heads + kvh) * bs;
+#pragma unroll
+              for (int j = 0; j < DP / 64; ++j) {
+                tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
+                tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
+              }
+            }
+            if (kt + 1 < w.ntiles) read_pages(kt + 1);
+          } else {
+            // Paged by cp.async: the 128 threads copy the tile row by row through the block table, 16
+            // bytes each (CPR threads a row, coalesced), into the layout the copy engine's 128-byte
+            // swizzle gives (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64
+            // columns a box). Any page size; rows past the sequence are zeros, columns past the head
+            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). The
+            // table entries are read before waiting for the stage.
+            constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
+            const int chunk = t % CPR, rsub = t / CPR, key0 = kt * BC + rsub;
+            int page[ITER];
+#pragma unroll
+            for (int r = 0; r < ITER; ++r)
+              page[r] = a.table[b * a.blocks_per_seq + min((key0 + RPI * r) / a.block_size, a.blocks_per_seq - 1)];
+            if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            if (chunk * 8 < a.D) {
+              const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
+#pragma unroll
+              for (int r = 0; r < ITER; ++r) {
+                const int key = key0 + RPI * r, row = rsub + RPI * r;
+                const std::size_t off =
+                    ((static_cast<std::size_t>(page[r]) * a.kv_heads + kvh) * a.block_size + key % a.block_size) * a.D +
+                    chunk * 8;
+                const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
+                const int bytes = key < a.seq_kv ? 16 : 0;
+                cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
+                cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
+              }
+            }
+            mbar_arrive_cp_async(full + 8 * s);
+          }
+        }
+        if (CP) {  // every producer thread takes the next tile that thread 0 got
+          asm volatile("bar.sync 1, 128;\n" ::: "memory");
+          next = next_tile[i & 1];
+        }
+        tile = next;
       }
-      tile = next;
+    };
+    const bool cp_load = PAGED && !a.page_tma;
+    if (cp_load) {
+      if constexpr (PAGED) produce(std::true_type{});
+    } else {
+      produce(std::false_type{});
     }
+    if (!cp_load && t != 0) return;
     // Every block has taken its last tile: the last one to get here resets the counter for the next launch.
-    if (atomicAdd(a.counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+    if (t == 0 && atomicAdd(a.counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
       atomicExch(a.counter, 0);
       atomicExch(a.counter + 1, 0);
     }
+    if (cp_load) asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its thread
     return;
   }
 
@@ -267,6 +337,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
     // The first key tile's scores.
     int s = it % ST;
     mbar_wait(full + 8 * s, (it / ST) & 1);
+    if (PAGED && !a.page_tma) fence_async_shared();  // the producer threads' cp.async writes, before wgmma reads them
     fence_regs<DN / 2>(o);
     fence_regs<BC / 2>(sc);
     wgmma_fence();
@@ -283,6 +354,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
       s = it % ST;
       const int s1 = (it + 1) % ST;
       mbar_wait(full + 8 * s1, ((it + 1) / ST) & 1);
+      if (PAGED && !a.page_tma) fence_async_shared();
       fence_regs<BC / 2>(sc);
       fence_regs<DN / 2>(o);
       wgmma_fence();
@@ -311,20 +383,46 @@ __global__ void __launch_bounds__(Sm90Cfg<DP>::kThreads, 1)
     fence_regs<DN / 2>(o);
     release(empty + 8 * s);
     ++it;
-    // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e.
+    // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e. Stored 16 bytes a thread: for each 32
+    // columns (x = 4g .. 4g + 3) the quad's 4 x 4 pairs are transposed by shuffles, so that thread tq
+    // holds columns 32g + 8tq .. + 7 (a warp's store: 8 rows of 64 whole bytes, not of 16 bytes in
+    // 4-byte pieces); the pairs past the last 32 (head dim 80) 4 bytes a thread. Off (head dims 64 and
+    // 128 by default, BWPROF_ATTN_STORE16=0): every pair 4 bytes a thread.
+    constexpr int G32 = DN / 32;
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
       float lt = lsum[rr];
       lt += __shfl_xor_sync(0xffffffffu, lt, 1);
       lt += __shfl_xor_sync(0xffffffffu, lt, 2);
       const int row = r0 + 8 * rr;
-      if (row >= a.seq_q) continue;
+      const bool in = row < a.seq_q;
       const float inv = lt > 0.f ? 1.f / lt : 0.f;
-      T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + row) * a.D;
+      T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + (in ? row : 0)) * a.D;
+      if (a.store16) {
+#pragma unroll
+        for (int g = 0; g < G32; ++g) {
+          unsigned v[4], u[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v[j] = pack2<T>(o[4 * (4 * g + j) + 2 * rr] * inv, o[4 * (4 * g + j) + 2 * rr + 1] * inv);
+          // Round k: thread tq takes pair tq of thread (tq + k) % 4, which sends its pair (its tq - k) % 4.
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const int snd = (tq - k) & 3, src = (tq + k) & 3;
+            const unsigned send = snd == 0 ? v[0] : snd == 1 ? v[1] : snd == 2 ? v[2] : v[3];
+            const unsigned got = __shfl_sync(0xffffffffu, send, (l & ~3) | src);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              if (src == j) u[j] = got;
+          }
+          const int col = 32 * g + 8 * tq;
+          if (in && col < a.D) *reinterpret_cast<uint4*>(out + col) = make_uint4(u[0], u[1], u[2], u[3]);
+        }
+      }
 #pragma unroll
       for (int x = 0; x < DN / 8; ++x) {
         const int col = 8 * x + 2 * tq;
-        if (col < a.D) *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
+        if ((!a.store16 || x >= 4 * G32) && in && col < a.D)
+          *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
       }
     }
   }
@@ -337,20 +435,38 @@ class FlashSm90Impl final : public FlashSm90 {
       : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
         counter_(2 * sizeof(int), "attention tile counter") {
     BWPROF_GPU_CHECK(hipMemset(counter_.get(), 0, counter_.bytes()));
-    const int kv_box = l.paged ? l.kv.block_size : dp_ > 128 ? 64 : 128;
+    // Paged K/V read by the copy engine, a box a page, where pages are whole 8-row swizzle groups that
+    // tile the key tile (at an H100 sweep point 323.6 us at pages of 128 against cp.async's 481.6;
+    // at pages of 16 about even: 508 against 492, separate runs), else (or BWPROF_ATTN_PAGED_LOAD=cp)
+    // by the producer's threads with cp.async (any page size).
+    const int bc = dp_ > 128 ? 64 : 128;
+    bool page_tma = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
+    if (const char* e = std::getenv("BWPROF_ATTN_PAGED_LOAD"); e && std::string(e) == "cp") page_tma = false;
+    const int kv_box = page_tma ? int(l.kv.block_size) : bc;
     tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
     tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
     tmV_ = b16_tensor_map(l.V, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
     const int br = 128;
-    args_ = Sm90Args{l.O, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
+    args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
-                     l.causal};
+                     l.causal, true, page_tma};
+    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (the faster at each
+    // point of an H100 sweep: 16 bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128, S128 the
+    // most); BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).
+    args_.store16 = l.D != 64 && l.D != 128;
+    if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && (std::string(e) == "0" || std::string(e) == "1"))
+      args_.store16 = std::string(e) == "1";
     args_.tiles = int(args_.row_tiles * l.B * l.H);
     // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 launches a
     // block per tile instead (a knob for benchmarks).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
-    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "1") narrow_ = true;
+    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
+    // Three K/V stages and one Q slot at head dims up to 128 (what fits 227 KB; as fast as two and two
+    // or faster at every point of an H100 sweep: 0.99-1.38x), BWPROF_ATTN_STAGES=2 two and two
+    // (a knob for benchmarks).
+    deep_ = dp_ <= 128;
+    if (const char* e = std::getenv("BWPROF_ATTN_STAGES"); e && std::string(e) == "2") deep_ = false;
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
@@ -359,8 +475,9 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources dispatch(const Launch& l, bool launch) {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
   }
-  // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 128 wide, or with BWPROF_ATTN_PV_NARROW=1 80 (96)
-  // wide (an N that ends inside the second 64-column swizzle group of V).
+  // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 80 (96) wide (an N that ends inside the second
+  // 64-column swizzle group of V; faster than 128 wide at every point of an H100 sweep), or with
+  // BWPROF_ATTN_PV_NARROW=0 128 wide.
   template <class T>
   Resources by_dim(const Launch& l, bool launch) {
     switch (l.D) {
@@ -373,12 +490,15 @@ class FlashSm90Impl final : public FlashSm90 {
   }
   template <class T, int DP, int DK, int DN>
   Resources by_paged(const Launch& l, bool launch) {
-    return l.paged ? go<T, DP, DK, DN, true>(l, launch) : go<T, DP, DK, DN, false>(l, launch);
+    if constexpr (DP <= 128) {
+      if (deep_) return l.paged ? go<T, DP, DK, DN, true, true>(l, launch) : go<T, DP, DK, DN, false, true>(l, launch);
+    }
+    return l.paged ? go<T, DP, DK, DN, true, false>(l, launch) : go<T, DP, DK, DN, false, false>(l, launch);
   }
-  template <class T, int DP, int DK, int DN, bool PAGED>
+  template <class T, int DP, int DK, int DN, bool PAGED, bool DEEP>
   Resources go(const Launch& l, bool launch) {
-    using C = Sm90Cfg<DP>;
-    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED>;
+    using C = Sm90Cfg<DP, DEEP>;
+    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED, DEEP>;
     if (!launch) {
       BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                            hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
@@ -389,7 +509,7 @@ class FlashSm90Impl final : public FlashSm90 {
     return {};
   }
 
-  bool bf16_, narrow_ = false;
+  bool bf16_, narrow_ = true, deep_ = false;
   int dp_;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{};
@@ -402,13 +522,11 @@ class FlashSm90Impl final : public FlashSm90 {
 
 bool sm90_takes(const GpuBackend& g, const Launch& l) {
 #if defined(BWPROF_HAVE_SM90A)
-  // 16-bit, an sm_90 device, row counts the copy engine's 32-bit coordinates hold, and for a paged
-  // cache pages of whole 8-row swizzle groups that tile the key tile.
+  // 16-bit, an sm_90 device, row counts the copy engine's 32-bit coordinates hold (a paged cache,
+  // read by the producer's threads, any page size).
   const std::int64_t lim = 2147483647;
-  const int bc = l.D > 128 ? 64 : 128;
   if (g.info().arch != "sm_90" || l.dtype == DType::kF32 || l.B * l.H * l.Sq > lim || l.kv_rows > lim) return false;
-  if (l.D != 64 && l.D != 80 && l.D != 96 && l.D != 128 && l.D != 256) return false;
-  return !l.paged || (l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0);
+  return l.D == 64 || l.D == 80 || l.D == 96 || l.D == 128 || l.D == 256;
 #else
   (void)g, (void)l;
   return false;

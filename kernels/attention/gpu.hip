@@ -11,7 +11,8 @@
 //   rows (FP32, AMD, NVIDIA before sm_80): one block per query row and group of query heads that
 //     share a KV head.
 // Where a KV head has too few rows to fill the GPU, the keys are split over several blocks (flash
-// decoding), and a second kernel merges the splits' partial results.
+// decoding), and a second kernel merges the splits' partial results (the decode kernel: the last
+// block of each KV head to finish merges them).
 // All read K/V contiguously [batch, kv_heads, seq_kv, head_dim] or through a paged cache's block
 // table ([blocks, kv_heads, block_size, head_dim], the KV-cache append's layout).
 #include <algorithm>
@@ -58,7 +59,7 @@ class AttentionGpu final : public KernelInstance {
     }
     scale_log2_ = static_cast<float>(kLog2e / std::sqrt(static_cast<double>(a_.D)));
     group_ = static_cast<int>(a_.H / a_.Hkv);
-    l_ = attention::Launch{Q_.get(), K_.get(), V_.get(), O_.get(), nullptr, nullptr, kv_,
+    l_ = attention::Launch{Q_.get(), K_.get(), V_.get(), O_.get(), nullptr, nullptr, nullptr, kv_,
                            a_.B, a_.H, a_.Hkv, a_.Sq, static_cast<std::int64_t>(host_.K.size() / a_.D),
                            static_cast<int>(a_.D), group_, 1, 1, 1, scale_log2_, a_.causal, host_.paged, p.dtype,
                            g.stream()};
@@ -84,15 +85,22 @@ class AttentionGpu final : public KernelInstance {
         splits = std::min<std::int64_t>({(4 * sms + blocks - 1) / blocks, (a_.Skv + 4 * keys - 1) / (4 * keys), 65535});
       split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + keys - 1) / keys * keys);
     } else if (kernel_ == Kernel::kDecode) {
-      // Split the keys until the blocks fill the GPU twice (its blocks an SM, as the runtime
-      // reports them, times the SMs, twice over), each split keeping at least 128 keys (two steps
-      // of 16 per warp) and in steps of 64 (one for each warp).
+      // Decode reads each key and value once, so its time is their bytes over the bandwidth plus
+      // what every block pays once (its launch, the first loads' latency, the merges). The keys are
+      // split so that the blocks make one full wave of the GPU (its blocks an SM, as the runtime
+      // reports them, times the SMs; never more blocks than that), each split keeping at least 128
+      // keys, in steps of 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a knob
+      // for benchmarks).
       const std::int64_t blocks = a_.B * a_.Hkv;
       if (blocks > lim) BWPROF_INVALID("batch*kv_heads: beyond 2^31-1 on the GPU");
       const std::int64_t per_sm = std::max(1, dispatch(false).runtime_blocks_per_sm);
-      const std::int64_t want = 2 * per_sm * sms;
-      splits = std::min<std::int64_t>({(want + blocks - 1) / blocks, (a_.Skv + 127) / 128, 65535});
-      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + 63) / 64 * 64);
+      std::int64_t waves = 1;
+      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(1, std::atoi(e));
+      const std::int64_t slots = waves * per_sm * sms;
+      const std::int64_t rows = a_.Sq * group_;
+      splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + 127) / 128,
+                                       attention::kDecodeMaxMerge / rows, 65535});
+      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + 15) / 16 * 16);
     } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;
       if (a_.D > 128) G_ = std::min(G_, 4);  // q and o of 8 heads of 256 would not fit the registers
@@ -106,7 +114,7 @@ class AttentionGpu final : public KernelInstance {
       const std::int64_t cap = std::max<std::int64_t>(1, kMaxPartialRows / rows_all);
       if ((a_.Skv + split_len_ - 1) / split_len_ > cap) {
         const int step = kernel_ == Kernel::kFlash ? attention::flash_tile_keys(tile_, static_cast<int>(a_.D))
-                                                   : kernel_ == Kernel::kDecode ? 64 : 1;
+                                                   : kernel_ == Kernel::kDecode ? 16 : 1;
         split_len_ = static_cast<int>(((a_.Skv + cap - 1) / cap + step - 1) / step * step);
       }
       splits_ = static_cast<int>((a_.Skv + split_len_ - 1) / split_len_);
@@ -114,9 +122,14 @@ class AttentionGpu final : public KernelInstance {
     if (splits_ > 1) {
       ws_o_ = DeviceBuffer(static_cast<std::size_t>(rows_all) * splits_ * a_.D * sizeof(float), "attention split partials");
       ws_ml_ = DeviceBuffer(static_cast<std::size_t>(rows_all) * splits_ * 2 * sizeof(float), "attention split statistics");
+      if (kernel_ == Kernel::kDecode) {  // the splits' arrival counters, zero between launches
+        arrivals_ = DeviceBuffer(static_cast<std::size_t>(a_.B * a_.Hkv) * sizeof(int), "attention split arrivals");
+        BWPROF_GPU_CHECK(hipMemset(arrivals_.get(), 0, arrivals_.bytes()));
+      }
     }
     l_.ws_o = ws_o_.get<float>();
     l_.ws_ml = ws_ml_.get<float>();
+    l_.arrivals = arrivals_.get<int>();
     l_.G = G_;
     l_.splits = splits_;
     l_.split_len = split_len_;
@@ -182,7 +195,7 @@ class AttentionGpu final : public KernelInstance {
   Problem p_;
   AttentionDims a_;
   AttentionData host_;
-  DeviceBuffer Q_, K_, V_, O_, table_, ws_o_, ws_ml_;
+  DeviceBuffer Q_, K_, V_, O_, table_, ws_o_, ws_ml_, arrivals_;
   attention::KvLayout kv_{};
   attention::Launch l_{};
   float scale_log2_ = 0;

@@ -32,7 +32,8 @@ struct KvLayout {
 struct Launch {
   const void *Q, *K, *V;
   void* O;
-  float *ws_o, *ws_ml;  // the splits' partials (splits > 1), merged by combine()
+  float *ws_o, *ws_ml;  // the splits' partials (splits > 1), merged by combine() (decode: by its last block)
+  int* arrivals;        // decode with splits > 1: splits arrived per (sequence, KV head), zero between launches
   KvLayout kv;
   std::int64_t B, H, Hkv, Sq;
   std::int64_t kv_rows;  // rows of D elements in the K (and V) buffer
@@ -59,15 +60,17 @@ Resources flash_bf16(const Launch& l, int tile, bool launch);
 // The decode kernel for FP16 / BF16 (decode_sm80.hpp; CUDA builds only), where decode_takes().
 Resources decode_f16(const Launch& l, bool launch);
 Resources decode_bf16(const Launch& l, bool launch);
-// Its query rows per KV head: at most 32 (16 at head dim 256).
+// Its query rows per KV head: at most 32 (16 at head dim 256). Its splits: rows x splits of a KV
+// head within kDecodeMaxMerge (the last block's merge holds a weight for each in shared memory).
+constexpr int kDecodeMaxMerge = 4096;
 inline bool decode_takes(const Launch& l) {
   const std::int64_t rows = l.Sq * l.group;
   return rows <= 16 || (rows <= 32 && l.D <= 128);
 }
 // The Hopper prefill kernel (flash_sm90.hip: wgmma + TMA; sm_90a builds, FP16 and BF16, K/V
-// contiguous or paged in pages of a multiple of 8 positions that divide its key tile): its tensor
-// maps are made once for the launch's buffers. sm90_takes says where it can run; make_flash_sm90
-// returns null elsewhere.
+// contiguous or paged in pages of any size: by the copy engine where pages are whole 8-row groups
+// that divide its key tile, else by cp.async): its tensor maps are made once for the launch's
+// buffers. sm90_takes says where it can run; make_flash_sm90 returns null elsewhere.
 class FlashSm90 {
  public:
   virtual ~FlashSm90() = default;

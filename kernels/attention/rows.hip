@@ -179,20 +179,24 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-// Merges the splits of each row: O = sum_s o_s 2^(m_s - M) / sum_s l_s 2^(m_s - M).
+// Merges the splits of each row: O = sum_s o_s 2^(m_s - M) / sum_s l_s 2^(m_s - M), in one pass
+// with a running max (unrolled, so that several splits' loads are in flight at once).
 template <class T, int D>
 __global__ void __launch_bounds__(D) bwprof_attention_combine(const float* __restrict__ ws_o,
                                                               const float* __restrict__ ws_ml, T* __restrict__ O,
                                                               int splits) {
   const std::size_t row = blockIdx.x;
   const int x = threadIdx.x;
-  float mx = -INFINITY;
-  for (int s = 0; s < splits; ++s) mx = fmaxf(mx, ws_ml[(row * splits + s) * 2]);
-  float ls = 0.f, os = 0.f;
+  float mx = -INFINITY, ls = 0.f, os = 0.f;
+#pragma unroll 8
   for (int s = 0; s < splits; ++s) {
-    const float c = exp2_diff(ws_ml[(row * splits + s) * 2], mx);
-    ls += ws_ml[(row * splits + s) * 2 + 1] * c;
-    os += ws_o[(row * splits + s) * D + x] * c;
+    const float m = ws_ml[(row * splits + s) * 2], l = ws_ml[(row * splits + s) * 2 + 1];
+    const float o = ws_o[(row * splits + s) * D + x];
+    const float mn = fmaxf(mx, m);
+    const float c1 = exp2_diff(mx, mn), c2 = exp2_diff(m, mn);
+    ls = ls * c1 + l * c2;
+    os = os * c1 + o * c2;
+    mx = mn;
   }
   O[row * D + x] = from_f<T>(os / ls);
 }

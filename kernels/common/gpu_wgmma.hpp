@@ -64,6 +64,27 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 #endif
 }
 
+// Makes this thread's earlier writes to shared memory (plain stores, cp.async) visible to the
+// async proxy (wgmma's operand reads, the copy engine).
+__device__ __forceinline__ void fence_async_shared() {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// An arrival on the barrier once every cp.async this thread issued before has landed (counted in
+// the barrier's arrival count).
+__device__ __forceinline__ void mbar_arrive_cp_async(unsigned bar) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+// 16 bytes global -> shared (a shared-space address), bypassing L1; `bytes` 0 writes zeros.
+__device__ __forceinline__ void cp_async16_to(unsigned dst, const void* src, int bytes) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+#endif
+}
+
 // ---- TMA: a 2-D box from global memory into shared memory, completing on an mbarrier ---------
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, int c0, int c1, unsigned bar) {
 #if defined(BWPROF_WGMMA_DEVICE)

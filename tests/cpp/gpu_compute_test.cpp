@@ -48,17 +48,21 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   // Attention: the default choice, then each kernel by name (BWPROF_ATTN_KERNEL; a kernel that
   // cannot take the problem on this device says so and is passed over): flash with every tile shape
   // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
-  // wgmma kernel persistent, with a block per tile and (head dims 80, 96) P.V as narrow as the
-  // head. GEMM tensor: each mma.sync tile
+  // wgmma kernel persistent, with a block per tile (and paged K/V by cp.async), with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
+  // 128 wide; decode with its keys split for four waves (more splits for its last block to merge).
+  // GEMM tensor: each mma.sync tile
   // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
   using Env = std::vector<std::pair<const char*, const char*>>;
   std::vector<Env> runs = {{}};
   if (c.kernel == "attention" && c.dtype != "fp32") {
     for (const char* t : {"0", "1", "2"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "flash"}, {"BWPROF_FLASH_TILE", t}});
     for (const char* kern : {"rows", "decode", "wgmma"}) runs.push_back({{"BWPROF_ATTN_KERNEL", kern}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}, {"BWPROF_ATTN_PAGED_LOAD", "cp"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "2"}, {"BWPROF_ATTN_STORE16", "1"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STORE16", "0"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});
     if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
-      runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "1"}});
+      runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "0"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
     // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
     // piece, which stores C itself), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
@@ -167,8 +171,11 @@ std::vector<GpuCase> cases() {
       {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "3"}, {"seq_kv", "900"}, {"head_dim", "128"}, {"causal", "true"}},
       {{"heads", "16"}, {"kv_heads", "1"}, {"seq_q", "1"}, {"seq_kv", "1500"}, {"head_dim", "256"}},
       {{"heads", "8"}, {"seq_q", "1"}, {"seq_kv", "5000"}, {"head_dim", "64"}},
+      // decode: 32 rows of a KV head over many splits (the last block's merge with one part), MHA
+      {{"heads", "8"}, {"kv_heads", "1"}, {"seq_q", "4"}, {"seq_kv", "5000"}, {"head_dim", "128"}, {"causal", "true"}},
+      {{"batch", "2"}, {"heads", "5"}, {"seq_q", "1"}, {"seq_kv", "3001"}, {"head_dim", "80"}},
   };
-  // Paged: pages of 7 (no kernel's tile holds whole ones) and of 16 (the Hopper kernel's copy boxes).
+  // Paged: pages of 7 (no kernel's tile holds whole ones) and of 16 (two 8-row swizzle groups).
   for (const char* v : {"flash", "flash_paged"})
     for (const char* dt : {"fp32", "fp16", "bf16"})
       for (auto a : attn) {

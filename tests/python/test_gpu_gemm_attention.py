@@ -173,16 +173,20 @@ def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, hea
 @given(kernel=st.sampled_from(["wgmma", "decode", "flash"]), batch=st.integers(1, 3), kv_heads=st.integers(1, 3),
        group=st.integers(1, 8), seq_q=st.one_of(st.integers(1, 4), st.integers(1, 400)), extra=st.integers(0, 700),
        head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
-       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]))
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]), knob=st.booleans())
 def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
-                                             block):
+                                             block, knob):
     # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
-    # block 0: contiguous K/V.
+    # block 0: contiguous K/V. knob: the Hopper kernel with two K/V stages and two Q slots, the decode kernel's
+    # keys split for five waves (more splits for its last block to merge).
     kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
               head_dim=head_dim, causal=causal)
     if block:
         kw["block_size"] = block
-    os.environ["BWPROF_ATTN_KERNEL"] = kernel
+    env = {"BWPROF_ATTN_KERNEL": kernel}
+    if knob:
+        env.update({"wgmma": {"BWPROF_ATTN_STAGES": "2"}, "decode": {"BWPROF_ATTN_DECODE_WAVES": "5"}}.get(kernel, {}))
+    os.environ.update(env)
     try:
         d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
                            **kw, **Q).to_dict()
@@ -190,7 +194,8 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
         assume("BWPROF_ATTN_KERNEL" not in str(e))
         raise
     finally:
-        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+        for k in env:
+            os.environ.pop(k, None)
     assert d["verified"], f"attention {kernel} {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
