@@ -434,7 +434,7 @@ class FlashSm90Impl final : public FlashSm90 {
   FlashSm90Impl(GpuBackend& g, const Launch& l)
       : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
         counter_(2 * sizeof(int), "attention tile counter") {
-    BWPROF_GPU_CHECK(hipMemset(counter_.get(), 0, counter_.bytes()));
+    counter_.fill(0);
     // Paged K/V read by the copy engine, a box a page, where pages are whole 8-row swizzle groups that
     // tile the key tile (at an H100 sweep point 323.6 us at pages of 128 against cp.async's 481.6;
     // at pages of 16 about even: 508 against 492, separate runs), else (or BWPROF_ATTN_PAGED_LOAD=cp)

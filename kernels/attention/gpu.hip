@@ -124,7 +124,7 @@ class AttentionGpu final : public KernelInstance {
       ws_ml_ = DeviceBuffer(static_cast<std::size_t>(rows_all) * splits_ * 2 * sizeof(float), "attention split statistics");
       if (kernel_ == Kernel::kDecode) {  // the splits' arrival counters, zero between launches
         arrivals_ = DeviceBuffer(static_cast<std::size_t>(a_.B * a_.Hkv) * sizeof(int), "attention split arrivals");
-        BWPROF_GPU_CHECK(hipMemset(arrivals_.get(), 0, arrivals_.bytes()));
+        arrivals_.fill(0);
       }
     }
     l_.ws_o = ws_o_.get<float>();

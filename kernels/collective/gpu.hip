@@ -115,7 +115,7 @@ class CollectiveGpu final : public KernelInstance {
       });
       r.in = DeviceBuffer::from(host, "collective input");
       r.out = DeviceBuffer(static_cast<std::size_t>(n_.out) * es, "collective output");
-      BWPROF_GPU_CHECK(hipMemset(r.out.get(), 0xee, r.out.bytes()));
+      r.out.fill(0xee);
       if (!joined_ && r.device != g.ordinal()) {
         BWPROF_GPU_CHECK(hipStreamCreateWithFlags(&r.stream, hipStreamNonBlocking));
         BWPROF_GPU_CHECK(hipEventCreateWithFlags(&r.join, hipEventDisableTiming));
@@ -276,7 +276,7 @@ void collective_join(const std::string& id, int nranks, int rank, int device) {
   std::copy(id.begin(), id.end(), uid.internal);
   BWPROF_NCCL_CHECK(lib.comm_init_rank(&j->comm, nranks, uid, rank));
   j->barrier = DeviceBuffer(sizeof(float), "barrier");
-  BWPROF_GPU_CHECK(hipMemset(j->barrier.get(), 0, sizeof(float)));
+  j->barrier.fill(0);
   std::lock_guard<std::mutex> g(g_mu);
   job() = std::move(j);
 }

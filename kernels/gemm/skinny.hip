@@ -183,7 +183,7 @@ class SkinnyRunner final : public GemmRunner {
     if (splits_ > 1) {
       acc_ = gemm::split_accumulator(s.M, s.N);
       counters_ = DeviceBuffer(static_cast<std::size_t>(tiles) * sizeof(int), "GEMM split-K tile counters");
-      BWPROF_GPU_CHECK(hipMemset(counters_.get(), 0, counters_.bytes()));
+      counters_.fill(0);
     }
     res_ = dispatch(nullptr, false);
     gemm::explain("gemv rows " + std::to_string(mr_) + (aligned_ ? " aligned" : " unaligned") + " splits " +

@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(256) bwprof_gemm_split_finish(float* __restric
 
 DeviceBuffer gemm::split_accumulator(std::int64_t M, std::int64_t N) {
   DeviceBuffer acc(static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float), "GEMM split-K accumulator");
-  BWPROF_GPU_CHECK(hipMemset(acc.get(), 0, acc.bytes()));
+  acc.fill(0);
   return acc;
 }
 

@@ -225,7 +225,7 @@ class WgmmaRunner final : public GemmRunner {
       const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
       ws_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * bm * bn * sizeof(float), "GEMM split-K tile sums");
       counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
-      BWPROF_GPU_CHECK(hipMemset(counters_.get(), 0, counters_.bytes()));
+      counters_.fill(0);
     }
     gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + " (" +
                   std::to_string(tiles_ * splits_) + " blocks, estimate " + std::to_string(static_cast<int>(best)) + " us)");

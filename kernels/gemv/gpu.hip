@@ -92,6 +92,9 @@ class GemvGpu final : public KernelInstance {
     for (std::int64_t r = 1; r < R; ++r) {
       W_.push_back(DeviceBuffer(W_[0].bytes(), "GEMV W copy"));
       BWPROF_GPU_CHECK(hipMemcpy(W_.back().get(), W_[0].get(), W_[0].bytes(), hipMemcpyDeviceToDevice));
+      // A device-to-device copy returns before it is done, on the default stream that the backend's
+      // non-blocking stream does not wait for.
+      BWPROF_GPU_CHECK(hipStreamSynchronize(nullptr));
     }
     x_ = DeviceBuffer::from(host_.x, "GEMV x");
     y_ = DeviceBuffer::from(host_.y, "GEMV y");

@@ -234,7 +234,7 @@ class StreamGpu final : public KernelInstance {
     pass_grid_ = static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 1u << 30));
     partial_ = DeviceBuffer((grid_ + 1) * sizeof(float), "dot partial sums");
     done_ = DeviceBuffer(sizeof(unsigned), "dot block counter");
-    BWPROF_GPU_CHECK(hipMemset(done_.get(), 0, sizeof(unsigned)));
+    done_.fill(0);
   }
 
   void launch() override {

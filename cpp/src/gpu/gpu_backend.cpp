@@ -67,6 +67,13 @@ void DeviceBuffer::upload(const void* src, std::size_t n) {
   // with single launches of the intensity sweep), so the upload ends when the data is there.
   BWPROF_GPU_CHECK(hipStreamSynchronize(nullptr));
 }
+void DeviceBuffer::fill(int value) {
+  BWPROF_GPU_CHECK(hipMemset(ptr_, value, bytes_));
+  // hipMemset runs on the default stream, which the backend's non-blocking stream does not wait
+  // for: a split-K counter zeroed this way was still being zeroed when the first launch read it
+  // (wrong GEMM results only when eight test processes shared the H100), so the fill ends here.
+  BWPROF_GPU_CHECK(hipStreamSynchronize(nullptr));
+}
 void DeviceBuffer::download(void* dst, std::size_t n) const {
   BWPROF_GPU_CHECK(hipMemcpy(dst, ptr_, n, hipMemcpyDeviceToHost));
 }

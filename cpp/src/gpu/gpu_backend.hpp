@@ -29,6 +29,8 @@ class DeviceBuffer {
   std::size_t bytes() const { return bytes_; }
   void upload(const void* src, std::size_t n);
   void download(void* dst, std::size_t n) const;
+  // Sets every byte to `value` and returns once the device memory holds it (see upload).
+  void fill(int value);
   // Copies of whole host tensors / byte arrays.
   static DeviceBuffer from(const HostTensor& t, const char* what);
   static DeviceBuffer from(const HostBytes& b, const char* what);
