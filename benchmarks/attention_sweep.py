@@ -20,11 +20,11 @@ points compare a paged read with SDPA's contiguous one.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 import bwprof
+from knob_env import knob_env
 from peer_timing import shared_timer
 
 TARGET = 0.9
@@ -157,17 +157,9 @@ CANDIDATES = {
 
 
 def measure_us(variant, dtype, p, repeats, env=None):
-    saved = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
+    with knob_env(env):
         return bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, repeats=repeats,
                               min_time_s=0.0, warmup=3, max_time_s=1.0, **p).to_dict()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def main(argv=None) -> int:

@@ -10,10 +10,10 @@ TB/s its minimal traffic (each input read once, each output written once).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import bwprof
+from knob_env import knob_env
 from peer_timing import shared_timer
 
 GEMM_SHAPES = [  # (label, M, N, K): the suite's shapes and the large square one
@@ -140,21 +140,14 @@ def main(argv=None) -> int:
     for name, kernel, variant, dtype, params, metric, peer, env in cases():
         if args.only and args.only not in name:
             continue
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
         try:
-            m = bwprof.measure(kernel, dtype=dtype, device="gpu", variant=variant, repeats=args.repeats,
-                               min_time_s=0.0, warmup=3, **params).to_dict()
+            with knob_env(env):
+                m = bwprof.measure(kernel, dtype=dtype, device="gpu", variant=variant, repeats=args.repeats,
+                                   min_time_s=0.0, warmup=3, **params).to_dict()
         except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
             print(f"  {name}: FAILED {type(e).__name__}: {e}", flush=True)
             rows.append(dict(name=name, failed=str(e)))
             continue
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
         work = m["flops"] if metric == "tflops" else m["bytes_read"] + m["bytes_written"]
         rate = work / (m["time_median_us"] * 1e-6) / 1e12
         torch_us = None

@@ -24,6 +24,7 @@ import sys
 import time
 
 import bwprof
+from knob_env import knob_env
 from peer_timing import shared_timer
 
 TARGET = 1.25
@@ -121,19 +122,16 @@ def main(argv=None) -> int:
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
         if "tensor" in variants and not args.no_candidates:  # each engine/tile instead of bwprof's choice
             for cname, env in candidates(p):
-                os.environ.update(env)
                 try:
-                    m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
-                                       warmup=3, min_time_s=0.0, max_time_s=1.0, **p).to_dict()
+                    with knob_env(env):
+                        m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
+                                           warmup=3, min_time_s=0.0, max_time_s=1.0, **p).to_dict()
                     row[f"{cname}_us"] = m["time_median_us"] if m["verified"] else float("nan")
                     if not m["verified"]:
                         row[f"{cname}_failed"] = f"not verified: error {m['max_rel_error']}"
                 except Exception as e:  # noqa: BLE001
                     row[f"{cname}_us"] = float("nan")
                     row[f"{cname}_failed"] = f"{type(e).__name__}: {str(e)[:120]}"
-                finally:
-                    for k in env:
-                        os.environ.pop(k, None)
         if not args.no_torch:
             try:
                 row["torch_us"] = torch_us(p, dtype, args.repeats)

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
 
 import bwprof
 from bwprof import _core
+from knob_env import knob_env
 
 SHAPES = [(4096, 4096), (14336, 4096)]
 # (label, kernel, variant, shape, [(knob, value), ...]: the first is the library's own choice)
@@ -62,20 +62,8 @@ DEVICE = "gpu"
 def measure(kernel: str, repeats: int, env: dict | None = None, **kw) -> dict:
     """One cold single-launch measurement as a dict, with the knobs of `env` set only for it (the
     instance reads them when it is made)."""
-    saved = {k: os.environ.get(k) for k in KNOBS}
-    try:
-        for k in KNOBS:
-            os.environ.pop(k, None)
-        for k, v in (env or {}).items():
-            if v:
-                os.environ[k] = v
+    with knob_env(env, clear=KNOBS):
         return bwprof.measure(kernel, device=DEVICE, repeats=repeats, min_time_s=0.0, warmup=3, **kw).to_dict()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 PROBE = "probe-"
