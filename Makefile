@@ -593,3 +593,6 @@ gpu-model: gpu-build
 	  cp $$q8/model_breakdown.png $(OUT)/decode_8b_q4_0_breakdown.png; true
 	-tar -czf $(OUT)/model_runs.tgz -C $(MODEL_RUNS) .
 	ls $(OUT)
+
+# GPU-machine targets of work in progress, one file per topic (mk/README.md).
+-include $(wildcard mk/*.mk)
