@@ -6,15 +6,18 @@ off a multiple of 8 or aligned; FP16 at every point and BF16 at M = 1, 16 and 10
 timed alike (the L2 flushed before every run, events around the work, the median).
 
 Candidates (unless --no-candidates): `tensor` again with each engine and tile that could take the
-point, through bwprof's knobs, so that one run shows which wins where: `mma` (mma.sync,
+point, through bwprof's knobs, so that one run shows which wins where: `old` (M <= 64: the
+dispatch before the skinny tensor kernel, BWPROF_GEMM_SMALL=0), `mma` (mma.sync,
 BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16), `gemv` (the skinny vector-unit kernel, M <= 64),
+`tc`, `tc_w2`, `tc_w.5` (the skinny tensor kernel, M <= 64, its blocks filling the SMs' resident
+slots once, twice or half; BWPROF_GEMM_SMALL_WAVES),
 `pad` (wgmma on padded copies, where N or K is off a multiple of 8), the wgmma tiles `128x256`,
 `128x128`, `64x128`, `64x64` (M > 16; padding as needed, K split as bwprof's estimate says for
 that tile) and K split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for
 that split). A second table lists them, with what bwprof chose (engine, tile, splits: the lines
 that BWPROF_GEMM_EXPLAIN collects).
 
-    PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick] [--repeats 20] [--csv FILE]
+    PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick] [--max-m 64] [--repeats 20] [--csv FILE]
 """
 from __future__ import annotations
 
@@ -34,9 +37,11 @@ BF16_MS = (1, 16, 1000)
 QUICK = {(1, 0), (1, 2), (3, 1), (16, 3), (33, 4), (128, 0), (1000, 2), (4096, 5), (8192, 1), (7, 4)}
 
 
-def points(quick: bool):
+def points(quick: bool, max_m: int | None = None):
     out = []
     for m in MS:
+        if max_m is not None and m > max_m:
+            continue
         for j, (n, k) in enumerate(NK):
             if quick and (m, j) not in QUICK:
                 continue
@@ -50,7 +55,11 @@ def candidates(p):
     """(name, env) for each engine/tile that could take point p (dispatch.hip's knobs)."""
     out = [("mma", {"BWPROF_GEMM_WGMMA": "0", **({"BWPROF_GEMM_TILE": "skinny"} if p["M"] <= 16 else {})})]
     if p["M"] <= 64:
+        out.append(("old", {"BWPROF_GEMM_SMALL": "0"}))
         out.append(("gemv", {"BWPROF_GEMM_TILE": "gemv"}))
+        out.append(("tc", {"BWPROF_GEMM_TILE": "tc_skinny"}))
+        out.append(("tc_w2", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "2"}))
+        out.append(("tc_w.5", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "0.5"}))
     if p["M"] > 16:
         if p["N"] % 8 or p["K"] % 8:
             out.append(("pad", {"BWPROF_GEMM_PAD": "1"}))
@@ -61,7 +70,7 @@ def candidates(p):
     return out
 
 
-CAND_NAMES = ("mma", "gemv", "pad", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
+CAND_NAMES = ("old", "mma", "gemv", "tc", "tc_w2", "tc_w.5", "pad", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
 
 
 def explained(fn):
@@ -92,18 +101,21 @@ def torch_us(p, dtype, repeats):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a 14-point subset (10 FP16, 4 BF16)")
+    ap.add_argument("--max-m", type=int, help="only the points with M at most this (64: the few-row kernels)")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-candidates", action="store_true", help="time only the engine bwprof chooses")
     args = ap.parse_args(argv)
+    if args.max_m is not None and args.max_m < 1:
+        ap.error("--max-m: at least 1")
     dev = bwprof.device("gpu")
     variants = [v["name"] for k in bwprof.kernels() if k["name"] == "gemm" for v in k["variants"]
                 if v["backend"] == "gpu"]
     print(f"device: {dev.name} ({dev.arch}); target: tensor <= {TARGET}x vendor time", flush=True)
     t0 = time.time()
     rows = []
-    for dtype, p in points(args.quick):
+    for dtype, p in points(args.quick, args.max_m):
         name = f"{dtype} M={p['M']} N={p['N']} K={p['K']}"
         row = dict(name=name, dtype=dtype, **p)
         for v in ("tensor", "vendor"):

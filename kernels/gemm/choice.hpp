@@ -8,11 +8,14 @@
 namespace bwprof {
 namespace gemm {
 
-// Up to kSkinnyRows rows of A the NVIDIA dispatch runs the skinny kernel (skinny.hip: the vector
-// units, time = reading B): there reading B outweighs the FP32 multiply-adds (2 M flops a 2-byte
-// element of B against the vector units' ~20 FP32 flops a byte of DRAM bandwidth on an H100). It
-// takes up to kSkinnyMaxRows on request (BWPROF_GEMM_TILE=gemv), for comparisons.
-constexpr int kSkinnyRows = 16, kSkinnyMaxRows = 64;
+// A few rows of A (M <= kSmallRows): the GEMM is reading B, whatever its size (at most 64 flops a
+// 2-byte element of B, far under the matrix units' ~300 flops a byte of DRAM bandwidth on an H100),
+// so the NVIDIA dispatch takes a kernel built around B's stream. One row (a GEMV): the skinny
+// kernel (skinny.hip, the vector units); 2 to kSmallRows rows: the skinny tensor kernel
+// (skinny_mma.hip, mma.sync on N x M, whose cost does not grow with M the way the vector units'
+// does). The skinny kernel takes up to kSkinnyMaxRows on request (BWPROF_GEMM_TILE=gemv), and the
+// skinny tensor kernel one row (BWPROF_GEMM_TILE=tc_skinny), for comparisons.
+constexpr int kSkinnyRows = 1, kSkinnyMaxRows = 64, kSmallRows = 64;
 
 // A leading dimension padded so that rows start on 16 bytes (8 two-byte elements).
 inline std::int64_t pad_ld(std::int64_t n) { return (n + 7) / 8 * 8; }
@@ -39,7 +42,7 @@ inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a,
 // 16-byte aligned buffers) would pad; 0 where it would not.
 inline double pad_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
   const bool pad_a = K % 8 != 0, pad_b = N % 8 != 0;
-  if (M <= kSkinnyRows || !pad_pays(M, N, K, pad_a, pad_b)) return 0.0;
+  if (M <= kSmallRows || !pad_pays(M, N, K, pad_a, pad_b)) return 0.0;
   return (pad_a ? 2.0 * M * pad_ld(K) : 0.0) + (pad_b ? 2.0 * K * pad_ld(N) : 0.0);
 }
 
@@ -53,11 +56,13 @@ inline double wgmma_split_bytes(std::int64_t M, std::int64_t N) {
 }
 
 // Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: one engine
-// runs; up to kSkinnyRows rows the skinny kernel's FP32 accumulator [M, N] and tile counters (one
-// int per 8 rows x 248 columns or more), else the larger of mma.sync's accumulator [M, N] and wgmma's tile
-// sums (held where K is split: counted always); plus the padded copies (which wgmma then reads).
+// runs; up to kSmallRows rows the skinny kernels' FP32 accumulator [M, N] and their tile counters
+// (skinny.hip: one int per 8 rows x 248 columns or more; skinny_mma.hip: one per 128 columns),
+// else the larger of mma.sync's accumulator [M, N] and wgmma's tile sums (held where K is split:
+// counted always); plus the padded copies (which wgmma then reads).
 inline double tensor_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
-  if (M <= kSkinnyRows) return 4.0 * M * N + 4.0 * ((M + 7) / 8) * ((N + 247) / 248);
+  if (M <= kSmallRows)
+    return 4.0 * M * N + 4.0 * double(std::max((M + 7) / 8 * ((N + 247) / 248), (N + 127) / 128));
   return std::max(4.0 * M * N, wgmma_split_bytes(M, N)) + pad_scratch_bytes(M, N, K);
 }
 

@@ -5,8 +5,9 @@
 //           cannot take (on Hopper, operands whose rows are off 16 bytes are copied into padded
 //           scratch for wgmma where that pays: choice.hpp), MFMA 32x32x8 on AMD CDNA (gfx90a,
 //           gfx94x), WMMA 16x16x16 on RDNA3 (gfx11, wave32); GPUs without matrix units (RDNA2) run
-//           the tiled kernel. On NVIDIA, up to 16 rows of A (a decode step) run a split-K kernel on
-//           the vector units instead, whose time is reading B, as a GEMV's is
+//           the tiled kernel. On NVIDIA, up to 64 rows of A (decode steps) run split-K kernels
+//           built around B's stream instead, whose time is reading B, as a GEMV's is: one row on
+//           the vector units (skinny.hip), 2-64 on the matrix units (skinny_mma.hip)
 //   vendor  the vendor library (cuBLASLt and cuBLAS; rocBLAS on AMD), its epilogue applying the
 //           bias and activation
 //   unfused the vendor (else bwprof's) GEMM, then bwprof's bias + activation kernel: the two-pass
@@ -136,16 +137,20 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
       );
 #if defined(BWPROF_CUDA)
-      // Up to kSkinnyRows rows of A: the skinny kernel (the vector units; time = reading B once at
-      // any alignment). Then, where wgmma is available (Hopper, sm_90a build): wgmma on A and B in
-      // place where the copy engine can address them (16-byte aligned rows), else on padded copies
-      // of the misaligned ones where pad_pays() (choice.hpp: the copies' estimated time plus
-      // wgmma's against mma.sync's on the unaligned rows). Otherwise mma.sync, which reads
-      // unaligned rows in place, has a 16-row tile and splits K over blocks.
+      // A few rows of A (choice.hpp): the time is reading B once, so a kernel built around B's
+      // stream at any alignment. M = 1: the skinny kernel (the vector units, a GEMV's loads);
+      // 2 <= M <= kSmallRows: the skinny tensor kernel (mma.sync on N x M, K split over blocks).
+      // Then, where wgmma is available (Hopper, sm_90a build): wgmma on A and B in place where the
+      // copy engine can address them (16-byte aligned rows), else on padded copies of the
+      // misaligned ones where pad_pays() (choice.hpp: the copies' estimated time plus wgmma's
+      // against mma.sync's on the unaligned rows). Otherwise mma.sync, which reads unaligned rows
+      // in place, has a 16-row tile and splits K over blocks.
       // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the skinny one,
-      // up to kSkinnyMaxRows rows; a wgmma tile such as "64x128" wgmma, padding as needed; an
-      // mma.sync tile "large", "medium", "small" or "skinny" mma.sync); BWPROF_GEMM_PAD=1 pads
-      // wherever wgmma needs it, =0 never; BWPROF_GEMM_WGMMA=0 turns wgmma off.
+      // "tc_skinny" the skinny tensor one, each up to 64 rows; a wgmma tile such as "64x128"
+      // wgmma, padding as needed; an mma.sync tile "large", "medium", "small" or "skinny"
+      // mma.sync); BWPROF_GEMM_PAD=1 pads wherever wgmma needs it, =0 never; BWPROF_GEMM_WGMMA=0
+      // turns wgmma off; BWPROF_GEMM_SMALL=0 takes the rule this one replaced (the skinny kernel
+      // up to 16 rows, then wgmma or mma.sync), for before/after comparisons.
       const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
       const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
       const bool want_wgmma = forced.find('x') != std::string::npos;
@@ -154,6 +159,15 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
         if (s.M > gemm::kSkinnyMaxRows)
           BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyMaxRows));
         return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
+      }
+      const char* small = std::getenv("BWPROF_GEMM_SMALL");  // "0": the rule before the skinny tensor kernel
+      if (forced.empty() && small && std::string(small) == "0" && s.M <= 16)
+        return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
+      if (forced == "tc_skinny" || (forced.empty() && s.M <= gemm::kSmallRows && !(small && std::string(small) == "0"))) {
+        if (s.M > gemm::kSmallRows)
+          BWPROF_INVALID("BWPROF_GEMM_TILE=tc_skinny: the skinny tensor kernel takes M <= " +
+                         std::to_string(gemm::kSmallRows));
+        return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act);
       }
       if (!want_mma && gemm::wgmma_available(g)) {
         if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);

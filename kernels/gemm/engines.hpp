@@ -1,5 +1,6 @@
 // The GEMM engines behind one interface (GPU compilers only). One file per engine: tiled.hip (the
 // vector units, every GPU), skinny.hip (a few rows of A: split K on the vector units),
+// skinny_mma.hip (2-64 rows of A: split K on NVIDIA matrix units, B streamed),
 // mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper), mfma_cdna.hip (AMD CDNA),
 // wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip, vendor_rocblas.hip);
 // pad.hip runs wgmma on padded copies of operands it cannot address; dispatch.hip chooses among
@@ -90,6 +91,9 @@ std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, cons
 // it up to kSkinnyRows).
 std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                         const void* bias, Act act);
+// skinny_mma.hip (NVIDIA, sm_80+): M <= kSmallRows, any alignment.
+std::unique_ptr<GemmRunner> make_skinny_mma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
+                                            void* C, const void* bias, Act act);
 // mma_sm80.hip (NVIDIA, sm_80+).
 std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                           const void* bias, Act act);

@@ -65,7 +65,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
       runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "0"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
     // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
-    // piece, which stores C itself), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
+    // piece, which stores C itself), the skinny tensor kernel (tc_skinny, M <= 64: its choice of
+    // splits, one, five), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
     // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
     // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
     // with padding wherever it needs it (BWPROF_GEMM_PAD=1)
@@ -74,6 +75,9 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_TILE", "skinny"}},
             {{"BWPROF_GEMM_TILE", "gemv"}},
             {{"BWPROF_GEMM_TILE", "gemv"}, {"BWPROF_GEMM_SPLITS", "1"}},
+            {{"BWPROF_GEMM_TILE", "tc_skinny"}},
+            {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_SPLITS", "1"}},
+            {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_SPLITS", "5"}},
             {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}},
             {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}},
             {{"BWPROF_GEMM_SPLITS", "7"}},
@@ -133,6 +137,10 @@ std::vector<GpuCase> cases() {
       // output tiles and a long K, where the default choice splits K on wgmma
       {{"M", "1"}, {"N", "1"}, {"K", "75"}, {"act", "gelu"}},
       {{"M", "200"}, {"N", "304"}, {"K", "2048"}, {"bias", "true"}, {"act", "gelu"}},
+      // the skinny tensor kernel's widest tile (M 33-64: 64 rows), odd N and K, a slab and a bit;
+      // 17-32 rows over a K that is split many ways, N a ragged 130
+      {{"M", "64"}, {"N", "1031"}, {"K", "700"}, {"bias", "true"}, {"act", "silu"}},
+      {{"M", "24"}, {"N", "130"}, {"K", "4099"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
     for (const char* dt : {"fp32", "fp16", "bf16"}) {

@@ -35,6 +35,8 @@ GEMM_SHAPES = [
     dict(M=33, N=4095, K=1000),                 # few tiles: K split on the 64 x 64 tile
     dict(M=13, N=4097, K=2049, bias=True, act="silu"),  # the skinny kernel's two groups of rows, unaligned
     dict(M=700, N=2049, K=1031, bias=True),     # odd N and K: wgmma on padded copies where that pays
+    dict(M=2, N=11007, K=515, bias=True),       # the skinny tensor kernel: 8-row tile, many slabs, unaligned
+    dict(M=40, N=1031, K=2051, act="relu"),     # its 64-row tile, K split, odd N and K
 ]
 
 
@@ -213,12 +215,15 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
 
 # The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by their knobs
 # at any shape they take: the skinny vector-unit kernel up to 64 rows (groups of 8, K split or
-# whole), wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
+# whole), the skinny tensor kernel up to 64 rows (from 1; K split its way, whole, 3 ways), wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
 # device has no wgmma), and K split over blocks (wgmma's tile sums in split order; mma.sync's
 # accumulator), up to more splits than K has steps of 64.
 KNOBS = {
     "gemv": {"BWPROF_GEMM_TILE": "gemv"},
     "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
+    "tc": {"BWPROF_GEMM_TILE": "tc_skinny"},
+    "tc-whole-k": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "1"},
+    "tc-split-3": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "3"},
     "pad": {"BWPROF_GEMM_PAD": "1"},
     "pad-64x128": {"BWPROF_GEMM_TILE": "64x128"},
     "split-3": {"BWPROF_GEMM_SPLITS": "3"},
@@ -231,10 +236,12 @@ KNOBS = {
 @given(knob=st.sampled_from(sorted(KNOBS)), m=st.integers(1, 300), n=st.integers(1, 1100), k=st.integers(1, 3000),
        bias=st.booleans(), act=st.sampled_from(["none", "relu", "gelu", "silu"]), dtype=st.sampled_from(["fp16", "bf16"]))
 def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dtype):
-    if knob.startswith("gemv"):
+    if knob.startswith(("gemv", "tc")):
         m = 1 + m % 64
+    elif "BWPROF_GEMM_TILE" in KNOBS[knob]:
+        m = 17 + m % 284  # past the mma.sync 16-row tile
     else:
-        m = 17 + m % 284  # past the skinny kernel's rows
+        m = 65 + m % 236  # past the skinny kernels' rows, where the default dispatch takes wgmma/mma.sync
     os.environ.update(KNOBS[knob])
     try:
         d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
@@ -277,6 +284,30 @@ def test_gemm_skinny_kernel_past_64_rows_is_a_clear_error():
             bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, **Q)
     finally:
         os.environ.pop("BWPROF_GEMM_TILE", None)
+
+
+def test_gemm_skinny_tensor_kernel_past_64_rows_is_a_clear_error(monkeypatch):
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    monkeypatch.setenv("BWPROF_GEMM_TILE", "tc_skinny")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=tc_skinny.*M <= 64"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, **Q)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("m,engine", [(1, "gemv rows"), (2, "tc skinny rows 8"), (16, "tc skinny rows 16"),
+                                      (33, "tc skinny rows 64"), (64, "tc skinny rows 64")])
+def test_gemm_few_rows_take_the_kernels_built_around_b(m, engine, dtype, tmp_path, monkeypatch):
+    # dispatch.hip's rule: one row the vector-unit skinny kernel, 2-64 rows the skinny tensor
+    # kernel, at odd N and K (rows of B and A off 16 bytes), with a bias and an activation.
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=1037, K=1531, bias=True,
+                       act="silu", **Q).to_dict()
+    assert d["verified"], f"M={m}: error {d['max_rel_error']} > {d['tolerance']}"
+    assert engine in log.read_text(), log.read_text()
 
 
 def test_unsupported_head_dim_names_the_supported_ones():
