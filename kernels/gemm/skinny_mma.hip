@@ -9,7 +9,8 @@
 // SM keeps tens of KB in flight. Any alignment at that speed: a stage row holds the 17 aligned
 // 16-byte words from the one where the slab's row starts, and its shift (the row's offset in that
 // first word, 0-7 elements) is kept beside it; the warps build their fragments from shared memory
-// at that offset with 16-bit reads (where ldmatrix would need aligned rows). Words that would reach
+// at that offset with 16-bit reads (ldmatrix needs aligned rows: it serves where B's rows are on
+// 16 bytes, every shift 0). Words that would reach
 // outside B (the last rows, a B that does not start on 16 bytes) are copied element by element.
 // A's slice (all its rows over the block's part of K, zero-padded to MT*8 rows) sits in shared
 // memory the same way (aligned words and a shift a row), copied in the pipeline's first group.
@@ -80,7 +81,7 @@ template <class T, int MT>
 __global__ void __launch_bounds__(kThreads) bwprof_gemm_skinny_mma(
     const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias, T* __restrict__ C,
     float* __restrict__ acc, int* __restrict__ counters, int M, int N, int K, int lda, int ldb, int ldc, int split_len,
-    int act_kind) {
+    int act_kind, bool b_aligned) {
   constexpr int MP = MT * 8;  // rows of A held (zero-padded)
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned short* bs = reinterpret_cast<unsigned short*>(smem);  // [kStages][kKs][kBStride]
@@ -173,6 +174,18 @@ __global__ void __launch_bounds__(kThreads) bwprof_gemm_skinny_mma(
         fb[mt][0] = unsigned(ar[0]) | (unsigned(ar[1]) << 16);
         fb[mt][1] = unsigned(ar[8]) | (unsigned(ar[9]) << 16);
       }
+      if (b_aligned) {  // every shift 0, rows on 16 bytes: ldmatrix.trans gives the fragments at once
+        // matrix q = lane / 8: rows kk + (q / 2) * 8 + lane % 8, columns + (q % 2) * 8 (a0..a3)
+        const unsigned short* pl = b + (kk + lane % 8 + (lane / 16) * 8) * kBStride + ((lane / 8) % 2) * 8;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          unsigned fa[4];
+          ldmatrix_x4_trans(fa, pl + warp * 32 + j * 16);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) mma_16816_t<T>(d[j][mt], fa, fb[mt]);
+        }
+        continue;
+      }
       // Rows kk + 2t, +1, +8, +9 of the stage, each at its own shift.
       const int r0 = kk + 2 * t;
       const unsigned short* p0 = b + r0 * kBStride + shifts[stage][r0];
@@ -235,6 +248,10 @@ class SkinnyMmaRunner final : public GemmRunner {
     if (s.M < 1 || s.M > gemm::kSmallRows)
       BWPROF_INVALID("M: the skinny tensor GEMM takes 1 to " + std::to_string(gemm::kSmallRows) + " rows");
     mt_ = s.M <= 8 ? 1 : s.M <= 16 ? 2 : s.M <= 32 ? 4 : 8;
+    // Rows of B on 16 bytes (every shift 0): the fragments come from ldmatrix (BWPROF_GEMM_LDMATRIX=0:
+    // the 16-bit reads anyway, a benchmark knob).
+    const char* ldm = std::getenv("BWPROF_GEMM_LDMATRIX");
+    b_aligned_ = s.ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0 && !(ldm && std::string(ldm) == "0");
     const std::int64_t tiles = (s.N + kNb - 1) / kNb;
     if (tiles > 2147483647) BWPROF_INVALID("N: too wide for the skinny tensor GEMM's grid");
     tiles_ = static_cast<int>(tiles);
@@ -276,7 +293,7 @@ class SkinnyMmaRunner final : public GemmRunner {
       counters_.fill(0);
     }
     res_ = dispatch(nullptr, false);
-    gemm::explain("tc skinny rows " + std::to_string(8 * mt_) + " splits " + std::to_string(splits_) + " (" +
+    gemm::explain("tc skinny rows " + std::to_string(8 * mt_) + (b_aligned_ ? " aligned" : " unaligned") + " splits " + std::to_string(splits_) + " (" +
                   std::to_string(std::int64_t(tiles_) * splits_) + " blocks)");
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -310,7 +327,7 @@ class SkinnyMmaRunner final : public GemmRunner {
     fn<<<grid, kThreads, smem, st>>>(static_cast<const T*>(A_), static_cast<const T*>(B_),
                                      static_cast<const T*>(bias_), static_cast<T*>(C_), acc_.get<float>(),
                                      counters_.get<int>(), int(s_.M), int(s_.N), int(s_.K), int(s_.lda), int(s_.ldb),
-                                     int(s_.ldc), split_len_, act_);
+                                     int(s_.ldc), split_len_, act_, b_aligned_);
     BWPROF_CHECK_LAUNCH("bwprof_gemm_skinny_mma");
     return Resources{};
   }
@@ -323,6 +340,7 @@ class SkinnyMmaRunner final : public GemmRunner {
   const void* bias_;
   int act_;
   int mt_ = 1, tiles_ = 1, splits_ = 1, split_len_ = kKs, max_len_ = kKs;
+  bool b_aligned_ = false;
   DeviceBuffer acc_, counters_;
   Resources res_;
 };
