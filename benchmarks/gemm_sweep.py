@@ -10,7 +10,8 @@ point, through bwprof's knobs, so that one run shows which wins where: `old` (M 
 dispatch before the skinny tensor kernel, BWPROF_GEMM_SMALL=0), `mma` (mma.sync,
 BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16), `gemv` (the skinny vector-unit kernel, M <= 64),
 `tc`, `tc_w2`, `tc_w.5` (the skinny tensor kernel, M <= 64, its blocks filling the SMs' resident
-slots once, twice or half; BWPROF_GEMM_SMALL_WAVES),
+slots once, twice or half; BWPROF_GEMM_SMALL_WAVES), `tc_u16` (aligned N: its 16-bit fragment
+reads instead of ldmatrix, BWPROF_GEMM_LDMATRIX=0),
 `pad` (wgmma on padded copies, where N or K is off a multiple of 8), the wgmma tiles `128x256`,
 `128x128`, `64x128`, `64x64` (M > 16; padding as needed, K split as bwprof's estimate says for
 that tile) and K split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for
@@ -60,6 +61,8 @@ def candidates(p):
         out.append(("tc", {"BWPROF_GEMM_TILE": "tc_skinny"}))
         out.append(("tc_w2", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "2"}))
         out.append(("tc_w.5", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "0.5"}))
+        if p["N"] % 8 == 0:
+            out.append(("tc_u16", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_LDMATRIX": "0"}))
     if p["M"] > 16:
         if p["N"] % 8 or p["K"] % 8:
             out.append(("pad", {"BWPROF_GEMM_PAD": "1"}))
@@ -70,7 +73,7 @@ def candidates(p):
     return out
 
 
-CAND_NAMES = ("old", "mma", "gemv", "tc", "tc_w2", "tc_w.5", "pad", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
+CAND_NAMES = ("old", "mma", "gemv", "tc", "tc_w2", "tc_w.5", "tc_u16", "pad", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
 
 
 def explained(fn):

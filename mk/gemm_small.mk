@@ -9,17 +9,17 @@
 GSMALL_LOGS = $(OUT)/gemm_small_logs
 gpu-gemm-small: gpu-build
 	mkdir -p $(GSMALL_LOGS)
-	-( timeout 110 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	-( timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
 	    --gtest_filter='Small/GpuCompute.*gemm_tensor_bf16*' > $(GSMALL_LOGS)/memcheck.log 2>&1; \
 	    echo "memcheck exit $$?" >> $(GSMALL_LOGS)/memcheck.log ) & \
-	  ( timeout 110 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -k gemm tests/python/test_gpu_gemm_attention.py \
+	  ( timeout 100 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" -k gemm tests/python/test_gpu_gemm_attention.py \
 	    tests/python/test_bf16.py > $(GSMALL_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(GSMALL_LOGS)/pytest.log ) & \
-	  timeout 110 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*gemm*:GpuComputeErrors.*:GpuLimits.Footprint*' \
+	  timeout 100 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*gemm*:GpuComputeErrors.*:GpuLimits.Footprint*' \
 	    > $(GSMALL_LOGS)/gtest.log 2>&1; echo "gtest exit $$?"; wait; \
 	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]" $(GSMALL_LOGS)/gtest.log | tail -n 25; \
 	  tail -n 1 $(GSMALL_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid" $(GSMALL_LOGS)/memcheck.log | tail -n 5; \
 	  grep -E "passed|failed|error|Falsifying|^E  |^FAILED" $(GSMALL_LOGS)/pytest.log | tail -n 20
-	-PYTHONUNBUFFERED=1 timeout 140 $(PYTHON) benchmarks/gemm_sweep.py --max-m 64 --repeats 10 \
+	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/gemm_sweep.py --max-m 64 --repeats 10 \
 	  --csv $(OUT)/gemm_small_sweep.csv > $(GSMALL_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; \
 	  grep -E "^device" $(GSMALL_LOGS)/gemm_sweep.log; \
 	  { grep -q '^point' $(GSMALL_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(GSMALL_LOGS)/gemm_sweep.log || grep '^  ' $(GSMALL_LOGS)/gemm_sweep.log; }

@@ -66,7 +66,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
     // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
     // piece, which stores C itself), the skinny tensor kernel (tc_skinny, M <= 64: its choice of
-    // splits, one, five), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
+    // splits, one, five; its 16-bit fragment reads where ldmatrix would serve), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
     // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
     // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
     // with padding wherever it needs it (BWPROF_GEMM_PAD=1)
@@ -78,6 +78,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_TILE", "tc_skinny"}},
             {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_SPLITS", "1"}},
             {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_SPLITS", "5"}},
+            {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_LDMATRIX", "0"}},
             {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}},
             {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}},
             {{"BWPROF_GEMM_SPLITS", "7"}},

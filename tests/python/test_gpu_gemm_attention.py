@@ -224,6 +224,7 @@ KNOBS = {
     "tc": {"BWPROF_GEMM_TILE": "tc_skinny"},
     "tc-whole-k": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "1"},
     "tc-split-3": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "3"},
+    "tc-16-bit-reads": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_LDMATRIX": "0"},
     "pad": {"BWPROF_GEMM_PAD": "1"},
     "pad-64x128": {"BWPROF_GEMM_TILE": "64x128"},
     "split-3": {"BWPROF_GEMM_SPLITS": "3"},
