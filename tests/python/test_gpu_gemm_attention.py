@@ -296,16 +296,21 @@ def test_gemm_skinny_tensor_kernel_past_64_rows_is_a_clear_error(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("m,engine", [(1, "gemv rows"), (2, "tc skinny rows 8"), (16, "tc skinny rows 16"),
-                                      (33, "tc skinny rows 64"), (64, "tc skinny rows 64")])
-def test_gemm_few_rows_take_the_kernels_built_around_b(m, engine, dtype, tmp_path, monkeypatch):
+@pytest.mark.parametrize("m,n,k,engine", [(1, 1037, 1531, "gemv rows"), (2, 1037, 1531, "tc skinny rows 8 unaligned"),
+                                          (16, 1037, 1531, "tc skinny rows 16 unaligned"),
+                                          (33, 1037, 1531, "tc skinny rows 64 unaligned"),
+                                          (64, 1037, 1531, "tc skinny rows 64 unaligned"),
+                                          (7, 1024, 1544, "tc skinny rows 8 aligned"),
+                                          (40, 1160, 1536, "tc skinny rows 64 aligned")])
+def test_gemm_few_rows_take_the_kernels_built_around_b(m, n, k, engine, dtype, tmp_path, monkeypatch):
     # dispatch.hip's rule: one row the vector-unit skinny kernel, 2-64 rows the skinny tensor
-    # kernel, at odd N and K (rows of B and A off 16 bytes), with a bias and an activation.
+    # kernel (its 16-bit reads at odd N and K, rows of B and A off 16 bytes; ldmatrix at aligned
+    # ones), with a bias and an activation. make gpu-gemm-small runs these under memcheck.
     if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
-    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=1037, K=1531, bias=True,
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True,
                        act="silu", **Q).to_dict()
     assert d["verified"], f"M={m}: error {d['max_rel_error']} > {d['tolerance']}"
     assert engine in log.read_text(), log.read_text()
