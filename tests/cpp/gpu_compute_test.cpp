@@ -12,6 +12,7 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
+#include "scoped_env.hpp"
 
 using namespace bwprof;
 
@@ -239,6 +240,50 @@ TEST(GpuComputeErrors, VendorGemmRefusesSilu) {
       EXPECT_NE(msg.find("unfused"), std::string::npos) << msg;
     }
   }
+}
+
+// The skinny tensor GEMM (kernels/gemm/skinny_mma.hip) on each of its paths, asked for by name:
+// 8, 16, 32 and 64-row tiles; B's rows aligned (ldmatrix) and not (16-bit reads at each row's
+// shift), and aligned with the 16-bit reads forced; K whole, split its way and split 3 ways; a
+// bias and each activation; FP16 and BF16. Small enough for compute-sanitizer (make
+// gpu-gemm-small runs it under memcheck).
+TEST(GpuSkinnyTensorGemm, EveryPathMatchesFloat64Reference) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  const KernelFamily& k = find_kernel("gemm");
+  Backend& gpu = backend_for("gpu");
+  if (gpu.info().arch.rfind("sm_", 0) != 0 || std::atoi(gpu.info().arch.c_str() + 3) < 80)
+    GTEST_SKIP() << "the NVIDIA dispatch (sm_80+)";
+  const std::vector<Params> shapes = {
+      {{"M", "2"}, {"N", "131"}, {"K", "301"}, {"act", "relu"}},
+      {{"M", "8"}, {"N", "256"}, {"K", "200"}, {"bias", "true"}},
+      {{"M", "11"}, {"N", "1001"}, {"K", "97"}, {"bias", "true"}, {"act", "gelu"}},
+      {{"M", "32"}, {"N", "136"}, {"K", "520"}, {"act", "silu"}},
+      {{"M", "33"}, {"N", "7"}, {"K", "1003"}, {"bias", "true"}},
+      {{"M", "64"}, {"N", "264"}, {"K", "33"}, {"bias", "true"}, {"act", "gelu"}},
+      {{"M", "1"}, {"N", "129"}, {"K", "65"}},
+  };
+  using Env = std::vector<std::pair<const char*, const char*>>;
+  const std::vector<Env> runs = {{},
+                                 {{"BWPROF_GEMM_SPLITS", "1"}},
+                                 {{"BWPROF_GEMM_SPLITS", "3"}},
+                                 {{"BWPROF_GEMM_LDMATRIX", "0"}}};
+  ScopedEnv tile("BWPROF_GEMM_TILE", "tc_skinny");
+  for (const char* dt : {"fp16", "bf16"})
+    for (const Params& s : shapes)
+      for (const Env& env : runs) {
+        std::vector<std::unique_ptr<ScopedEnv>> set;
+        std::string what;
+        for (auto& e : env) {
+          set.push_back(std::make_unique<ScopedEnv>(e.first, e.second));
+          what += std::string(" ") + e.first + "=" + e.second;
+        }
+        Problem p = make_problem(k, "gpu", "tensor", dt, s);
+        auto inst = find_variant(k, "gpu", "tensor").make(gpu, p);
+        for (int rep = 0; rep < 2; ++rep) inst->launch();  // twice: the split counters reset themselves
+        gpu.synchronize();
+        Check r = inst->check();
+        EXPECT_TRUE(r.ok) << dt << " " << p.shape() << what << ": error " << r.max_rel_error << " > " << r.tolerance;
+      }
 }
 
 TEST(GpuComputeErrors, AnUnknownAttentionKernelNameIsAnError) {
