@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kThreads) bwprof_gemm_skinny_mma(
     const unsigned short* b = bs + stage * kBStageElems;
 #pragma unroll
     for (int kk = 0; kk < kKs; kk += 16) {
-      // mma's B operand (A^T, 16 k x 8 m): A[m = g][k = 2t, 2t+1] and [.. + 8], one 32-bit read each.
+      // mma's B operand (A^T, 16 k x 8 m): A[m = g][k = 2t, 2t+1] and [.. + 8], at the row's shift.
       unsigned fb[MT][2];
       const int ka = kt * kKs + kk + 2 * t;
 #pragma unroll
