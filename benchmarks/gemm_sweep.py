@@ -15,10 +15,14 @@ reads instead of ldmatrix, BWPROF_GEMM_LDMATRIX=0),
 `pad` (wgmma on padded copies, where N or K is off a multiple of 8), the wgmma tiles `128x256`,
 `128x128`, `64x128`, `64x64` (M > 16; padding as needed, K split as bwprof's estimate says for
 that tile) and K split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for
-that split). A second table lists them, with what bwprof chose (engine, tile, splits: the lines
-that BWPROF_GEMM_EXPLAIN collects).
+that split), and for M >= 128: `p128` (wgmma on copies whose rows are padded to 128 bytes, where
+N or K is off a multiple of 64) and K split `s2p`, `s4p`, `s8p` ways with the splits meeting in
+slots side by side (BWPROF_GEMM_REDUCE=slots) instead of the chain. A second table lists them,
+with what bwprof chose (engine, tile, splits: the lines that BWPROF_GEMM_EXPLAIN collects).
+--large times only the points with M >= 128 that the target misses or nearly misses, and the same
+shapes with N and K aligned to 128 bytes (N = 1024 beside N = 1000), for the large-M choices.
 
-    PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick] [--max-m 64] [--repeats 20] [--csv FILE]
+    PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick | --large] [--max-m 64] [--repeats 20] [--csv FILE]
 """
 from __future__ import annotations
 
@@ -36,9 +40,16 @@ MS = (1, 2, 3, 7, 16, 33, 128, 1000, 4096, 8192)
 NK = ((4095, 4097), (4097, 4095), (1000, 11008), (11007, 4096), (11009, 1000), (4096, 4096))
 BF16_MS = (1, 16, 1000)
 QUICK = {(1, 0), (1, 2), (3, 1), (16, 3), (33, 4), (128, 0), (1000, 2), (4096, 5), (8192, 1), (7, 4)}
+# M >= 128: the sweep's misses and near misses at 79cb11b on the H100, then aligned controls.
+LARGE = (("fp16", 128, 1000, 11008), ("fp16", 128, 4096, 4096), ("fp16", 128, 4097, 4095),
+         ("fp16", 1000, 1000, 11008), ("bf16", 1000, 1000, 11008), ("fp16", 1000, 4096, 4096),
+         ("fp16", 4096, 1000, 11008), ("fp16", 4096, 1024, 11008), ("fp16", 4096, 4096, 4096),
+         ("fp16", 8192, 1000, 11008), ("fp16", 8192, 4096, 4096))
 
 
-def points(quick: bool, max_m: int | None = None):
+def points(quick: bool, max_m: int | None = None, large: bool = False):
+    if large:
+        return [(dt, dict(M=m, N=n, K=k)) for dt, m, n, k in LARGE]
     out = []
     for m in MS:
         if max_m is not None and m > max_m:
@@ -70,10 +81,16 @@ def candidates(p):
             out.append((t, {"BWPROF_GEMM_TILE": t}))
         for sp in (1, 2, 4, 8):
             out.append((f"s{sp}", {"BWPROF_GEMM_SPLITS": str(sp)}))
+    if p["M"] >= 128:
+        if p["N"] % 64 or p["K"] % 64:
+            out.append(("p128", {"BWPROF_GEMM_PAD": "128"}))
+        for sp in (2, 4, 8):
+            out.append((f"s{sp}p", {"BWPROF_GEMM_SPLITS": str(sp), "BWPROF_GEMM_REDUCE": "slots"}))
     return out
 
 
-CAND_NAMES = ("old", "mma", "gemv", "tc", "tc_w2", "tc_w.5", "tc_u16", "pad", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
+CAND_NAMES = ("old", "mma", "gemv", "tc", "tc_w2", "tc_w.5", "tc_u16", "pad", "128x256", "128x128", "64x128", "64x64",
+              "s1", "s2", "s4", "s8", "p128", "s2p", "s4p", "s8p")
 
 
 def explained(fn):
@@ -105,6 +122,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a 14-point subset (10 FP16, 4 BF16)")
     ap.add_argument("--max-m", type=int, help="only the points with M at most this (64: the few-row kernels)")
+    ap.add_argument("--large", action="store_true", help="only the M >= 128 points that miss or nearly miss, "
+                    "with aligned controls")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
@@ -118,7 +137,7 @@ def main(argv=None) -> int:
     print(f"device: {dev.name} ({dev.arch}); target: tensor <= {TARGET}x vendor time", flush=True)
     t0 = time.time()
     rows = []
-    for dtype, p in points(args.quick, args.max_m):
+    for dtype, p in points(args.quick, args.max_m, args.large):
         name = f"{dtype} M={p['M']} N={p['N']} K={p['K']}"
         row = dict(name=name, dtype=dtype, **p)
         for v in ("tensor", "vendor"):

@@ -54,6 +54,20 @@ std::string tensor_unavailable(GpuBackend& g) {
   return "";
 }
 
+#if defined(BWPROF_CUDA)
+// M >= 128 on Hopper: the rules of this size that differ from the general ones below, in one
+// place (the skinny sizes have their own). Now one measurement knob: BWPROF_GEMM_PAD=128 copies
+// whichever operand's rows are not a multiple of 128 bytes (the copy engine's swizzle line) into
+// 128-byte rows, then runs wgmma: does wgmma lose time on rows that straddle those lines (N =
+// 1000: B's rows are 2000 bytes; the sweep's p128 column against the chosen one says)? nullptr:
+// the general rules decide.
+std::unique_ptr<GemmRunner> large_m_choice(GpuBackend& g, DType dtype, const GemmRunner::Shape& s, const void* A,
+                                           const void* B, void* C, const void* bias, Act act, const std::string& pad) {
+  if (s.M < 128 || pad != "128" || !gemm::wgmma_available(g)) return nullptr;
+  return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act, 64);
+}
+#endif
+
 class GemmGpu final : public KernelInstance {
  public:
   GemmGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_gemm_data(p)) {
@@ -148,8 +162,10 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
       // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the skinny one,
       // "tc_skinny" the skinny tensor one, each up to 64 rows; a wgmma tile such as "64x128"
       // wgmma, padding as needed; an mma.sync tile "large", "medium", "small" or "skinny"
-      // mma.sync); BWPROF_GEMM_PAD=1 pads wherever wgmma needs it, =0 never; BWPROF_GEMM_WGMMA=0
-      // turns wgmma off; BWPROF_GEMM_SMALL=0 takes the rule this one replaced (the skinny kernel
+      // mma.sync); BWPROF_GEMM_PAD=1 pads wherever wgmma needs it, =0 never, =128 (M >= 128) to
+      // 128-byte rows (large_m_choice); BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS
+      // and BWPROF_GEMM_REDUCE (chain, slots) set wgmma's split K (wgmma_sm90.hip);
+      // BWPROF_GEMM_SMALL=0 takes the rule the skinny tensor kernel replaced (the skinny kernel
       // up to 16 rows, then wgmma or mma.sync), for before/after comparisons.
       const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
       const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
@@ -169,6 +185,8 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
                          std::to_string(gemm::kSmallRows));
         return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act);
       }
+      if (!want_mma)
+        if (auto r = large_m_choice(g, dtype, s, A, B, C, bias, act, pad)) return r;
       if (!want_mma && gemm::wgmma_available(g)) {
         if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
         const bool pad_a = !gemm::tma_addressable(A, s.lda), pad_b = !gemm::tma_addressable(B, s.ldb);

@@ -104,10 +104,11 @@ bool tma_addressable(const void* p, std::int64_t ld);
 bool wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C);
 std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
                                             void* C, const void* bias, Act act);
-// pad.hip: A and/or B (whichever is not tma_addressable) copied into padded scratch each run, then
-// wgmma on the copies; where wgmma_available().
+// pad.hip: A and/or B (whichever is not tma_addressable, or with align = 64 whose rows are not a
+// multiple of 64 elements) copied into scratch whose rows are padded to `align` (8 or 64)
+// elements each run, then wgmma on the copies; where wgmma_available().
 std::unique_ptr<GemmRunner> make_padded_wgmma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                              void* C, const void* bias, Act act);
+                                              void* C, const void* bias, Act act, int align = 8);
 // mfma_cdna.hip (AMD CDNA), where has_mfma().
 bool has_mfma(const std::string& arch);
 std::unique_ptr<GemmRunner> make_mfma_cdna(DType dtype, Shape s, const void* A, const void* B, void* C,

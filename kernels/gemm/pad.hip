@@ -2,7 +2,9 @@
 // 2-byte boundary; TMA needs 16-byte aligned rows): A and/or B copied each run into scratch whose
 // rows are padded to a multiple of 8 elements, then the aligned wgmma kernel on the copies. The
 // copy is part of every timed run (the inputs could change between runs), and the scratch is part
-// of the family's footprint (choice.hpp says when dispatch.hip takes this path).
+// of the family's footprint (choice.hpp says when dispatch.hip takes this path). For measurement,
+// rows can be padded to 64 elements (128 bytes, the copy engine's swizzle line) instead of 8, and
+// then whatever operand's rows are not a multiple of 128 bytes is copied (BWPROF_GEMM_PAD=128).
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <cstdint>
@@ -61,19 +63,20 @@ __global__ void __launch_bounds__(256) bwprof_gemm_pad_copy(const unsigned short
 
 class PaddedRunner final : public GemmRunner {
  public:
-  PaddedRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+  PaddedRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act,
+               int align)
       : s_(s), A_(A), B_(B), sms_(g.sm_count()) {
     gemm::check_int_sizes(s);
     Shape inner = s;
     const void* a = A;
     const void* b = B;
-    if (!gemm::tma_addressable(A, s.lda)) {
-      inner.lda = gemm::pad_ld(s.K);
+    if (!gemm::tma_addressable(A, s.lda) || s.lda % align) {
+      inner.lda = (s.K + align - 1) / align * align;
       pa_ = DeviceBuffer(static_cast<std::size_t>(s.M) * inner.lda * 2, "GEMM A padded copy");
       a = pa_.get();
     }
-    if (!gemm::tma_addressable(B, s.ldb)) {
-      inner.ldb = gemm::pad_ld(s.N);
+    if (!gemm::tma_addressable(B, s.ldb) || s.ldb % align) {
+      inner.ldb = (s.N + align - 1) / align * align;
       pb_ = DeviceBuffer(static_cast<std::size_t>(s.K) * inner.ldb * 2, "GEMM B padded copy");
       b = pb_.get();
     }
@@ -110,8 +113,9 @@ class PaddedRunner final : public GemmRunner {
 }  // namespace
 
 std::unique_ptr<GemmRunner> gemm::make_padded_wgmma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                                    void* C, const void* bias, Act act) {
-  return std::make_unique<PaddedRunner>(g, dtype, s, A, B, C, bias, act);
+                                                    void* C, const void* bias, Act act, int align) {
+  if (align != 8 && align != 64) BWPROF_INVALID("padded GEMM: rows padded to 8 or 64 elements");
+  return std::make_unique<PaddedRunner>(g, dtype, s, A, B, C, bias, act, align);
 }
 
 }  // namespace bwprof

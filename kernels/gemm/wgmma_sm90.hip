@@ -35,6 +35,11 @@ using namespace gpu;
 // the epilogue. The result does not depend on timing; one launch; no atomics on C's elements (FP32
 // atomics on [M, N] from every split took ~50 us at M = N = 1000 on an H100). It relies on blocks
 // being dispatched in index order (z slowest), so that the split a block waits for has started.
+// Split K by slots (`slots`, BWPROF_GEMM_REDUCE=slots): the splits but the last store their sums
+// into their own slot of the tile at once (no waiting) and count themselves in; the last split
+// waits for the count, adds the slots in slot order (the result still does not depend on timing)
+// and runs the epilogue: one pass of the tile's sums a split, all but the last read side by side,
+// against the chain's pass a link one after another. Its buffer holds (splits - 1) tiles' sums.
 #if defined(BWPROF_WGMMA_DEVICE)
 __device__ __forceinline__ int ld_acquire(const int* p) {
   int v;
@@ -57,7 +62,7 @@ template <class T, int CONS, int BN, int STAGES, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                       const T* __restrict__ bias, T* __restrict__ C, float4* __restrict__ ws, int* __restrict__ counters,
-                      int M, int N, int K, int ldc, int split_steps, int c_pairs) {
+                      int M, int N, int K, int ldc, int split_steps, int c_pairs, int slots) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using Cfg = WgCfg<CONS, BN, STAGES>;
   extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -113,7 +118,34 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
   }
   wgmma_wait<0>();
 
-  if (gridDim.z > 1) {  // split K, in split order through the tile's buffer (above)
+  if (gridDim.z > 1 && slots) {  // split K, each split's sums in its own slot, the last split adds them
+    constexpr int kCT = 128 * CONS, kQ = BN / 8;
+    const int ct = threadIdx.x - 128;
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x, z = blockIdx.z, last = gridDim.z - 1;
+    float4* slot0 = ws + static_cast<std::size_t>(tile) * last * kQ * kCT + ct;  // slots 0..last-1
+    if (z < last) {
+      float4* buf = slot0 + static_cast<std::size_t>(z) * kQ * kCT;
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) __stcg(buf + q * kCT, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+      __threadfence();
+      asm volatile("bar.sync 1, %0;" ::"r"(kCT) : "memory");
+      if (ct == 0) atomicAdd(counters + tile, 1);
+      return;
+    }
+    if (ct == 0) {  // every other split has stored its slot (they wait for nothing: lower block indices)
+      while (ld_acquire(counters + tile) != last) __nanosleep(64);
+      counters[tile] = 0;  // ready for the next launch (which starts after this one ends)
+    }
+    asm volatile("bar.sync 1, %0;" ::"r"(kCT) : "memory");
+    for (int zz = 0; zz < last; ++zz) {  // in slot order: the result does not depend on timing
+      const float4* buf = slot0 + static_cast<std::size_t>(zz) * kQ * kCT;
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const float4 v = __ldcg(buf + q * kCT);
+        d[4 * q] += v.x, d[4 * q + 1] += v.y, d[4 * q + 2] += v.z, d[4 * q + 3] += v.w;
+      }
+    }
+  } else if (gridDim.z > 1) {  // split K, in split order through the tile's buffer (above)
     constexpr int kCT = 128 * CONS, kQ = BN / 8;  // consumer threads; float4s each holds
     const int ct = threadIdx.x - 128;
     const int tile = blockIdx.y * gridDim.x + blockIdx.x, z = blockIdx.z, last = gridDim.z - 1;
@@ -173,6 +205,18 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
 // Tile shapes, largest first: the first whose grid fills the GPU, else the last (most blocks).
 enum class WgTile { k128x256, k128x128, k64x128, k64x64 };
 
+// The estimated time (us) that `sp` splits of a bm x bn tile take to meet, after their steps.
+// Chain: each split but the first reads the tile's FP32 sums and each but the last writes them,
+// one after another, ~30 GB/s a link on an H100 (measured: WgmmaRunner's comment). Slots: the
+// splits write side by side (one pass), then the last reads sp - 1 passes; kSlotsGBs is a first
+// guess (one SM reading L2 with the tile's float4 loads in flight), to be replaced by what the
+// sweep's s2p/s4p/s8p columns measure.
+constexpr double kChainGBs = 30, kSlotsGBs = 100, kSlotsMaxBytes = 64.0 * (1 << 20);
+inline double split_us(std::int64_t sp, int bm, int bn, bool slots) {
+  const double tile = 4.0 * bm * bn;
+  return slots ? double(sp) * tile / (kSlotsGBs * 1e3) : 2.0 * double(sp - 1) * tile / (kChainGBs * 1e3);
+}
+
 class WgmmaRunner final : public GemmRunner {
  public:
   WgmmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
@@ -190,7 +234,7 @@ class WgmmaRunner final : public GemmRunner {
     // fastest at each: 128x128 with 2 splits (M = N = 1000, 128 blocks), 64x128 with 2 (M = 128),
     // no split at M = 33 or 4096^3, 2 splits at M = 8192. Splits keep at least 4 steps of 64 each,
     // at most kWgmmaMaxSplits (choice.hpp). BWPROF_GEMM_TILE / BWPROF_GEMM_SPLITS restrict the
-    // search (benchmark knobs).
+    // search, BWPROF_GEMM_REDUCE=slots has the splits meet by slots (split_us), for measurement.
     const std::int64_t sms = g.sm_count();
     sms_ = static_cast<int>(sms);
     struct Option { WgTile t; int bm, bn; double rate; const char* name; };
@@ -199,6 +243,10 @@ class WgmmaRunner final : public GemmRunner {
     const std::int64_t ksteps = (s.K + 63) / 64;
     const char* want_tile = std::getenv("BWPROF_GEMM_TILE");
     const char* want_sp = std::getenv("BWPROF_GEMM_SPLITS");
+    const char* want_red = std::getenv("BWPROF_GEMM_REDUCE");
+    if (want_red && *want_red && std::strcmp(want_red, "slots") && std::strcmp(want_red, "chain"))
+      BWPROF_INVALID(std::string("BWPROF_GEMM_REDUCE: ") + want_red + " is neither chain nor slots");
+    const bool want_slots = want_red && !std::strcmp(want_red, "slots");
     const bool tile_known = want_tile && std::strchr(want_tile, 'x');
     double best = -1;
     const char* name = "";
@@ -211,7 +259,7 @@ class WgmmaRunner final : public GemmRunner {
         const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
         const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
         double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
-        if (sp_real > 1) est += 2.0 * (sp_real - 1) * 4.0 * o.bm * o.bn / 30e3;
+        if (sp_real > 1) est += split_us(sp_real, o.bm, o.bn, want_slots);
         if (best < 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp_real), tiles_ = tiles, name = o.name;
       }
     }
@@ -223,11 +271,14 @@ class WgmmaRunner final : public GemmRunner {
     if (splits_ > 1) {
       const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
       const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
-      ws_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * bm * bn * sizeof(float), "GEMM split-K tile sums");
+      const double sums_bytes = static_cast<double>(tiles_) * bm * bn * sizeof(float);  // every tile once
+      // Slots need (splits - 1) tiles' sums: beyond kSlotsMaxBytes the chain runs instead.
+      slots_ = want_slots && sums_bytes * (splits_ - 1) <= kSlotsMaxBytes;
+      ws_ = DeviceBuffer(static_cast<std::size_t>(sums_bytes * (slots_ ? splits_ - 1 : 1)), "GEMM split-K tile sums");
       counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
       counters_.fill(0);
     }
-    gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + " (" +
+    gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + (slots_ ? " by slots" : "") + " (" +
                   std::to_string(tiles_ * splits_) + " blocks, estimate " + std::to_string(static_cast<int>(best)) + " us)");
     res_ = dispatch(nullptr, false);
   }
@@ -264,7 +315,7 @@ class WgmmaRunner final : public GemmRunner {
       const int c_pairs = s_.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(C_) % 4 == 0;
       fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
                                                        ws_.get<float4>(), counters_.get<int>(), int(s_.M), int(s_.N),
-                                                       int(s_.K), int(s_.ldc), split_steps_, c_pairs);
+                                                       int(s_.K), int(s_.ldc), split_steps_, c_pairs, int(slots_));
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
       return Resources{};
     });
@@ -278,6 +329,7 @@ class WgmmaRunner final : public GemmRunner {
   Act act_;
   WgTile tile_ = WgTile::k64x64;
   int splits_ = 1, split_steps_ = 1, sms_ = 1;
+  bool slots_ = false;
   std::int64_t tiles_ = 1;
   DeviceBuffer ws_, counters_;
   CUtensorMap tmA_{}, tmB_{};

@@ -70,7 +70,9 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // splits, one, five; its 16-bit fragment reads where ldmatrix would serve), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
     // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
     // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
-    // with padding wherever it needs it (BWPROF_GEMM_PAD=1)
+    // with padding wherever it needs it (BWPROF_GEMM_PAD=1); the same splits meeting in slots that
+    // the last split adds (BWPROF_GEMM_REDUCE=slots), and from 128 rows copies padded to 128-byte
+    // rows (BWPROF_GEMM_PAD=128), alone and with 2 splits by slots
     runs = {{},
             {{"BWPROF_GEMM_TILE", "small"}},
             {{"BWPROF_GEMM_TILE", "skinny"}},
@@ -84,7 +86,12 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}},
             {{"BWPROF_GEMM_SPLITS", "7"}},
             {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "1"}},
-            {{"BWPROF_GEMM_PAD", "1"}}};
+            {{"BWPROF_GEMM_PAD", "1"}},
+            {{"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_REDUCE", "slots"}},
+            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}, {"BWPROF_GEMM_REDUCE", "slots"}},
+            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "7"}, {"BWPROF_GEMM_REDUCE", "slots"}},
+            {{"BWPROF_GEMM_PAD", "128"}},
+            {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}, {"BWPROF_GEMM_REDUCE", "slots"}}};
   }
   for (const Env& env : runs) {
     std::string what;
@@ -143,6 +150,8 @@ std::vector<GpuCase> cases() {
       // 17-32 rows over a K that is split many ways, N a ragged 130
       {{"M", "64"}, {"N", "1031"}, {"K", "700"}, {"bias", "true"}, {"act", "silu"}},
       {{"M", "24"}, {"N", "130"}, {"K", "4099"}},
+      // past 128 rows, N = 1000 (rows of B off 128 bytes: the 128-byte padded copy of B and of A)
+      {{"M", "257"}, {"N", "1000"}, {"K", "2056"}, {"bias", "true"}, {"act", "silu"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
     for (const char* dt : {"fp32", "fp16", "bf16"}) {

@@ -215,9 +215,10 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
 
 # The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by their knobs
 # at any shape they take: the skinny vector-unit kernel up to 64 rows (groups of 8, K split or
-# whole), the skinny tensor kernel up to 64 rows (from 1; K split its way, whole, 3 ways), wgmma on padded copies of operands whose rows are off 16 bytes (mma.sync where the
-# device has no wgmma), and K split over blocks (wgmma's tile sums in split order; mma.sync's
-# accumulator), up to more splits than K has steps of 64.
+# whole), the skinny tensor kernel up to 64 rows (from 1; K split its way, whole, 3 ways), wgmma on padded
+# copies of operands whose rows are off 16 bytes (mma.sync where the device has no wgmma), and K split over
+# blocks (wgmma's tile sums in split order or in slots that the last split adds; mma.sync's accumulator),
+# up to more splits than K has steps of 64; from 128 rows, wgmma on copies padded to 128-byte rows.
 KNOBS = {
     "gemv": {"BWPROF_GEMM_TILE": "gemv"},
     "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
@@ -230,6 +231,11 @@ KNOBS = {
     "split-3": {"BWPROF_GEMM_SPLITS": "3"},
     "split-128x256-5": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "5"},
     "split-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32"},
+    "slots-3": {"BWPROF_GEMM_SPLITS": "3", "BWPROF_GEMM_REDUCE": "slots"},
+    "slots-128x256-5": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "5", "BWPROF_GEMM_REDUCE": "slots"},
+    "slots-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32", "BWPROF_GEMM_REDUCE": "slots"},
+    "pad128": {"BWPROF_GEMM_PAD": "128"},
+    "pad128-slots-4": {"BWPROF_GEMM_PAD": "128", "BWPROF_GEMM_SPLITS": "4", "BWPROF_GEMM_REDUCE": "slots"},
 }
 
 
@@ -239,6 +245,8 @@ KNOBS = {
 def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dtype):
     if knob.startswith(("gemv", "tc")):
         m = 1 + m % 64
+    elif knob.startswith("pad128"):
+        m = 128 + m % 173  # the 128-byte padding is a rule of 128 rows and more
     elif "BWPROF_GEMM_TILE" in KNOBS[knob]:
         m = 17 + m % 284  # past the mma.sync 16-row tile
     else:
@@ -254,8 +262,9 @@ def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dty
                            f"error {d['max_rel_error']} > {d['tolerance']}")
 
 
+@pytest.mark.parametrize("reduce", ["chain", "slots"])
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, tmp_path, monkeypatch):
+def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, reduce, tmp_path, monkeypatch):
     # M = 200, N = 304 (partial tiles of every shape), K = 4096: few output tiles and a long K,
     # where bwprof splits K on wgmma; run several times (the tile counters reset after each
     # launch), with a bias and GELU in the last split's epilogue.
@@ -263,11 +272,21 @@ def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, tmp_path, monkeypat
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    monkeypatch.setenv("BWPROF_GEMM_REDUCE", reduce)
     d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=200, N=304, K=4096, bias=True,
                        act="gelu", repeats=5, warmup=2, min_time_s=0.0, max_time_s=1.0).to_dict()
     assert d["verified"], f"error {d['max_rel_error']} > {d['tolerance']}"
     said = log.read_text()
     assert "wgmma" in said and "splits 1 " not in said, said
+    assert ("by slots" in said) == (reduce == "slots"), said
+
+
+def test_gemm_unknown_split_reduction_is_a_clear_error(monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_GEMM_REDUCE", "tree")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_REDUCE: tree is neither chain nor slots"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=304, K=4096, **Q)
 
 
 def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
