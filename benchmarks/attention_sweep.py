@@ -7,8 +7,10 @@ peer_timing.py: the L2 flushed before every run, events around the work, the med
 bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every point. Beside the
 kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
 prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
-instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with two K/V stages and two Q
-slots instead of three and one (BWPROF_ATTN_STAGES=2), storing O 4 bytes a thread instead of 16
+instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with its K/V stages and Q slots
+set (BWPROF_ATTN_STAGES, BWPROF_ATTN_QSLOTS: three and one, two and two, two and three where they
+differ from its rule's choice), at head dim 256 with key tiles of 64 instead of 80
+(BWPROF_ATTN_D256_BC=64), storing O 4 bytes a thread instead of 16
 at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
 paged with K/V read by cp.async instead of the copy engine (BWPROF_ATTN_PAGED_LOAD=cp) and
 with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
@@ -16,6 +18,7 @@ the decode kernel with its keys split for two waves of blocks (BWPROF_ATTN_DECOD
 points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
+        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512]
 """
 from __future__ import annotations
 
@@ -64,7 +67,12 @@ QUICK = {  # a 15-point subset for iterating: every head dim, both kinds, the co
 }
 
 
-def points(quick: bool):
+KINDS = ("prefill", "decode", "paged")
+
+
+def points(quick: bool, only=None, dims=None, max_s=None):
+    """The sweep's points; only: those kinds (prefill, decode: contiguous; paged); dims: those head
+    dims; max_s: those with seq_kv at most max_s."""
     out = []
     for di, d in enumerate(DIMS):
         for i, (b, h, hkv, s, causal) in enumerate(PREFILL):
@@ -85,7 +93,13 @@ def points(quick: bool):
         out.append((kind, "flash_paged", ("fp16", "bf16")[i % 2],
                     dict(batch=b, heads=h, kv_heads=hkv, seq_q=sq, seq_kv=s, head_dim=d, causal=kind == "prefill",
                          block_size=16)))
-    return out
+    keep = []
+    for kind, variant, dt, p in out:
+        group = "paged" if variant == "flash_paged" else kind
+        if (only is None or group in only) and (not dims or p["head_dim"] in dims) and \
+                (max_s is None or p["seq_kv"] <= max_s):
+            keep.append((kind, variant, dt, p))
+    return keep
 
 
 def sdpa_us(p, dtype, repeats):
@@ -133,8 +147,17 @@ def sdpa_kernels(p, dtype):
 CANDIDATES = {
     "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None),
                 ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}, {}, None),
-                # two K/V stages and two Q slots (head dims up to 128; the default is three and one)
-                ("st2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2"}, {}, lambda p: p["head_dim"] <= 128),
+                # the K/V stages and Q slots set (the default: choose_rings in flash_sm90.hip; three and
+                # one for rows of more than 4 key tiles at head dims up to 128, else Q slots first)
+                ("st3q1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"}, {},
+                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] <= 512),
+                ("st2q2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"}, {},
+                 lambda p: p["head_dim"] <= 128),
+                ("st2q3", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"}, {},
+                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] > 512),
+                # head dim 256: key tiles of 64 (the default: 80)
+                ("bc64", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_D256_BC": "64"}, {},
+                 lambda p: p["head_dim"] == 256 and "block_size" not in p),
                 # O stored the other way: 4 bytes a thread at head dims 80/96/256 (the default there: 16,
                 # after shuffles within each quad), 16 at 64/128 (the default there: 4)
                 ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {},
@@ -169,7 +192,20 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-candidates", action="store_true", help="time only the kernel bwprof chooses")
+    ap.add_argument("--only", help="comma-separated kinds of point: prefill, decode (contiguous K/V), paged")
+    ap.add_argument("--d", type=int, action="append", choices=DIMS, help="only this head dim (repeatable)")
+    ap.add_argument("--max-s", type=int, help="only the points with seq_kv at most this")
     args = ap.parse_args(argv)
+    if args.max_s is not None and args.max_s < 1:
+        ap.error("--max-s: a positive length")
+    only = None
+    if args.only:
+        only = {k.strip() for k in args.only.split(",") if k.strip()}
+        if not only or only - set(KINDS):
+            ap.error(f"--only: kinds among {', '.join(KINDS)}, got {args.only!r}")
+    chosen = points(args.quick, only, args.d, args.max_s)
+    if not chosen:
+        ap.error("no point of the sweep matches --only/--d/--max-s (and --quick)")
     dev = bwprof.device("gpu")
     print(f"device: {dev.name} ({dev.arch}); target: bwprof >= {TARGET}x PyTorch SDPA", flush=True)
     t0 = time.time()
@@ -186,7 +222,7 @@ def main(argv=None) -> int:
                 except Exception as e:  # noqa: BLE001 - the record is optional
                     print(f"SDPA {what} {dt} kernels: unknown ({e})", flush=True)
     rows = []
-    for kind, variant, dtype, p in points(args.quick):
+    for kind, variant, dtype, p in chosen:
         name = (f"{kind:7s} {variant:11s} {dtype} B{p['batch']} H{p['heads']}/{p['kv_heads']} "
                 f"S{p['seq_q']}x{p['seq_kv']} D{p['head_dim']}{' causal' if p.get('causal') else ''}")
         row = dict(name=name, kind=kind, variant=variant, dtype=dtype, **p)
@@ -252,7 +288,8 @@ def main(argv=None) -> int:
                   f"median {sorted(rs)[len(rs) // 2]:.2f}x")
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
-          "(mma.sync), wgmma1 (a block per tile), st2 (2 K/V stages, 2 Q slots), o4 (O stored 4 bytes a thread), wide (P.V 128 wide at head dims "
+          "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), bc64 (key tiles of 64 at "
+          "head dim 256), o4 (O stored 4 bytes a thread), wide (P.V 128 wide at head dims "
           "80/96), bs128 (pages of 128); decode flash, rows, w2 (two waves of splits); nan: wrong or failed",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]

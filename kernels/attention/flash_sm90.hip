@@ -6,10 +6,11 @@
 //   blocks stay busy to the end whatever the tiles cost. The order is the heads' (the query heads
 //   of a KV head next to each other, so the blocks in flight share their K/V in L2), and within a
 //   head the row tiles from the last (under a causal mask, the longest rows first).
-//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (one slot),
-//   then its K and V tiles of 128 keys (64 at head dim 256) into a ring of three stages (two at head
-//   dim 256; on request two stages and two Q slots, the next tile's Q arriving while this one is
-//   computed), 128-byte swizzled, each stage completing on its `full` mbarrier. A paged cache is
+//   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into a ring
+//   of Q slots: with more than one, the next tiles' Q arrive while this one is computed), then its K
+//   and V tiles of 128 keys (80 at head dim 256, 64 there when paged) into a ring of K/V stages,
+//   128-byte swizzled, each stage completing on its `full` mbarrier. The rings' sizes are runtime
+//   parameters, chosen by the host from the rows' length and what fits shared memory (choose_rings). A paged cache is
 //   read page by page through the block table where its pages are whole 8-row swizzle groups that
 //   tile the key tile (a box a page), else by the producer's 128 threads, row by row (cp.async, 16
 //   bytes a thread, into the same swizzled layout), each arriving on `full` once its copies landed.
@@ -35,6 +36,7 @@
 #include "attention/gpu.hpp"
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
+#include "attention/flash_sm90.hpp"
 #include "common/gpu_wgmma_attn.hpp"
 #include "gpu/gpu_backend.hpp"
 
@@ -44,119 +46,25 @@ namespace attention {
 namespace {
 
 using namespace gpu;
+using namespace sm90;
 
-// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). DEEP: three K/V
-// stages and one Q slot instead of two and two (head dims up to 128: what fits 227 KB).
-template <int DP, bool DEEP>
-struct Sm90Cfg {
-  static constexpr int kBr = 128;                  // 2 consumer warpgroups x 64 rows
-  static constexpr int kBc = DP > 128 ? 64 : 128;  // keys per tile
-  static constexpr int kQBytes = kBr * DP * 2;
-  static constexpr int kKvBytes = kBc * DP * 2;    // K or V, one stage
-  static constexpr int kStages = DEEP ? 3 : 2;
-  static constexpr int kQSlots = DEEP || DP > 128 ? 1 : 2;
-  static constexpr int kThreads = 384;
-  static constexpr int kBars = 2 * kQSlots + 2 * kStages;
-  // + alignment, barriers, the tile of each Q slot, the producer's next tile (2 slots)
-  static constexpr int kSmemBytes = kQSlots * kQBytes + 2 * kStages * kKvBytes + 1024 + 8 * kBars + 16 + 16;
-};
-
-struct Sm90Args {
-  void* O;
-  const void *K, *V;     // paged with pages the copy engine cannot take: read by the producer's threads (cp.async)
-  const int* table;      // paged: [batch, blocks_per_seq]
-  int* counter;          // [0]: tiles handed out past the grid's first; [1]: blocks finished
-  int heads, kv_heads, seq_q, seq_kv, D, group;
-  int block_size, blocks_per_seq;
-  int row_tiles, tiles;  // row tiles of a head; tiles in all
-  float scale_log2;
-  bool causal;
-  bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
-  bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
-};
-
-#if defined(BWPROF_WGMMA_DEVICE)
-__device__ __forceinline__ float sm90_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-#endif
-
-// Pins registers in place around asynchronous wgmma (no read or write of them moves across).
-template <int N>
-__device__ __forceinline__ void fence_regs(float* r) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-
-// A tile's head (b * heads + h) and first row; the same on every role.
-struct Sm90Tile {
-  int bh, q0, ntiles;
-  __device__ Sm90Tile(const Sm90Args& a, int tile, int br, int bc) {
-    bh = tile / a.row_tiles;
-    q0 = (a.row_tiles - 1 - tile % a.row_tiles) * br;
-    const int q_last = min(q0 + br, a.seq_q) - 1;
-    const int k_stop = a.causal ? min(a.seq_kv, q_last + a.seq_kv - a.seq_q + 1) : a.seq_kv;
-    ntiles = (k_stop + bc - 1) / bc;
-  }
-};
-
-// Scores of one key tile (registers sc[4i + 2rr + e]: row r0 + 8rr, key kt0 + 8i + 2tq + e) to
-// probabilities: the mask, the running max m and sum l of each of the thread's two rows; corr
-// receives the factor the rows' earlier sums and outputs take.
-template <int BC>
-__device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, float* corr, int kt0, int r0, int tq,
-                                             bool edge, const Sm90Args& a) {
-#if defined(BWPROF_WGMMA_DEVICE)
-  const int shift = a.seq_kv - a.seq_q;
-  if (edge) {
-#pragma unroll
-    for (int i = 0; i < BC / 8; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int j = kt0 + 8 * i + 2 * tq + (e & 1);
-        if (j >= a.seq_kv || (a.causal && j > r0 + 8 * (e >> 1) + shift)) sc[4 * i + e] = -INFINITY;
-      }
-  }
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    float mx = m[rr];
-#pragma unroll
-    for (int i = 0; i < BC / 8; ++i) mx = fmaxf(mx, fmaxf(sc[4 * i + 2 * rr], sc[4 * i + 2 * rr + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float use = mx == -INFINITY ? 0.f : mx * a.scale_log2;  // no visible key yet: stays empty
-    corr[rr] = m[rr] == -INFINITY ? 0.f : sm90_exp2(m[rr] * a.scale_log2 - use);
-    m[rr] = mx;
-    float sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < BC / 8; ++i) {
-      sc[4 * i + 2 * rr] = sm90_exp2(fmaf(sc[4 * i + 2 * rr], a.scale_log2, -use));
-      sc[4 * i + 2 * rr + 1] = sm90_exp2(fmaf(sc[4 * i + 2 * rr + 1], a.scale_log2, -use));
-      sum += sc[4 * i + 2 * rr] + sc[4 * i + 2 * rr + 1];
-    }
-    l[rr] = l[rr] * corr[rr] + sum;  // this thread's share; the quad is summed at the end
-  }
-#endif
-}
-
-template <class T, int DP, int DK, int DN, bool PAGED, bool DEEP>
-__global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
+template <class T, int DP, int DK, int DN, int BC_, bool PAGED>
+__global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                                 const __grid_constant__ CUtensorMap tmV, const Sm90Args a) {
 #if defined(BWPROF_WGMMA_DEVICE)
-  using C = Sm90Cfg<DP, DEEP>;
-  static_assert(C::kSmemBytes <= 232448, "shared memory");
-  constexpr int BC = C::kBc, BR = C::kBr, QS = C::kQSlots, ST = C::kStages;
+  using C = Sm90Cfg<DP, BC_>;
+  constexpr int BC = C::kBc, BR = C::kBr;
+  const int QS = a.qslots, ST = a.stages;
   constexpr bool kBf16 = std::is_same<T, bf16>::value;
   extern __shared__ __align__(1024) unsigned char fa_smem[];
   const unsigned base = (smem_u32(fa_smem) + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1 KB
   const unsigned q_s = base, k_s = base + QS * C::kQBytes, v_s = k_s + ST * C::kKvBytes;
-  const unsigned full = v_s + ST * C::kKvBytes, empty = full + 8 * ST, qfull = empty + 8 * ST,
-                 qempty = qfull + 8 * QS;
+  constexpr int MR = C::kMaxRing;
+  const unsigned full = v_s + ST * C::kKvBytes, empty = full + 8 * MR, qfull = empty + 8 * MR,
+                 qempty = qfull + 8 * MR;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
-  volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * QS - smem_u32(fa_smem)));
+  volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * MR - smem_u32(fa_smem)));
   volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -180,7 +88,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     auto produce = [&](auto cp_tag) {
       constexpr bool CP = decltype(cp_tag)::value;
       if (!CP && t != 0) return;
-      int tile = blockIdx.x, it = 0;
+      int tile = blockIdx.x;
+      int it = 0;  // (the producer divides by the ring sizes: fewer registers held than a ring's state)
       for (int i = 0;; ++i) {
         const int qs = i % QS;
         int next = 0;
@@ -296,10 +205,10 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
   regs_grow<232>();
   const int c = wg - 1;  // this warpgroup's rows: q0 + 64 c ..
   const int w4 = t / 32, l = t % 32, tq = l % 4;
-  int it = 0;
-  for (int i = 0;; ++i) {
-    const int qs = i % QS;
-    mbar_wait(qfull + 8 * qs, (i / QS) & 1);
+  Sm90Ring kv, q;
+  for (;; q.next(QS)) {
+    const int qs = q.slot;
+    mbar_wait(qfull + 8 * qs, q.phase);
     const int tile = sched[qs];
     if (tile < 0) break;
     const Sm90Tile w(a, tile, BR, BC);
@@ -335,8 +244,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
         for (int x = 0; x < 4; ++x) pa[kc][x] = pack2<T>(sc[8 * kc + 2 * x], sc[8 * kc + 2 * x + 1]);
     };
     // The first key tile's scores.
-    int s = it % ST;
-    mbar_wait(full + 8 * s, (it / ST) & 1);
+    int s = kv.slot;
+    mbar_wait(full + 8 * s, kv.phase);
     if (PAGED && !a.page_tma) fence_async_shared();  // the producer threads' cp.async writes, before wgmma reads them
     fence_regs<DN / 2>(o);
     fence_regs<BC / 2>(sc);
@@ -350,10 +259,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     to_pa();
     // Every key tile but the last: the next tile's scores, then this one's P.V, both in flight; the
     // softmax of the next runs once its scores are in, while P.V may still run.
-    for (int kt = 0; kt + 1 < w.ntiles; ++kt, ++it) {
-      s = it % ST;
-      const int s1 = (it + 1) % ST;
-      mbar_wait(full + 8 * s1, ((it + 1) / ST) & 1);
+    for (int kt = 0; kt + 1 < w.ntiles; ++kt) {
+      s = kv.slot;
+      kv.next(ST);
+      const int s1 = kv.slot;
+      mbar_wait(full + 8 * s1, kv.phase);
       if (PAGED && !a.page_tma) fence_async_shared();
       fence_regs<BC / 2>(sc);
       fence_regs<DN / 2>(o);
@@ -374,7 +284,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
         o[4 * x] *= corr[0], o[4 * x + 1] *= corr[0], o[4 * x + 2] *= corr[1], o[4 * x + 3] *= corr[1];
       to_pa();
     }
-    s = it % ST;  // the last key tile's P.V
+    s = kv.slot;  // the last key tile's P.V
     fence_regs<DN / 2>(o);
     wgmma_fence();
     pv(s);
@@ -382,7 +292,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
     wgmma_wait<0>();
     fence_regs<DN / 2>(o);
     release(empty + 8 * s);
-    ++it;
+    kv.next(ST);
     // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e. Stored 16 bytes a thread: for each 32
     // columns (x = 4g .. 4g + 3) the quad's 4 x 4 pairs are transposed by shuffles, so that thread tq
     // holds columns 32g + 8tq .. + 7 (a warp's store: 8 rows of 64 whole bytes, not of 16 bytes in
@@ -435,11 +345,16 @@ class FlashSm90Impl final : public FlashSm90 {
       : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
         counter_(2 * sizeof(int), "attention tile counter") {
     counter_.fill(0);
+    // Head dim 256: key tiles of 80 (wgmma's Q.K^T 80 wide instead of 64: fewer shared-memory bytes
+    // a multiply-add; the two stages and the Q tile fill 224 KB), paged 64 (whole pages of 8 or 16
+    // rows tile 64; its cp.async producer keeps its registers); BWPROF_ATTN_D256_BC=64 the 64-key tile
+    // contiguous too (a knob for benchmarks).
+    if (const char* e = std::getenv("BWPROF_ATTN_D256_BC"); e && std::string(e) == "64") bc256_ = 64;
     // Paged K/V read by the copy engine, a box a page, where pages are whole 8-row swizzle groups that
     // tile the key tile (at an H100 sweep point 323.6 us at pages of 128 against cp.async's 481.6;
     // at pages of 16 about even: 508 against 492, separate runs), else (or BWPROF_ATTN_PAGED_LOAD=cp)
     // by the producer's threads with cp.async (any page size).
-    const int bc = dp_ > 128 ? 64 : 128;
+    const int bc = key_tile(dp_, l.paged, bc256_);
     bool page_tma = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
     if (const char* e = std::getenv("BWPROF_ATTN_PAGED_LOAD"); e && std::string(e) == "cp") page_tma = false;
     const int kv_box = page_tma ? int(l.kv.block_size) : bc;
@@ -449,7 +364,7 @@ class FlashSm90Impl final : public FlashSm90 {
     const int br = 128;
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
-                     l.causal, true, page_tma};
+                     l.causal, true, page_tma, 2, 1};
     // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (the faster at each
     // point of an H100 sweep: 16 bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128, S128 the
     // most); BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).
@@ -462,16 +377,50 @@ class FlashSm90Impl final : public FlashSm90 {
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
-    // Three K/V stages and one Q slot at head dims up to 128 (what fits 227 KB; as fast as two and two
-    // or faster at every point of an H100 sweep: 0.99-1.38x), BWPROF_ATTN_STAGES=2 two and two
-    // (a knob for benchmarks).
-    deep_ = dp_ <= 128;
-    if (const char* e = std::getenv("BWPROF_ATTN_STAGES"); e && std::string(e) == "2") deep_ = false;
+    choose_rings(l, bc);
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
 
  private:
+  static int key_tile(int dp, bool paged, int bc256) { return dp <= 128 ? 128 : paged ? 64 : bc256; }
+  // The rings: K/V stages (the loads of the key tiles ahead) and Q slots (the next row tiles' Q
+  // loaded while this one's is computed). Long rows (more than 4 key tiles): three stages and one
+  // slot where they fit (head dims up to 128; as fast as two and two or faster at every point of an
+  // H100 sweep: 0.99-1.38x), else two and one. Short rows (up to 4 key tiles, seq_kv <= 512 at
+  // head dims up to 128), where a tile's Q and O are most of its bytes: Q slots first (up to 3, with
+  // two stages), then stages (up to 4) with what is left. BWPROF_ATTN_STAGES=n and
+  // BWPROF_ATTN_QSLOTS=n set either (knobs for benchmarks; an error where they do not fit).
+  void choose_rings(const Launch& l, int bc) {
+    constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
+    const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots); };
+    const bool short_rows = (l.kv.seq_kv + bc - 1) / bc <= 4;
+    int st = 2, qs = 1;
+    if (short_rows) {
+      while (qs < 3 && smem_bytes(st, qs + 1) <= lim) ++qs;
+      while (st < mr && smem_bytes(st + 1, qs) <= lim) ++st;
+    } else if (smem_bytes(3, 1) <= lim) {
+      st = 3;
+    }
+    const auto knob = [](const char* name, int& v) {
+      if (const char* e = std::getenv(name); e && *e) {
+        char* end = nullptr;
+        const long n = std::strtol(e, &end, 10);
+        if (*end != '\0' || n < 1 || n > mr)
+          BWPROF_INVALID(std::string(name) + "=" + e + ": expected 1 to " + std::to_string(mr));
+        v = static_cast<int>(n);
+      }
+    };
+    knob("BWPROF_ATTN_STAGES", st);
+    knob("BWPROF_ATTN_QSLOTS", qs);
+    if (st < 2) BWPROF_INVALID("BWPROF_ATTN_STAGES: at least 2 (a key tile's P.V runs beside the next one's Q.K^T)");
+    if (smem_bytes(st, qs) > lim)
+      BWPROF_INVALID("BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS: " + std::to_string(st) + " K/V stages and " +
+                     std::to_string(qs) + " Q slots need " + std::to_string(smem_bytes(st, qs)) +
+                     " bytes of shared memory at this head dim, more than " + std::to_string(lim));
+    args_.stages = st;
+    args_.qslots = qs;
+  }
   Resources dispatch(const Launch& l, bool launch) {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
   }
@@ -490,27 +439,32 @@ class FlashSm90Impl final : public FlashSm90 {
   }
   template <class T, int DP, int DK, int DN>
   Resources by_paged(const Launch& l, bool launch) {
-    if constexpr (DP <= 128) {
-      if (deep_) return l.paged ? go<T, DP, DK, DN, true, true>(l, launch) : go<T, DP, DK, DN, false, true>(l, launch);
+    if constexpr (DP > 128) {
+      if (l.paged) return go<T, DP, DK, DN, 64, true>(l, launch);
+      return bc256_ == 64 ? go<T, DP, DK, DN, 64, false>(l, launch) : go<T, DP, DK, DN, 80, false>(l, launch);
+    } else {
+      return l.paged ? go<T, DP, DK, DN, 128, true>(l, launch) : go<T, DP, DK, DN, 128, false>(l, launch);
     }
-    return l.paged ? go<T, DP, DK, DN, true, false>(l, launch) : go<T, DP, DK, DN, false, false>(l, launch);
   }
-  template <class T, int DP, int DK, int DN, bool PAGED, bool DEEP>
+  template <class T, int DP, int DK, int DN, int BC, bool PAGED>
   Resources go(const Launch& l, bool launch) {
-    using C = Sm90Cfg<DP, DEEP>;
-    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, PAGED, DEEP>;
+    using C = Sm90Cfg<DP, BC>;
+    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED>;
+    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots);
     if (!launch) {
+      // The most any rings take (a kernel's launches differ in shared memory now: one instance's
+      // setting must not refuse another's larger launch).
       BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                           hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
-      return kernel_resources(fn, C::kThreads, C::kSmemBytes);
+                                           hipFuncAttributeMaxDynamicSharedMemorySize, kSm90SmemMax));
+      return kernel_resources(fn, C::kThreads, smem);
     }
-    fn<<<static_cast<unsigned>(grid_), C::kThreads, C::kSmemBytes, l.stream>>>(tmQ_, tmK_, tmV_, args_);
+    fn<<<static_cast<unsigned>(grid_), C::kThreads, smem, l.stream>>>(tmQ_, tmK_, tmV_, args_);
     BWPROF_CHECK_LAUNCH("bwprof_attention_flash_sm90");
     return {};
   }
 
-  bool bf16_, narrow_ = true, deep_ = false;
-  int dp_;
+  bool bf16_, narrow_ = true;
+  int dp_, bc256_ = 80;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{};
   Sm90Args args_{};

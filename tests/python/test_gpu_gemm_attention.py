@@ -175,25 +175,30 @@ def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, hea
 @given(kernel=st.sampled_from(["wgmma", "decode", "flash"]), batch=st.integers(1, 3), kv_heads=st.integers(1, 3),
        group=st.integers(1, 8), seq_q=st.one_of(st.integers(1, 4), st.integers(1, 400)), extra=st.integers(0, 700),
        head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
-       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]), knob=st.booleans())
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]), knob=st.integers(0, 3))
 def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
                                              block, knob):
     # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
-    # block 0: contiguous K/V. knob: the Hopper kernel with two K/V stages and two Q slots, the decode kernel's
-    # keys split for five waves (more splits for its last block to merge).
+    # block 0: contiguous K/V. knob (1-3): the Hopper kernel with its rings set (two K/V stages and
+    # two Q slots, two and three, three and one; where they fit) or, at head dim 256, key tiles of 64;
+    # the decode kernel's keys split for five waves (more splits for its last block to merge).
     kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
               head_dim=head_dim, causal=causal)
     if block:
         kw["block_size"] = block
     env = {"BWPROF_ATTN_KERNEL": kernel}
-    if knob:
-        env.update({"wgmma": {"BWPROF_ATTN_STAGES": "2"}, "decode": {"BWPROF_ATTN_DECODE_WAVES": "5"}}.get(kernel, {}))
+    rings = [{"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
+             {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"}]
+    if knob and kernel == "wgmma":
+        env.update({"BWPROF_ATTN_D256_BC": "64"} if head_dim == 256 and knob == 1 else rings[knob - 1])
+    elif knob and kernel == "decode":
+        env["BWPROF_ATTN_DECODE_WAVES"] = "5"
     os.environ.update(env)
     try:
         d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
                            **kw, **Q).to_dict()
-    except ValueError as e:
-        assume("BWPROF_ATTN_KERNEL" not in str(e))
+    except ValueError as e:  # a kernel that does not take the shape here; rings that do not fit its shared memory
+        assume("BWPROF_ATTN_KERNEL" not in str(e) and "BWPROF_ATTN_STAGES" not in str(e))
         raise
     finally:
         for k in env:
@@ -295,6 +300,71 @@ def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("BWPROF_GEMM_TILE", "96x96")
     with pytest.raises(ValueError, match="BWPROF_GEMM_TILE: no wgmma tile 96x96"):
         bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
+
+
+def _sm90_smem(dp, bc, stages, qslots):
+    # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1184 bytes of alignment and barriers
+    return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1184
+
+
+# The Hopper attention kernel's rings and key tiles (flash_sm90.hip): shapes with more tiles than SMs
+# (the rings go round) or lengths off the key tile, each with the rule's choice, then set by knob.
+WGMMA_ATTN = [
+    (dict(batch=2, heads=24, kv_heads=3, seq_q=260, head_dim=64, causal=True), (64, 128, 4, 3)),  # short rows
+    (dict(batch=3, heads=16, kv_heads=2, seq_q=130, seq_kv=203, head_dim=128), (128, 128, 2, 3)),
+    (dict(batch=2, heads=8, kv_heads=1, seq_q=384, seq_kv=700, head_dim=80, causal=True), (128, 128, 3, 1)),
+    (dict(heads=2, seq_q=200, seq_kv=333, head_dim=256), (256, 80, 2, 1)),               # key tiles of 80
+    (dict(batch=2, heads=6, kv_heads=3, seq_q=257, head_dim=256, causal=True), (256, 80, 2, 1)),
+    (dict(heads=4, kv_heads=2, seq_q=129, head_dim=96, causal=True, block_size=16), (128, 128, 2, 3)),  # paged
+]
+WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
+                    {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
+                    {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
+                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_D256_BC": "64"}]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("knobs", WGMMA_ATTN_KNOBS)
+@pytest.mark.parametrize("shape,rings", WGMMA_ATTN)
+def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
+    for k, v in knobs.items():
+        monkeypatch.setenv(k, v)
+    dp, bc, stages, qslots = rings
+    if "block_size" in shape and dp > 128:
+        bc = 64
+    if "BWPROF_ATTN_D256_BC" in knobs:
+        if dp <= 128:
+            pytest.skip("a head dim 256 knob")
+        bc = 64
+    stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
+    qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
+    variant = "flash_paged" if "block_size" in shape else "flash"
+    if _sm90_smem(dp, bc, stages, qslots) > 232448:
+        with pytest.raises(ValueError, match="BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS.*shared memory"):
+            bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q)
+        return
+    d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
+    assert d["verified"], f"wgmma {knobs} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+    assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots)
+
+
+@pytest.mark.parametrize("env,match", [
+    ({"BWPROF_ATTN_STAGES": "x"}, "BWPROF_ATTN_STAGES=x: expected 1 to 4"),
+    ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected 1 to 4"),
+    ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
+    ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
+])
+def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(ValueError, match=match):
+        bwprof.measure("attention", dtype="bf16", device="gpu", variant="flash", heads=2, seq_q=256, head_dim=128, **Q)
 
 
 def test_gemm_skinny_kernel_past_64_rows_is_a_clear_error():

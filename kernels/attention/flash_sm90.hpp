@@ -1,0 +1,137 @@
+// The Hopper prefill kernel's pieces besides the kernel itself (flash_sm90.hip includes this, alone):
+// its shared-memory plan (the rings of Q slots and K/V stages), launch arguments, tile arithmetic and
+// the online softmax on wgmma's score registers.
+#pragma once
+#include "common/gpu_runtime.hpp"
+#if defined(BWPROF_CUDA)
+#include <cmath>
+
+#include "common/gpu_common.hpp"
+#include "common/gpu_wgmma_attn.hpp"
+
+namespace bwprof {
+namespace attention {
+namespace sm90 {
+
+using namespace gpu;
+
+// Up to this many K/V stages and Q slots; the shared memory besides the rings (alignment, barriers
+// (full/empty a stage, qfull/qempty a slot), the tile of each Q slot, the producer's next tile (2
+// slots)); an H100 block's most shared memory (227 KB).
+constexpr int kSm90MaxRing = 4;
+constexpr int kSm90ExtraBytes = 1024 + 8 * 4 * kSm90MaxRing + 16 + 16;
+constexpr int kSm90SmemMax = 232448;
+inline int sm90_smem_bytes(int dp, int bc, int stages, int qslots) {
+  return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + kSm90ExtraBytes;
+}
+
+// DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). BC: keys per tile
+// (128; 80 at head dim 256, 64 there when paged). The K/V stages and Q slots of the rings are runtime
+// parameters (Sm90Args::stages, qslots: up to kMaxRing each, as many as fit shared memory).
+template <int DP, int BC>
+struct Sm90Cfg {
+  static constexpr int kBr = 128;                  // 2 consumer warpgroups x 64 rows
+  static constexpr int kBc = BC;
+  static constexpr int kQBytes = kBr * DP * 2;
+  static constexpr int kKvBytes = kBc * DP * 2;    // K or V, one stage (a multiple of 1 KB: BC is of 8 rows)
+  static constexpr int kThreads = 384;
+  static constexpr int kMaxRing = kSm90MaxRing;
+  static_assert(kKvBytes % 1024 == 0 && kBc % 16 == 0, "key tile");
+};
+
+// A ring's slot and the parity of its current use, advanced one use at a time (no division by the
+// runtime ring size in the loops).
+// `wrapped`: every slot used once already (a slot's earlier use must be released before the next).
+struct Sm90Ring {
+  int slot = 0, phase = 0;
+  bool wrapped = false;
+  __device__ void next(int n) {
+    if (++slot == n) slot = 0, phase ^= 1, wrapped = true;
+  }
+};
+
+struct Sm90Args {
+  void* O;
+  const void *K, *V;     // paged with pages the copy engine cannot take: read by the producer's threads (cp.async)
+  const int* table;      // paged: [batch, blocks_per_seq]
+  int* counter;          // [0]: tiles handed out past the grid's first; [1]: blocks finished
+  int heads, kv_heads, seq_q, seq_kv, D, group;
+  int block_size, blocks_per_seq;
+  int row_tiles, tiles;  // row tiles of a head; tiles in all
+  float scale_log2;
+  bool causal;
+  bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
+  bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
+  int stages, qslots;    // K/V stages, Q slots (each 1 .. kMaxRing; stages >= 2)
+};
+
+#if defined(BWPROF_WGMMA_DEVICE)
+__device__ __forceinline__ float sm90_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#endif
+
+// Pins registers in place around asynchronous wgmma (no read or write of them moves across).
+template <int N>
+__device__ __forceinline__ void fence_regs(float* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// A tile's head (b * heads + h) and first row; the same on every role.
+struct Sm90Tile {
+  int bh, q0, ntiles;
+  __device__ Sm90Tile(const Sm90Args& a, int tile, int br, int bc) {
+    bh = tile / a.row_tiles;
+    q0 = (a.row_tiles - 1 - tile % a.row_tiles) * br;
+    const int q_last = min(q0 + br, a.seq_q) - 1;
+    const int k_stop = a.causal ? min(a.seq_kv, q_last + a.seq_kv - a.seq_q + 1) : a.seq_kv;
+    ntiles = (k_stop + bc - 1) / bc;
+  }
+};
+
+// Scores of one key tile (registers sc[4i + 2rr + e]: row r0 + 8rr, key kt0 + 8i + 2tq + e) to
+// probabilities: the mask, the running max m and sum l of each of the thread's two rows; corr
+// receives the factor the rows' earlier sums and outputs take.
+template <int BC>
+__device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, float* corr, int kt0, int r0, int tq,
+                                             bool edge, const Sm90Args& a) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  const int shift = a.seq_kv - a.seq_q;
+  if (edge) {
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = kt0 + 8 * i + 2 * tq + (e & 1);
+        if (j >= a.seq_kv || (a.causal && j > r0 + 8 * (e >> 1) + shift)) sc[4 * i + e] = -INFINITY;
+      }
+  }
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    float mx = m[rr];
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i) mx = fmaxf(mx, fmaxf(sc[4 * i + 2 * rr], sc[4 * i + 2 * rr + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float use = mx == -INFINITY ? 0.f : mx * a.scale_log2;  // no visible key yet: stays empty
+    corr[rr] = m[rr] == -INFINITY ? 0.f : sm90_exp2(m[rr] * a.scale_log2 - use);
+    m[rr] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i) {
+      sc[4 * i + 2 * rr] = sm90_exp2(fmaf(sc[4 * i + 2 * rr], a.scale_log2, -use));
+      sc[4 * i + 2 * rr + 1] = sm90_exp2(fmaf(sc[4 * i + 2 * rr + 1], a.scale_log2, -use));
+      sum += sc[4 * i + 2 * rr] + sc[4 * i + 2 * rr + 1];
+    }
+    l[rr] = l[rr] * corr[rr] + sum;  // this thread's share; the quad is summed at the end
+  }
+#endif
+}
+
+}  // namespace sm90
+}  // namespace attention
+}  // namespace bwprof
+#endif  // BWPROF_CUDA

@@ -1,0 +1,29 @@
+"""benchmarks/attention_sweep.py's point selection (--only, --d, --max-s): the GPU run's subsets."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import attention_sweep as sweep  # noqa: E402
+
+
+def test_selection_keeps_only_the_asked_points():
+    every = sweep.points(False)
+    d256 = sweep.points(False, {"prefill"}, [256])
+    assert len(d256) == len(sweep.PREFILL)
+    assert all(k == "prefill" and v == "flash" and p["head_dim"] == 256 for k, v, _, p in d256)
+    short = sweep.points(False, {"prefill"}, [64, 128], 512)
+    assert short and all(p["seq_kv"] <= 512 and p["head_dim"] in (64, 128) for _, _, _, p in short)
+    assert {p["seq_kv"] for _, _, _, p in short} == {128, 512}
+    paged = sweep.points(False, {"paged"})
+    assert paged and all(v == "flash_paged" for _, v, _, _ in paged)
+    assert len(sweep.points(False, {"prefill", "decode", "paged"})) == len(every)
+
+
+@pytest.mark.parametrize("argv,msg", [(["--only", "prefil"], "--only"), (["--max-s", "0"], "--max-s"),
+                                      (["--only", "paged", "--d", "64", "--max-s", "128"], "no point")])
+def test_bad_selection_is_a_usage_error(argv, msg, capsys):
+    with pytest.raises(SystemExit) as e:
+        sweep.main(argv)
+    assert e.value.code == 2 and msg in capsys.readouterr().err
