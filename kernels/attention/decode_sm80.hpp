@@ -398,13 +398,20 @@ Resources launch_decode(const Launch& l, bool launch) {
   auto* fn = &bwprof_attention_decode<T, D, MT, PAGED>;
   const int stages = l.decode_stages > 0 ? l.decode_stages : C::kStages;
   const int bytes = C::bytes(stages);
-  if (bytes > 232448) BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES=" + std::to_string(stages) + ": the ring (" +
-                                     std::to_string(bytes) + " bytes) is past the 227 KB of shared memory a block has");
   if (!launch) {
+    int dev = 0, most = 0;
+    BWPROF_GPU_CHECK(hipGetDevice(&dev));
+    BWPROF_GPU_CHECK(hipDeviceGetAttribute(&most, hipDeviceAttributeSharedMemPerBlockOptin, dev));
+    if (bytes > most)
+      BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES=" + std::to_string(stages) + ": the ring needs " + std::to_string(bytes) +
+                     " bytes of shared memory a block, this GPU has " + std::to_string(most));
     BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
     return kernel_resources(fn, kThreads, bytes);
   }
+  if (l.decode_stages > 0)  // another instance of this kernel may have set a smaller ring's limit since
+    BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                         hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
   const dim3 grid(static_cast<unsigned>(l.B * l.Hkv), static_cast<unsigned>(l.splits));
   fn<<<grid, kThreads, bytes, l.stream>>>(static_cast<const T*>(l.Q), static_cast<const T*>(l.K),
                                           static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml,

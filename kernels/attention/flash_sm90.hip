@@ -63,10 +63,7 @@ struct Sm90Cfg {
 
 // The kernel's shared memory: Sm90Cfg's, and paged (read by cp.async) two key tiles' K/V rows.
 template <int DP, bool DEEP, bool PAGED>
-constexpr int sm90_smem_bytes() {
-  return Sm90Cfg<DP, DEEP>::kSmemBytes + (PAGED ? 2 * Sm90Cfg<DP, DEEP>::kBc * 4 : 0);
-}
-
+constexpr int sm90_smem_bytes() { return Sm90Cfg<DP, DEEP>::kSmemBytes + (PAGED ? 8 * Sm90Cfg<DP, DEEP>::kBc : 0); }
 struct Sm90Args {
   void* O;
   const void *K, *V;     // paged with pages the copy engine cannot take: read by the producer's threads (cp.async)
@@ -164,9 +161,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
   volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * QS - smem_u32(fa_smem)));
   volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
-  // Paged by cp.async: the K/V buffer row of each key of a key tile, two tiles' worth (written by
-  // the producer's threads, a key each, read by all of them).
-  int* rowtab = const_cast<int*>(sched + 8);
+  int* rowtab = const_cast<int*>(sched + 8);  // paged by cp.async: two key tiles' K/V buffer rows, a key an int
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
@@ -222,13 +217,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
             if (pg < pages) page_t[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
         };
         if (PAGED && !CP) read_pages(0);
-        // Paged by cp.async: the K/V buffer row of key `key` (the sequence's last past its end).
-        auto kv_row = [&](int bb, int h, int key) {
-          const int pos = min(key, a.seq_kv - 1);
-          return (a.table[bb * a.blocks_per_seq + pos / a.block_size] * a.kv_heads + h) * a.block_size +
-                 pos % a.block_size;
+        auto kv_row = [&](int key) {  // paged by cp.async: key's K/V buffer row (past the end: the last key's)
+          const int pos = min(key, a.seq_kv - 1), bs = a.block_size;
+          return (a.table[b * a.blocks_per_seq + pos / bs] * a.kv_heads + kvh) * bs + pos % bs;
         };
-        int row_next = CP && t < BC ? kv_row(b, kvh, t) : 0;
+        int row_next = CP && t < BC ? kv_row(t) : 0;
         for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
           const int s = it % ST;
           const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
@@ -260,29 +253,24 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, DEEP>::kThreads, 1)
             // bytes each (CPR threads a row, coalesced), into the layout the copy engine's 128-byte
             // swizzle gives (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64
             // columns a box). Any page size; rows past the sequence are zeros, columns past the head
-            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). The
-            // block table is read once a tile: thread t finds key t's buffer row (its table entry read
-            // a key tile ahead, in flight while the tile before is copied) and puts it in shared
-            // memory for the others; each thread then has all ITER of its copies in flight at once.
+            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). Thread
+            // t puts key t's buffer row (its table entry read a tile ahead) in shared memory for all.
             constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
             const int chunk = t % CPR, rsub = t / CPR;
             int* rows = rowtab + (it & 1) * BC;
             if (t < BC) rows[t] = row_next;
             asm volatile("bar.sync 1, 128;\n" ::: "memory");  // rows[] is whole (and the other half free)
-            if (kt + 1 < w.ntiles && t < BC) row_next = kv_row(b, kvh, (kt + 1) * BC + t);
+            if (kt + 1 < w.ntiles && t < BC) row_next = kv_row((kt + 1) * BC + t);
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
             if (chunk * 8 < a.D) {
               const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
-              const T* kc = static_cast<const T*>(a.K) + chunk * 8;
-              const T* vc = static_cast<const T*>(a.V) + chunk * 8;
 #pragma unroll
               for (int r = 0; r < ITER; ++r) {
-                const int row = rsub + RPI * r;
-                const std::size_t off = static_cast<std::size_t>(rows[row]) * a.D;
+                const int row = rsub + RPI * r, bytes = kt * BC + row < a.seq_kv ? 16 : 0;
+                const std::size_t off = static_cast<std::size_t>(rows[row]) * a.D + chunk * 8;
                 const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
-                const int bytes = kt * BC + row < a.seq_kv ? 16 : 0;
-                cp_async16_to(ks + dst, kc + off, bytes);
-                cp_async16_to(vs + dst, vc + off, bytes);
+                cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
+                cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
               }
             }
             mbar_arrive_cp_async(full + 8 * s);
