@@ -88,7 +88,7 @@ pip-check: setup
 # (which the CUDA build's `make test` has just run over the same CPU backend) run once.
 CPU_ONLY_PY_SKIP := test_traces_*.py test_baseline*.py test_plots.py test_notebooks.py test_docs.py \
   test_tables.py test_layers.py test_tree.py test_files.py test_run_folders.py test_size_graph.py \
-  test_output_errors.py
+  test_output_errors.py test_sweep_markdown.py
 test-cpu-only:
 	$(MAKE) build cpp-test BUILD=build-cpu GPU=OFF
 	$(PYTHON) -m pytest -q tests/python $(foreach f,$(CPU_ONLY_PY_SKIP),--ignore-glob='tests/python/$(f)')
@@ -257,113 +257,62 @@ gpu-verify-tools: gpu-build
 	-timeout 90 bash benchmarks/make_ncu_rep_sample.sh $(OUT)/ncu > $(OUT)/ncu_sample.log 2>&1; \
 	  echo "ncu sample exit $$?"; tail -n 6 $(OUT)/ncu_sample.log
 
-# Issue #18 (BF16, attention head dims, GEMM dispatch) on the GPU machine, in one call: the GPU
-# tests of the compute kernels (C++ small cases, then compute-sanitizer memcheck of them beside the
-# Python tests with their random shapes), then the two sweeps beside PyTorch, each alone on the GPU.
-# Each step has its own time limit so the call ends within 9 minutes on a warm build; logs in
-# $(OUT)/bf16_attn_logs.tar.gz, the sweeps' tables also as CSV. gpu-bf16-attn-quick, for iterating:
-# the C++ GPU cases (every attention kernel by name, the GEMM engines, the footprints), memcheck of
-# one dtype of each (BF16 contiguous, FP16 paged, BF16 tensor GEMM) and the Python GPU tests with
-# their random shapes, side by side; then 15 + 10 sweep points, each kernel's time beside the chosen
-# one's.
-.PHONY: gpu-bf16-attn gpu-bf16-attn-quick
+# Issue #18 (BF16, attention head dims, GEMM dispatch) on the GPU machine. Every target runs the same
+# two parts: gpu_compute_tests (the C++ GPU cases named by a filter; compute-sanitizer memcheck of a
+# subset; the GPU footprints; the Python GPU tests with their random shapes; the four side by side,
+# each under its own time limit) and one gpu_sweep per benchmark (bwprof beside PyTorch, alone on the
+# GPU, its table printed). Logs tarred under $(OUT), sweep tables also as CSV.
+#   gpu-bf16-attn        the whole sweeps (75 attention and 78 GEMM points), under 9 minutes warm;
+#   gpu-bf16-attn-quick  15 + 10 points with each candidate kernel's time beside the chosen one's;
+#   gpu-gemm-fast        every GEMM engine's C++ cases and memcheck, the quick GEMM sweep;
+#   gpu-attn-fast        every attention kernel's C++ cases and memcheck, the quick attention sweep.
+# $(call gpu_compute_tests,LOGDIR,MEMCHECK_FILTER,PYTEST_ARGS,GTEST_FILTER,SECONDS)
+define gpu_compute_tests
+	mkdir -p $(1)
+	-( timeout $(5) compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
+	    --gtest_filter='$(2)' > $(1)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(1)/memcheck.log ) & \
+	  ( timeout $(5) $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" $(3) > $(1)/pytest.log 2>&1; \
+	    echo "pytest exit $$?" >> $(1)/pytest.log ) & \
+	  ( timeout $(5) $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(1)/gtest_footprint.log 2>&1; \
+	    echo "footprint gtest exit $$?" >> $(1)/gtest_footprint.log ) & \
+	  timeout $(5) $(GPU_BUILD)/bwprof_tests --gtest_filter='$(4)' > $(1)/gtest.log 2>&1; echo "gtest exit $$?"; wait; \
+	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]|Which is|Expected" $(1)/gtest.log | tail -n 30; \
+	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(1)/gtest_footprint.log | tail -n 12; \
+	  tail -n 1 $(1)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid|out of bounds|race" $(1)/memcheck.log | sort | uniq -c | head -n 8; \
+	  grep -E "passed|failed|error|Falsifying|^E  |^FAILED" $(1)/pytest.log | tail -n 20
+endef
+# $(call gpu_sweep,NAME,LOGDIR,SECONDS,SCRIPT AND ARGUMENTS)
+define gpu_sweep
+	-PYTHONUNBUFFERED=1 timeout $(3) $(PYTHON) benchmarks/$(4) > $(2)/$(1).log 2>&1; echo "$(1) exit $$?"; \
+	  grep -E "^(torch|SDPA)" $(2)/$(1).log; \
+	  { grep -q '^point' $(2)/$(1).log && sed -n '/^point/,$$p' $(2)/$(1).log || tail -n 30 $(2)/$(1).log; }; \
+	  grep -E "FAILED|Error" $(2)/$(1).log | head -n 5
+endef
+.PHONY: gpu-bf16-attn gpu-bf16-attn-quick gpu-gemm-fast gpu-attn-fast
 BF16_LOGS = $(OUT)/bf16_attn_logs
+GEMM_LOGS = $(OUT)/gemm_fast_logs
+ATTN_LOGS = $(OUT)/attn_fast_logs
 gpu-bf16-attn: gpu-build
-	mkdir -p $(BF16_LOGS)
-	-( timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
-	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*' \
-	    > $(BF16_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
-	  ( timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
-	    tests/python/test_bf16.py > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(BF16_LOGS)/pytest.log ) & \
-	  ( timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(BF16_LOGS)/gtest_footprint.log 2>&1; \
-	    echo "footprint gtest exit $$?" >> $(BF16_LOGS)/gtest_footprint.log ) & \
-	  timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
-	    > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; wait; \
-	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" $(BF16_LOGS)/gtest_compute.log | tail -n 25; \
-	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(BF16_LOGS)/gtest_footprint.log | tail -n 12; \
-	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED" $(BF16_LOGS)/memcheck.log | tail -n 5; \
-	  grep -E "passed|failed|error|Falsifying|^E  " $(BF16_LOGS)/pytest.log | tail -n 15
-	-PYTHONUNBUFFERED=1 timeout 230 $(PYTHON) benchmarks/attention_sweep.py --repeats 12 --no-candidates \
-	  --csv $(OUT)/attention_sweep.csv > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
-	  grep -E "^(torch|SDPA)" $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }
-	-PYTHONUNBUFFERED=1 timeout 120 $(PYTHON) benchmarks/gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep.csv \
-	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
+	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_bf16.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
+	$(call gpu_sweep,attention_sweep,$(BF16_LOGS),230,attention_sweep.py --repeats 12 --no-candidates --csv $(OUT)/attention_sweep.csv)
+	$(call gpu_sweep,gemm_sweep,$(BF16_LOGS),120,gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep.csv)
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 
 gpu-bf16-attn-quick: gpu-build
-	mkdir -p $(BF16_LOGS)
-	-( timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
-	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor_bf16*' \
-	    > $(BF16_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(BF16_LOGS)/memcheck.log ) & \
-	  ( timeout 150 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
-	    > $(BF16_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(BF16_LOGS)/pytest.log ) & \
-	  ( timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(BF16_LOGS)/gtest_footprint.log 2>&1; \
-	    echo "footprint gtest exit $$?" >> $(BF16_LOGS)/gtest_footprint.log ) & \
-	  timeout 150 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' \
-	    > $(BF16_LOGS)/gtest_compute.log 2>&1; echo "gtest exit $$?"; wait; \
-	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" $(BF16_LOGS)/gtest_compute.log | tail -n 25; \
-	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(BF16_LOGS)/gtest_footprint.log | tail -n 12; \
-	  tail -n 1 $(BF16_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED" $(BF16_LOGS)/memcheck.log | tail -n 5; \
-	  grep -E "passed|failed|error|Falsifying|^E  " $(BF16_LOGS)/pytest.log | tail -n 15
-	-PYTHONUNBUFFERED=1 timeout 150 $(PYTHON) benchmarks/attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv \
-	  > $(BF16_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; grep -E "^(torch|SDPA)" \
-	  $(BF16_LOGS)/attention_sweep.log; { grep -q '^point' $(BF16_LOGS)/attention_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/attention_sweep.log || grep '^  ' $(BF16_LOGS)/attention_sweep.log; }; grep -E "FAILED|Error" $(BF16_LOGS)/attention_sweep.log | head -n 5
-	-PYTHONUNBUFFERED=1 timeout 90 $(PYTHON) benchmarks/gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv \
-	  > $(BF16_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; { grep -q '^point' $(BF16_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(BF16_LOGS)/gemm_sweep.log || grep '^  ' $(BF16_LOGS)/gemm_sweep.log; }
+	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor_bf16*,tests/python/test_gpu_gemm_attention.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
+	$(call gpu_sweep,attention_sweep,$(BF16_LOGS),150,attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv)
+	$(call gpu_sweep,gemm_sweep,$(BF16_LOGS),90,gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv)
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
-# Issue #18's GEMM part: `tensor` within 1.25x of `vendor` everywhere. The C++ GEMM/QKV cases (every
-# engine by its knob: skinny, mma.sync tiles, wgmma tiles, padded copies), the vendor+silu error and
-# the footprints; memcheck of every gemm_tensor case; the Python GEMM tests (random shapes, the
-# knobs' paths); then the quick sweep with a column per candidate engine/tile. Logs in
-# $(OUT)/gemm_fast_logs.tar.gz, the sweep also as $(OUT)/gemm_sweep_quick.csv.
-.PHONY: gpu-gemm-fast
-GEMM_LOGS = $(OUT)/gemm_fast_logs
+
 gpu-gemm-fast: gpu-build
-	mkdir -p $(GEMM_LOGS)
-	-( timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
-	    --gtest_filter='Small/GpuCompute.*gemm_tensor*' > $(GEMM_LOGS)/memcheck.log 2>&1; \
-	    echo "memcheck exit $$?" >> $(GEMM_LOGS)/memcheck.log ) & \
-	  ( timeout 200 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
-	    -k "gemm" > $(GEMM_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(GEMM_LOGS)/pytest.log ) & \
-	  timeout 200 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*:GpuLimits.Footprint*' \
-	    > $(GEMM_LOGS)/gtest.log 2>&1; echo "gtest exit $$?"; wait; \
-	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]|Which is|Expected" $(GEMM_LOGS)/gtest.log | tail -n 30; \
-	  tail -n 1 $(GEMM_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid|out of bounds" $(GEMM_LOGS)/memcheck.log | sort | uniq -c | head -n 8; \
-	  grep -E "passed|failed|error|Falsifying|^E  |^FAILED" $(GEMM_LOGS)/pytest.log | tail -n 20
-	-PYTHONUNBUFFERED=1 timeout 170 $(PYTHON) benchmarks/gemm_sweep.py --quick --repeats 15 --csv $(OUT)/gemm_sweep_quick.csv \
-	  > $(GEMM_LOGS)/gemm_sweep.log 2>&1; echo "gemm sweep exit $$?"; \
-	  { grep -q '^point' $(GEMM_LOGS)/gemm_sweep.log && sed -n '/^point/,$$p' $(GEMM_LOGS)/gemm_sweep.log || tail -n 30 $(GEMM_LOGS)/gemm_sweep.log; }
+	$(call gpu_compute_tests,$(GEMM_LOGS),Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py -k gemm,Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*,200)
+	$(call gpu_sweep,gemm_sweep,$(GEMM_LOGS),170,gemm_sweep.py --quick --repeats 15 --csv $(OUT)/gemm_sweep_quick.csv)
 	tar -czf $(OUT)/gemm_fast_logs.tar.gz -C $(OUT) gemm_fast_logs && rm -rf $(GEMM_LOGS)
 
-# Issue #18's attention speed (branch attn-fast), under 5 minutes: the attention gtest cases (every
-# kernel by name and knob), memcheck of the new paths (the decode kernel's last-block merge and
-# paged steps, the Hopper kernel's paged table reads and three stages), the attention pytest with its
-# random shapes, side by side; then the quick sweep with each candidate's time beside the chosen one.
-# Logs in $(OUT)/attn_fast_logs.tar.gz, the sweep also as $(OUT)/attention_sweep_quick.csv.
-.PHONY: gpu-attn-fast
-ATTN_LOGS = $(OUT)/attn_fast_logs
 gpu-attn-fast: gpu-build
-	mkdir -p $(ATTN_LOGS)
-	-( timeout 170 compute-sanitizer --tool memcheck --error-exitcode 3 $(GPU_BUILD)/bwprof_tests \
-	    --gtest_filter='Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*' \
-	    > $(ATTN_LOGS)/memcheck.log 2>&1; echo "memcheck exit $$?" >> $(ATTN_LOGS)/memcheck.log ) & \
-	  ( timeout 170 $(PYTHON) -m pytest -q -p no:cacheprovider -o addopts="" tests/python/test_gpu_gemm_attention.py \
-	    -k attention > $(ATTN_LOGS)/pytest.log 2>&1; echo "pytest exit $$?" >> $(ATTN_LOGS)/pytest.log ) & \
-	  ( timeout 170 $(GPU_BUILD)/bwprof_tests --gtest_filter='GpuLimits.Footprint*' > $(ATTN_LOGS)/gtest_footprint.log 2>&1; \
-	    echo "footprint gtest exit $$?" >> $(ATTN_LOGS)/gtest_footprint.log ) & \
-	  timeout 170 $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*attention*:GpuComputeErrors.*' \
-	    > $(ATTN_LOGS)/gtest_attention.log 2>&1; echo "gtest exit $$?"; wait; \
-	  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error [0-9]" $(ATTN_LOGS)/gtest_attention.log | tail -n 25; \
-	  grep -E "Failure|Expected|Which is|^\[  (PASSED|FAILED) |exit" $(ATTN_LOGS)/gtest_footprint.log | tail -n 12; \
-	  tail -n 1 $(ATTN_LOGS)/memcheck.log; grep -E "ERROR SUMMARY|FAILED|Invalid|race" $(ATTN_LOGS)/memcheck.log | head -n 8; \
-	  grep -E "passed|failed|error|Falsifying|^E  " $(ATTN_LOGS)/pytest.log | tail -n 15
-	-PYTHONUNBUFFERED=1 timeout 110 $(PYTHON) benchmarks/attention_sweep.py --quick --repeats 12 \
-	  --csv $(OUT)/attention_sweep_quick.csv > $(ATTN_LOGS)/attention_sweep.log 2>&1; echo "attention sweep exit $$?"; \
-	  grep -E "^(torch|SDPA)" $(ATTN_LOGS)/attention_sweep.log; { grep -q '^point' $(ATTN_LOGS)/attention_sweep.log && \
-	  sed -n '/^point/,$$p' $(ATTN_LOGS)/attention_sweep.log || grep '^  ' $(ATTN_LOGS)/attention_sweep.log; }; \
-	  grep -E "FAILED|Error" $(ATTN_LOGS)/attention_sweep.log | head -n 5
+	$(call gpu_compute_tests,$(ATTN_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*,tests/python/test_gpu_gemm_attention.py -k attention,Small/GpuCompute.*attention*:GpuComputeErrors.*,170)
+	$(call gpu_sweep,attention_sweep,$(ATTN_LOGS),110,attention_sweep.py --quick --repeats 12 --csv $(OUT)/attention_sweep_quick.csv)
 	tar -czf $(OUT)/attn_fast_logs.tar.gz -C $(OUT) attn_fast_logs && rm -rf $(ATTN_LOGS)
-
 # Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,
 # device buffers that fit one by one but not together refused before allocating, Ctrl-C during a GPU
 # measurement (a child process), and the label and limit tests with the GPU build.
