@@ -14,11 +14,12 @@ differ from its rule's choice), at head dim 256 with key tiles of 64 instead of 
 at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
 paged with K/V read by cp.async instead of the copy engine (BWPROF_ATTN_PAGED_LOAD=cp) and
 with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
-the decode kernel with its keys split for two waves of blocks (BWPROF_ATTN_DECODE_WAVES=2). Paged
+the decode kernel with its keys split for two waves of blocks or half a wave (BWPROF_ATTN_DECODE_WAVES=2,
+0.5) and with each warp's ring 2 to 6 steps deep (BWPROF_ATTN_DECODE_STAGES). Paged
 points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
-        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512]
+        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512] [--focus] [--candidates w2,s5]
 """
 from __future__ import annotations
 
@@ -67,6 +68,16 @@ QUICK = {  # a 15-point subset for iterating: every head dim, both kinds, the co
 }
 
 
+# The points the last H100 sweep (79cb11b) left under 0.9x, by name's start: --focus times these alone.
+FOCUS = ("decode  flash       fp16 B1 H32/8 S1x8192 D64", "decode  flash       bf16 B16 H32/8 S1x4096 D64",
+         "decode  flash       fp16 B4 H64/8 S1x16384 D64", "decode  flash       bf16 B16 H8/1 S1x2048 D64",
+         "decode  flash       fp16 B16 H8/1 S1x2048 D80", "decode  flash       bf16 B4 H64/8 S1x16384 D80",
+         "decode  flash       fp16 B1 H32/8 S1x8192 D96", "decode  flash       fp16 B16 H32/8 S1x4096 D128",
+         "decode  flash_paged bf16 B16 H64/8 S1x2048 D96", "prefill flash_paged bf16 B1 H32/8 S4096x4096 D128",
+         "prefill flash_paged fp16 B4 H16/2 S1024x1024 D80",
+         # controls that pass: decode D256, a D128 near the line, an MHA one
+         "decode  flash       bf16 B1 H8/8 S1x16384 D64", "decode  flash       bf16 B16 H32/8 S1x4096 D256",
+         "decode  flash       bf16 B4 H64/8 S1x16384 D128")
 KINDS = ("prefill", "decode", "paged")
 
 
@@ -174,8 +185,13 @@ CANDIDATES = {
                 # paged: pages of 128 positions (one page a key tile: how much the page size costs)
                 ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
     "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),
-               # the decode kernel's keys split for two waves of blocks instead of one
-               ("w2", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "2"}, {}, None)],
+               # the decode kernel's keys split for two waves of blocks instead of one, or half a wave
+               ("w2", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "2"}, {}, None),
+               ("w05", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "0.5"}, {}, None)]
+              # each warp's ring of s steps of 16 keys (the default: 4 up to head dim 64, 3 up to 128, 2 at
+              # 256; one deeper where it fits keeps more bytes in flight, perhaps fewer blocks an SM)
+              + [(f"s{n}", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": str(n)}, {}, None)
+                 for n in (2, 3, 4, 5, 6)],
 }
 
 
@@ -195,6 +211,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated kinds of point: prefill, decode (contiguous K/V), paged")
     ap.add_argument("--d", type=int, action="append", choices=DIMS, help="only this head dim (repeatable)")
     ap.add_argument("--max-s", type=int, help="only the points with seq_kv at most this")
+    ap.add_argument("--focus", action="store_true", help="only the points the last H100 sweep left under 0.9x "
+                    "(and a few controls)")
+    ap.add_argument("--candidates", help="comma-separated candidate columns to time (default: every one)")
     args = ap.parse_args(argv)
     if args.max_s is not None and args.max_s < 1:
         ap.error("--max-s: a positive length")
@@ -206,6 +225,12 @@ def main(argv=None) -> int:
     chosen = points(args.quick, only, args.d, args.max_s)
     if not chosen:
         ap.error("no point of the sweep matches --only/--d/--max-s (and --quick)")
+    known = {c[0] for cs in CANDIDATES.values() for c in cs}
+    columns = None
+    if args.candidates:
+        columns = {c.strip() for c in args.candidates.split(",") if c.strip()}
+        if columns - known:
+            ap.error(f"--candidates: unknown {', '.join(sorted(columns - known))} (known: {', '.join(sorted(known))})")
     dev = bwprof.device("gpu")
     print(f"device: {dev.name} ({dev.arch}); target: bwprof >= {TARGET}x PyTorch SDPA", flush=True)
     t0 = time.time()
@@ -225,17 +250,20 @@ def main(argv=None) -> int:
     for kind, variant, dtype, p in chosen:
         name = (f"{kind:7s} {variant:11s} {dtype} B{p['batch']} H{p['heads']}/{p['kv_heads']} "
                 f"S{p['seq_q']}x{p['seq_kv']} D{p['head_dim']}{' causal' if p.get('causal') else ''}")
+        if args.focus and not name.startswith(FOCUS):
+            continue
         row = dict(name=name, kind=kind, variant=variant, dtype=dtype, **p)
         try:
             m = measure_us(variant, dtype, p, args.repeats)
             row.update(us=m["time_median_us"], verified=m["verified"], err=m["max_rel_error"],
+                       blocks_sm=m.get("runtime_blocks_per_sm"),
                        tflops=m["flops"] / m["time_median_us"] / 1e6,
                        tbs=(m["bytes_read"] + m["bytes_written"]) / m["time_median_us"] / 1e6)
         except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
             row["failed"] = f"{type(e).__name__}: {e}"
         if "failed" not in row and not args.no_candidates:
             for col, env, more, where in CANDIDATES[kind]:
-                if where is not None and not where(p):
+                if (where is not None and not where(p)) or (columns is not None and col not in columns):
                     continue
                 try:
                     c = measure_us(variant, dtype, {**p, **more}, args.repeats, env)
@@ -256,7 +284,7 @@ def main(argv=None) -> int:
         if "failed" in row:
             print(f"  {name}: FAILED {row['failed'][:200]}", flush=True)
         else:
-            print(f"  {name}: {row['us']:.1f} us{'' if row['verified'] else ' WRONG'}"
+            print(f"  {name}: {row['us']:.1f} us{'' if row['verified'] else ' WRONG'} ({row['blocks_sm']} blocks/SM)"
                   + (f", torch {row['torch_us']:.1f} us, ratio {row['ratio']:.2f}" if row.get("torch_us") else "")
                   + "".join(f", {c[0]} {row[c[0] + '_us']:.1f} us" for c in CANDIDATES[kind] if c[0] + "_us" in row),
                   flush=True)
@@ -290,7 +318,8 @@ def main(argv=None) -> int:
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
           "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), bc64 (key tiles of 64 at "
           "head dim 256), o4 (O stored 4 bytes a thread), wide (P.V 128 wide at head dims "
-          "80/96), bs128 (pages of 128); decode flash, rows, w2 (two waves of splits); nan: wrong or failed",
+          "80/96), cpl (paged by cp.async), bs128 (pages of 128); decode flash, rows, w2 / w05 (two / half a wave of "
+          "splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]
     if args.csv:

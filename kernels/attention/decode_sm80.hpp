@@ -6,9 +6,9 @@
 //   position r / group of query head kvh * group + r % group) form the M side of the matrix-unit
 //   tiles, 16 (MT = 1) or 32 (MT = 2) rows, so K and V are read once for all the heads that share
 //   them. Each of the 4 warps takes its own steps of 16 keys (step w, w + 4, ...), staged by the
-//   warp itself in a ring of shared memory (cp.async, `kStages` deep, no block-wide barrier), and
-//   keeps its own online softmax (running max and sum, FP32) and output: S = Q.K^T and O += P.V on
-//   mma.sync m16n8k16, P staying in registers. At the end the four warps' states are merged in
+//   warp itself in a ring of shared memory (cp.async, `stages` deep: a launch argument; no
+//   block-wide barrier), and keeps its own online softmax (running max and sum, FP32) and output:
+//   S = Q.K^T and O += P.V on mma.sync m16n8k16, P staying in registers. At the end the four warps' states are merged in
 //   shared memory into O, or with more than one split into FP32 partials; the last block of a KV
 //   head to finish (an arrival counter per KV head) merges every split's partials into O, its
 //   threads spread over rows, columns and splits so that the merge costs a few round trips to L2
@@ -21,6 +21,7 @@
 #if defined(BWPROF_CUDA)
 #include <cmath>
 #include <cstddef>
+#include <string>
 
 #include "attention/gpu.hpp"
 #include "bwprof/error.hpp"
@@ -39,21 +40,44 @@ constexpr int kWarps = 4, kThreads = 32 * kWarps, kKeys = 16;
 template <int D, int MT>
 struct DecodeCfg {
   static constexpr int kStride = D + 8;  // elements: ldmatrix's 8 rows fall in 8 different bank groups
+  // Steps of 16 keys a warp's ring holds (stages - 1 in flight while it computes one): a runtime
+  // choice (Launch::decode_stages, 0: this default), from 2 to kDecodeMaxStages.
   static constexpr int kStages = D <= 64 ? 4 : D <= 128 ? 3 : 2;
   static constexpr int kChunk = kKeys * kStride;                 // K or V of one step
-  static constexpr int kRingBytes = kWarps * kStages * 2 * kChunk * 2;
   static constexpr int kQBytes = 16 * MT * kStride * 2;
   static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32
   static constexpr int kStatBytes = (2 * kWarps + 2) * 16 * MT * 4 + 16;  // + the last-block flag
-  static constexpr int kBytes = (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes) + kQBytes + kStatBytes;
+  // The last block's merge reuses the ring: rows x splits weights, then (rows x D x parts) sums.
+  static constexpr int kMergeNeedBytes = 4 * (kDecodeMaxMerge + (kDecodeMaxMerge > 4 * 512 ? kDecodeMaxMerge : 4 * 512));
   static_assert(D % 16 == 0, "head_dim: a multiple of 16");
   static_assert(MT * D <= 256, "the output accumulators: MT * D / 2 per thread");
-  // The last block's merge reuses the ring: rows x splits weights, then (rows x D x parts) sums.
-  static constexpr int kMergeFloats = (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes) / 4;
+  __host__ __device__ static constexpr int ring_bytes(int stages) { return kWarps * stages * 2 * kChunk * 2; }
+  // The ring, or the warps' outputs and the last block's merge where those are larger.
+  __host__ __device__ static constexpr int big_bytes(int stages) {
+    return ring_bytes(stages) > kMergeBytes ? (ring_bytes(stages) > kMergeNeedBytes ? ring_bytes(stages) : kMergeNeedBytes)
+                                            : (kMergeBytes > kMergeNeedBytes ? kMergeBytes : kMergeNeedBytes);
+  }
+  __host__ __device__ static constexpr int bytes(int stages) { return big_bytes(stages) + kQBytes + kStatBytes; }
 };
+constexpr int kDecodeMaxStages = kDecodeStagesMax;
 // Rows x splits of one KV head that the last block's merge holds (the host keeps splits within it).
 constexpr int kDecodeMergeWeights = kDecodeMaxMerge;
 constexpr int kDecodeMergeItems = 512;  // float4 sums in flight: rows x D / 4 x parts at most this
+
+// cp.async.wait_group with a count known at run time (the same in every lane of a warp).
+__device__ __forceinline__ void cp_async_wait_n(int n) {
+  switch (n) {
+    case 0: cp_async_wait<0>(); break;
+    case 1: cp_async_wait<1>(); break;
+    case 2: cp_async_wait<2>(); break;
+    case 3: cp_async_wait<3>(); break;
+    case 4: cp_async_wait<4>(); break;
+    case 5: cp_async_wait<5>(); break;
+    case 6: cp_async_wait<6>(); break;
+    case 7: cp_async_wait<7>(); break;
+    default: cp_async_wait<kDecodeMaxStages - 1>(); break;  // n >= 7 (the host keeps stages <= 8)
+  }
+}
 
 __device__ __forceinline__ float dec_exp2(float x) {
   float y;
@@ -141,16 +165,17 @@ __global__ void __launch_bounds__(kThreads)
     bwprof_attention_decode(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ Vm,
                             T* __restrict__ O, float* __restrict__ ws_o, float* __restrict__ ws_ml,
                             int* __restrict__ arrivals, KvLayout kv, int heads, int seq_q, int group, int split_len,
-                            float scale_log2, bool causal) {
+                            float scale_log2, bool causal, int stages) {
   using C = DecodeCfg<D, MT>;
-  static_assert(C::kMergeFloats >= 2 * kDecodeMergeWeights && C::kMergeFloats >= kDecodeMergeWeights + 4 * kDecodeMergeItems,
+  static_assert(C::kMergeNeedBytes >= 4 * (2 * kDecodeMergeWeights) &&
+                    C::kMergeNeedBytes >= 4 * (kDecodeMergeWeights + 4 * kDecodeMergeItems),
                 "the merge's shared memory");
   constexpr int ST = C::kStride, KT = D / 16, DT = D / 8, RM = 16 * MT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
-  T* ring = reinterpret_cast<T*>(smem_raw) + warp * C::kStages * 2 * C::kChunk;
+  T* ring = reinterpret_cast<T*>(smem_raw) + warp * stages * 2 * C::kChunk;
   float* merge = reinterpret_cast<float*>(smem_raw);  // after the keys: [warp][row][D]
-  const int big = C::kRingBytes > C::kMergeBytes ? C::kRingBytes : C::kMergeBytes;
+  const int big = C::big_bytes(stages);
   T* sq = reinterpret_cast<T*>(smem_raw + big);
   float* st_m = reinterpret_cast<float*>(smem_raw + big + C::kQBytes);  // [warp][row], then the rows' totals
   float* st_l = st_m + kWarps * RM;
@@ -196,13 +221,12 @@ __global__ void __launch_bounds__(kThreads)
       cp_async16(dv + r * ST + x, Vm + off, in);
     }
   };
-#pragma unroll
-  for (int s = 0; s < C::kStages - 1; ++s) {
+  for (int s = 0; s < stages - 1; ++s) {
     if (s < mine) load(s, s, page_of(s));
     cp_async_commit();
   }
-  int page_next = page_of(C::kStages - 1);
-  cp_async_wait<C::kStages - 1>();  // Q (the oldest group)
+  int page_next = page_of(stages - 1);
+  cp_async_wait_n(stages - 1);  // Q (the oldest group)
   __syncthreads();
 
   float o[MT][DT][4], m[MT][2], l[MT][2];
@@ -215,13 +239,16 @@ __global__ void __launch_bounds__(kThreads)
     for (int rr = 0; rr < 2; ++rr) m[mt][rr] = -INFINITY, l[mt][rr] = 0.f, qi[mt][rr] = (mt * 16 + rr * 8 + g) / group;
   }
   const T* qwarp = sq + (lane % 16) * ST + (lane / 16) * 8;
+  int slot_rd = 0, slot_wr = stages - 1;  // the ring slots of step n and of step n + stages - 1
   for (int n = 0; n < mine; ++n) {
-    cp_async_wait<C::kStages - 2>();
+    cp_async_wait_n(stages - 2);
     __syncwarp();
-    if (n + C::kStages - 1 < mine) load((n + C::kStages - 1) % C::kStages, n + C::kStages - 1, page_next);
+    if (n + stages - 1 < mine) load(slot_wr, n + stages - 1, page_next);
     cp_async_commit();
-    if (PAGED) page_next = page_of(n + C::kStages);  // used a step later: its latency hides behind this one
-    const T* tk = ring + (n % C::kStages) * 2 * C::kChunk;
+    if (PAGED) page_next = page_of(n + stages);  // used a step later: its latency hides behind this one
+    slot_wr = slot_wr + 1 == stages ? 0 : slot_wr + 1;
+    const T* tk = ring + slot_rd * 2 * C::kChunk;
+    slot_rd = slot_rd + 1 == stages ? 0 : slot_rd + 1;
     const T* tv = tk + C::kChunk;
     float s[MT][2][4];
 #pragma unroll
@@ -369,16 +396,27 @@ template <class T, int D, int MT, bool PAGED>
 Resources launch_decode(const Launch& l, bool launch) {
   using C = DecodeCfg<D, MT>;
   auto* fn = &bwprof_attention_decode<T, D, MT, PAGED>;
+  const int stages = l.decode_stages > 0 ? l.decode_stages : C::kStages;
+  const int bytes = C::bytes(stages);
   if (!launch) {
+    int dev = 0, most = 0;
+    BWPROF_GPU_CHECK(hipGetDevice(&dev));
+    BWPROF_GPU_CHECK(hipDeviceGetAttribute(&most, hipDeviceAttributeSharedMemPerBlockOptin, dev));
+    if (bytes > most)
+      BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES=" + std::to_string(stages) + ": the ring needs " + std::to_string(bytes) +
+                     " bytes of shared memory a block, this GPU has " + std::to_string(most));
     BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                         hipFuncAttributeMaxDynamicSharedMemorySize, C::kBytes));
-    return kernel_resources(fn, kThreads, C::kBytes);
+                                         hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return kernel_resources(fn, kThreads, bytes);
   }
+  if (l.decode_stages > 0)  // another instance of this kernel may have set a smaller ring's limit since
+    BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                         hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
   const dim3 grid(static_cast<unsigned>(l.B * l.Hkv), static_cast<unsigned>(l.splits));
-  fn<<<grid, kThreads, C::kBytes, l.stream>>>(static_cast<const T*>(l.Q), static_cast<const T*>(l.K),
-                                              static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml,
-                                              l.arrivals, l.kv, int(l.H), int(l.Sq), l.group, l.split_len,
-                                              l.scale_log2, l.causal);
+  fn<<<grid, kThreads, bytes, l.stream>>>(static_cast<const T*>(l.Q), static_cast<const T*>(l.K),
+                                          static_cast<const T*>(l.V), static_cast<T*>(l.O), l.ws_o, l.ws_ml,
+                                          l.arrivals, l.kv, int(l.H), int(l.Sq), l.group, l.split_len,
+                                          l.scale_log2, l.causal, stages);
   BWPROF_CHECK_LAUNCH("bwprof_attention_decode");
   return {};
 }

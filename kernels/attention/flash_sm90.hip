@@ -66,6 +66,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
   volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * MR - smem_u32(fa_smem)));
   volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
+  int* rowtab = const_cast<int*>(sched + 8);  // paged by cp.async: two key tiles' K/V buffer rows, a key an int
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < ST; ++s) {
@@ -122,6 +123,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             if (pg < pages) page_t[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
         };
         if (PAGED && !CP) read_pages(0);
+        auto kv_row = [&](int key) {  // paged by cp.async: key's K/V buffer row (past the end: the last key's)
+          const int pos = min(key, a.seq_kv - 1), bs = a.block_size;
+          return (a.table[b * a.blocks_per_seq + pos / bs] * a.kv_heads + kvh) * bs + pos % bs;
+        };
+        int row_next = CP && t < BC ? kv_row(t) : 0;
         for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
           const int s = it % ST;
           const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
@@ -153,25 +159,22 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             // bytes each (CPR threads a row, coalesced), into the layout the copy engine's 128-byte
             // swizzle gives (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64
             // columns a box). Any page size; rows past the sequence are zeros, columns past the head
-            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). The
-            // table entries are read before waiting for the stage.
+            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). Thread
+            // t puts key t's buffer row (its table entry read a tile ahead) in shared memory for all.
             constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
-            const int chunk = t % CPR, rsub = t / CPR, key0 = kt * BC + rsub;
-            int page[ITER];
-#pragma unroll
-            for (int r = 0; r < ITER; ++r)
-              page[r] = a.table[b * a.blocks_per_seq + min((key0 + RPI * r) / a.block_size, a.blocks_per_seq - 1)];
+            const int chunk = t % CPR, rsub = t / CPR;
+            int* rows = rowtab + (it & 1) * BC;
+            if (t < BC) rows[t] = row_next;
+            asm volatile("bar.sync 1, 128;\n" ::: "memory");  // rows[] is whole (and the other half free)
+            if (kt + 1 < w.ntiles && t < BC) row_next = kv_row((kt + 1) * BC + t);
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
             if (chunk * 8 < a.D) {
               const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
 #pragma unroll
               for (int r = 0; r < ITER; ++r) {
-                const int key = key0 + RPI * r, row = rsub + RPI * r;
-                const std::size_t off =
-                    ((static_cast<std::size_t>(page[r]) * a.kv_heads + kvh) * a.block_size + key % a.block_size) * a.D +
-                    chunk * 8;
+                const int row = rsub + RPI * r, bytes = kt * BC + row < a.seq_kv ? 16 : 0;
+                const std::size_t off = static_cast<std::size_t>(rows[row]) * a.D + chunk * 8;
                 const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
-                const int bytes = key < a.seq_kv ? 16 : 0;
                 cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
                 cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
               }
@@ -393,7 +396,7 @@ class FlashSm90Impl final : public FlashSm90 {
   // BWPROF_ATTN_QSLOTS=n set either (knobs for benchmarks; an error where they do not fit).
   void choose_rings(const Launch& l, int bc) {
     constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
-    const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots); };
+    const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged); };
     const bool short_rows = (l.kv.seq_kv + bc - 1) / bc <= 4;
     int st = 2, qs = 1;
     if (short_rows) {
@@ -450,7 +453,7 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources go(const Launch& l, bool launch) {
     using C = Sm90Cfg<DP, BC>;
     auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED>;
-    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots);
+    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots, PAGED);
     if (!launch) {
       // The most any rings take (a kernel's launches differ in shared memory now: one instance's
       // setting must not refuse another's larger launch).

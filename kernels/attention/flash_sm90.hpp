@@ -21,8 +21,10 @@ using namespace gpu;
 constexpr int kSm90MaxRing = 4;
 constexpr int kSm90ExtraBytes = 1024 + 8 * 4 * kSm90MaxRing + 16 + 16;
 constexpr int kSm90SmemMax = 232448;
-inline int sm90_smem_bytes(int dp, int bc, int stages, int qslots) {
-  return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + kSm90ExtraBytes;
+// Paged: two key tiles' K/V buffer rows (an int a key) that the cp.async loader reads the block table
+// into, after the tile slots.
+inline int sm90_smem_bytes(int dp, int bc, int stages, int qslots, bool paged) {
+  return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + kSm90ExtraBytes + (paged ? 8 * bc : 0);
 }
 
 // DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). BC: keys per tile

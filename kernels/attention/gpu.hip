@@ -91,15 +91,34 @@ class AttentionGpu final : public KernelInstance {
       // reports them, times the SMs; never more blocks than that), each split keeping at least 128
       // keys, in steps of 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a knob
       // for benchmarks).
+      // BWPROF_ATTN_DECODE_STAGES=n: each warp's ring n steps of 16 keys deep (2-8; the default by
+      // head dim: 4 up to 64, 3 up to 128, 2 at 256), BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
+      // as the keys in steps of 16 and the merge allow); knobs for benchmarks. WAVES may be a
+      // fraction (0.5: half a wave, fewer splits to merge).
       const std::int64_t blocks = a_.B * a_.Hkv;
       if (blocks > lim) BWPROF_INVALID("batch*kv_heads: beyond 2^31-1 on the GPU");
-      const std::int64_t per_sm = std::max(1, dispatch(false).runtime_blocks_per_sm);
-      std::int64_t waves = 1;
-      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(1, std::atoi(e));
-      const std::int64_t slots = waves * per_sm * sms;
+      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_STAGES")) {
+        const int st = std::atoi(e);
+        if (st < 2 || st > attention::kDecodeStagesMax)
+          BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES=" + std::string(e) + ": from 2 to " +
+                         std::to_string(attention::kDecodeStagesMax));
+        l_.decode_stages = st;
+      }
+      const Resources r = dispatch(false);
+      if (r.runtime_blocks_per_sm < 1)
+        BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES: a ring that deep does not fit this GPU's shared memory");
+      const std::int64_t per_sm = r.runtime_blocks_per_sm;
+      double waves = 1;
+      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(0.05, std::atof(e));
+      const std::int64_t slots = std::max<std::int64_t>(1, static_cast<std::int64_t>(waves * per_sm * sms));
       const std::int64_t rows = a_.Sq * group_;
-      splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + 127) / 128,
-                                       attention::kDecodeMaxMerge / rows, 65535});
+      const std::int64_t most = std::min<std::int64_t>({(a_.Skv + 15) / 16, attention::kDecodeMaxMerge / rows, 65535});
+      splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + 127) / 128, most});
+      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_SPLITS")) {
+        const long n = std::atol(e);
+        if (n < 1) BWPROF_INVALID("BWPROF_ATTN_DECODE_SPLITS=" + std::string(e) + ": a positive count");
+        splits = std::min<std::int64_t>(n, std::max<std::int64_t>(1, most));
+      }
       split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + 15) / 16 * 16);
     } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;

@@ -46,6 +46,7 @@ struct Launch {
   bool causal, paged;
   DType dtype;
   hipStream_t stream;
+  int decode_stages = 0;  // decode: steps of 16 keys in each warp's ring (0: the kernel's default for the head dim)
 };
 
 // Launches the rows kernel (and the merge of its splits) in `dtype`, or (launch false) returns
@@ -63,6 +64,8 @@ Resources decode_bf16(const Launch& l, bool launch);
 // Its query rows per KV head: at most 32 (16 at head dim 256). Its splits: rows x splits of a KV
 // head within kDecodeMaxMerge (the last block's merge holds a weight for each in shared memory).
 constexpr int kDecodeMaxMerge = 4096;
+// The deepest ring the decode kernel takes (BWPROF_ATTN_DECODE_STAGES).
+constexpr int kDecodeStagesMax = 8;
 inline bool decode_takes(const Launch& l) {
   const std::int64_t rows = l.Sq * l.group;
   return rows <= 16 || (rows <= 32 && l.D <= 128);

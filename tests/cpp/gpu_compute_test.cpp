@@ -51,7 +51,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
   // wgmma kernel persistent, with a block per tile (and paged K/V by cp.async), with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
   // 128 wide, with two K/V stages and three Q slots, three and one (where they fit), at head dim 256
-  // with key tiles of 64; decode with its keys split for four waves (more splits for its last block to merge).
+  // with key tiles of 64; decode with its keys split for four waves (more splits for its last block to merge),
+  // and with its ring depth and split count forced.
   // GEMM tensor: each mma.sync tile
   // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
   using Env = std::vector<std::pair<const char*, const char*>>;
@@ -68,6 +69,12 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
       runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_D256_BC", "64"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STORE16", "0"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});
+    // decode with each warp's ring 2 deep and 3 splits, and as deep as fits (5 up to head dim 128,
+    // 3 at 256) over half a wave of splits
+    const bool d256 = c.params.count("head_dim") && c.params.at("head_dim") == "256";
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_STAGES", "2"}, {"BWPROF_ATTN_DECODE_SPLITS", "3"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_STAGES", d256 ? "3" : "5"},
+                    {"BWPROF_ATTN_DECODE_WAVES", "0.5"}});
     if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
       runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "0"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {

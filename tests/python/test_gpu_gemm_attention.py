@@ -206,6 +206,92 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
     assert d["verified"], f"attention {kernel} {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
+# The decode kernel and the paged loaders at fixed shapes (short enough for compute-sanitizer): every
+# head dim, GQA 1-8, odd lengths, pages of 16, 32 and 128, the decode kernel's ring depths
+# (BWPROF_ATTN_DECODE_STAGES) and split counts (BWPROF_ATTN_DECODE_SPLITS, WAVES), and the Hopper
+# prefill's paged K/V by the copy engine and by cp.async (BWPROF_ATTN_PAGED_LOAD=cp).
+DECODE_PAGED = [
+    ("fp16", dict(batch=1, heads=8, kv_heads=2, seq_q=1, seq_kv=3001, head_dim=64),
+     {"BWPROF_ATTN_DECODE_STAGES": "2", "BWPROF_ATTN_DECODE_SPLITS": "5"}),
+    ("bf16", dict(batch=2, heads=8, kv_heads=2, seq_q=1, seq_kv=1999, head_dim=64),
+     {"BWPROF_ATTN_DECODE_STAGES": "6", "BWPROF_ATTN_DECODE_WAVES": "0.5"}),
+    ("bf16", dict(batch=3, heads=16, kv_heads=2, seq_q=1, seq_kv=1001, head_dim=80, block_size=16),
+     {"BWPROF_ATTN_DECODE_STAGES": "5"}),
+    ("fp16", dict(batch=2, heads=9, kv_heads=3, seq_q=1, seq_kv=777, head_dim=96, block_size=32),
+     {"BWPROF_ATTN_DECODE_STAGES": "4", "BWPROF_ATTN_DECODE_SPLITS": "1"}),
+    ("bf16", dict(batch=1, heads=8, kv_heads=4, seq_q=3, seq_kv=1000, head_dim=128, block_size=128, causal=True),
+     {"BWPROF_ATTN_DECODE_STAGES": "5", "BWPROF_ATTN_DECODE_SPLITS": "1000"}),
+    ("fp16", dict(batch=2, heads=4, kv_heads=4, seq_q=1, seq_kv=517, head_dim=256, block_size=16),
+     {"BWPROF_ATTN_DECODE_STAGES": "3"}),
+    ("bf16", dict(batch=1, heads=6, kv_heads=2, seq_q=1, seq_kv=333, head_dim=32), {}),
+    ("bf16", dict(batch=1, heads=4, kv_heads=1, seq_q=300, seq_kv=300, head_dim=128, block_size=16, causal=True),
+     {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
+    ("bf16", dict(batch=1, heads=4, kv_heads=1, seq_q=300, seq_kv=300, head_dim=128, block_size=16, causal=True), {}),
+    ("fp16", dict(batch=2, heads=4, kv_heads=2, seq_q=150, seq_kv=290, head_dim=80, block_size=32, causal=True),
+     {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
+    ("fp16", dict(batch=1, heads=2, kv_heads=1, seq_q=200, seq_kv=400, head_dim=64, block_size=128),
+     {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
+    ("bf16", dict(batch=1, heads=2, kv_heads=2, seq_q=129, seq_kv=129, head_dim=256, block_size=16, causal=True),
+     {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
+]
+
+
+@pytest.mark.parametrize("dtype,shape,env", DECODE_PAGED)
+def test_decode_and_paged_fixed_shapes(dtype, shape, env):
+    os.environ.update(env)
+    try:
+        d = bwprof.measure("attention", dtype=dtype, device="gpu",
+                           variant="flash_paged" if "block_size" in shape else "flash", **shape, **Q).to_dict()
+    finally:
+        for k in env:
+            os.environ.pop(k, None)
+    assert d["verified"], f"attention {dtype} {shape} {env}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(1, 3), kv_heads=st.integers(1, 3), group=st.integers(1, 8), seq_q=st.integers(1, 4),
+       extra=st.integers(0, 3000), head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 16, 32, 128]),
+       stages=st.sampled_from([0, 2, 3, 4, 5, 6]), splits=st.sampled_from([0, 1, 2, 7, 33, 1000]))
+def test_decode_knobs_random_shapes(batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype, block, stages,
+                                    splits):
+    # The decode kernel by name at random decode shapes, with its ring depth and split count forced
+    # (0: the default); a ring deeper than the shared memory holds is an error naming the knob.
+    kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
+              head_dim=head_dim, causal=causal)
+    if block:
+        kw["block_size"] = block
+    env = {"BWPROF_ATTN_KERNEL": "decode"}
+    if stages:
+        env["BWPROF_ATTN_DECODE_STAGES"] = str(stages)
+    if splits:
+        env["BWPROF_ATTN_DECODE_SPLITS"] = str(splits)
+    os.environ.update(env)
+    try:
+        d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
+                           **kw, **Q).to_dict()
+    except ValueError as e:
+        assume("BWPROF_ATTN_KERNEL" not in str(e))  # more rows than the decode kernel takes
+        assert head_dim == 256 and stages > 3 and "BWPROF_ATTN_DECODE_STAGES" in str(e), str(e)
+        return
+    finally:
+        for k in env:
+            os.environ.pop(k, None)
+    assert d["verified"], f"attention decode {dtype} {kw} {env}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+@pytest.mark.parametrize("value", ["1", "9", "x"])
+def test_decode_stages_out_of_range_is_an_error(value):
+    os.environ.update({"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": value})
+    try:
+        with pytest.raises(ValueError, match="BWPROF_ATTN_DECODE_STAGES"):
+            bwprof.measure("attention", dtype="fp16", device="gpu", heads=4, kv_heads=1, seq_q=1, seq_kv=100,
+                           head_dim=64, **Q)
+    finally:
+        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+        os.environ.pop("BWPROF_ATTN_DECODE_STAGES", None)
+
+
 @settings(max_examples=30, deadline=None)
 @given(m=st.integers(1, 300), n=st.integers(1, 700), k=st.integers(1, 3000), bias=st.booleans(),
        act=st.sampled_from(["none", "relu", "gelu"]), dtype=st.sampled_from(["fp16", "bf16"]))
@@ -302,9 +388,10 @@ def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
         bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
 
 
-def _sm90_smem(dp, bc, stages, qslots):
-    # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1184 bytes of alignment and barriers
-    return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1184
+def _sm90_smem(dp, bc, stages, qslots, paged=False):
+    # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1184 bytes of alignment and barriers;
+    # paged, two key tiles' K/V buffer rows (an int a key) for the cp.async loader
+    return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1184 + (8 * bc if paged else 0)
 
 
 # The Hopper attention kernel's rings and key tiles (flash_sm90.hip): shapes with more tiles than SMs
@@ -342,13 +429,13 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
     qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
     variant = "flash_paged" if "block_size" in shape else "flash"
-    if _sm90_smem(dp, bc, stages, qslots) > 232448:
+    if _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged") > 232448:
         with pytest.raises(ValueError, match="BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS.*shared memory"):
             bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q)
         return
     d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
     assert d["verified"], f"wgmma {knobs} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
-    assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots)
+    assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged")
 
 
 @pytest.mark.parametrize("env,match", [
