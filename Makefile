@@ -33,6 +33,8 @@ setup:
 	  echo "setup: installing Python packages ($(PY_PACKAGES))"; \
 	  $(PYTHON) -m pip install -q $(PY_PACKAGES); \
 	fi
+	@$(PYTHON) -c "import xdist" >/dev/null 2>&1 || $(PYTHON) -m pip install -q pytest-xdist >/dev/null 2>&1 || \
+	  echo "setup: pytest-xdist unavailable; the Python tests run in one process"
 
 $(BUILD)/CMakeCache.txt: | setup
 	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release -DBWPROF_GPU=$(GPU) \
@@ -46,8 +48,19 @@ cpp-test: build
 	  ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS); \
 	else echo "cpp-test: GoogleTest not found, C++ tests not built"; exit 1; fi
 
+# The Python tests in PYTEST_WORKERS processes (pytest-xdist, where installed), then the few marked
+# `serial` (they judge the CPU's own timing) alone. PYTEST_ARGS adds to both runs.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+define run_pytest
+	@if [ "$(PYTEST_WORKERS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c "import xdist" >/dev/null 2>&1; then \
+	  echo "pytest: $(PYTEST_WORKERS) processes, then the tests marked serial alone"; \
+	  $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) -m "not serial" $(PYTEST_ARGS) $(1) || exit $$?; \
+	  $(PYTHON) -m pytest -q -m serial $(PYTEST_ARGS) $(1); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; \
+	else $(PYTHON) -m pytest -q $(PYTEST_ARGS) $(1); fi
+endef
 py-test: build
-	$(PYTHON) -m pytest -q tests/python
+	$(call run_pytest,tests/python)
 
 # CI: the README's test command (with nvcc present this is the CUDA build, whose CPU tests must pass
 # on a machine without a GPU), then a CPU-only build with its tests, then the AMD compile.
@@ -91,7 +104,7 @@ CPU_ONLY_PY_SKIP := test_traces_*.py test_baseline*.py test_plots.py test_notebo
   test_output_errors.py test_sweep_markdown.py
 test-cpu-only:
 	$(MAKE) build cpp-test BUILD=build-cpu GPU=OFF
-	$(PYTHON) -m pytest -q tests/python $(foreach f,$(CPU_ONLY_PY_SKIP),--ignore-glob='tests/python/$(f)')
+	$(call run_pytest,tests/python $(foreach f,$(CPU_ONLY_PY_SKIP),--ignore-glob='tests/python/$(f)'))
 
 # Debian 12's hipcc (ROCm 5.2, clang 15) knows gfx90a, gfx940 and gfx1030 of the CDNA2, CDNA3 and
 # RDNA2 generations; gfx942/gfx1100 (the default BWPROF_HIP_TARGETS) need a newer ROCm.

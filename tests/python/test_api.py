@@ -28,6 +28,7 @@ def test_build_features_say_what_the_build_carries():
     assert ("vendor" in gpu_variants) == ("vendor_blas" in f)
 
 
+@pytest.mark.serial
 def test_measure_returns_a_flat_record_with_derived_rates():
     m = bwprof.measure("stream_triad", dtype="fp32", device="cpu", n=1 << 20, **QUICK)
     d = m.to_dict()
@@ -109,6 +110,7 @@ def test_run_suite_filters_by_kernel_and_family():
     assert set(df["dtype"]) == {"fp16"}
 
 
+@pytest.mark.serial
 def test_intensity_sweep_walks_from_the_bandwidth_roof_to_the_compute_roof():
     # On the CPU too: 1 FMA per element is memory-bound, 2048 FMAs (512 FLOP/byte) compute-bound.
     lo = bwprof.measure("intensity_sweep", device="cpu", n=1 << 22, fmas=1, **QUICK).to_dict()
