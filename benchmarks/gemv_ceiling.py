@@ -45,15 +45,11 @@ CASES = [
          # rounds 1-2's best at each shape (the library now takes ringx8x4rl at 4096x4096 and
          # ring8x4rl at 14336x4096; the rest lost at both shapes at 75fba84 and are not run)
          # (round 3's split K, in 2-8 blocks a tile, lost by 3-4 us at 4096x4096 at 2e80c96 and is gone:
-         # docs/notes/gemv.md; ringx8x4l and ring4x4l lost to the rl forms at both shapes in rounds 2-3)
-         "ringx8x4rl", "ring8x4rl",
-         # round 4 (gpu-q4-fast2): every chunk of a warp in flight at once at K = 4096, X in shared
-         # memory (ring<W>x<U>rl) or one chunk ahead in registers (ringa<W>x<U>rl)
-         "ring8x8rl", "ring16x4rl", "ringa8x8rl", "ringa16x4rl")]
-     # probes (no product; printed apart): the kernel's loads without its math (round 3 measured
-     # probe-math-ringx8x2l; it is not rerun)
+         # docs/notes/gemv.md)
+         "ringx8x4rl", "ringx8x4l", "ring8x4rl", "ring4x4l")]
+     # probes (no product; printed apart): the kernel's loads without its math, its math without most loads
      + [{"BWPROF_Q4_KERNEL": v} for v in (
-         "probe-loads-ringx8x4r", "probe-loads-ring16x4r", "probe-loads-ringa16x4r")]),
+         "probe-loads-ringx8x4r", "probe-math-ringx8x2l")]),
 ]
 READ_SHAPES = ["", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]  # "": the library's (256x2)
 READ_SIZES = [65536, 1 << 20, 4 << 20, 9453568, 33570816, 134217728]  # bytes; two are the Q4_0 / FP16 GEMVs'
@@ -258,13 +254,12 @@ def main(argv=None) -> int:
             probes = {c: ts for c, ts in times.items() if PROBE in c}
             times = {c: ts for c, ts in times.items() if PROBE not in c}
             best = min(times, key=lambda c: statistics.median(times[c]))
-            print(f"  candidates (us, pass by pass, then the spread max - min over the passes; 90 % of the read "
-                  f"line needs <= {f_read / 0.90:.2f} us, 95 % <= {f_read / 0.95:.2f} us; + marks 90 % in every pass):")
+            print(f"  candidates (us, pass by pass; 90 % of the read line needs <= {f_read / 0.90:.2f} us, 95 % "
+                  f"<= {f_read / 0.95:.2f} us; + marks 90 % in every pass):")
             for c, ts in sorted(times.items(), key=lambda kv: statistics.median(kv[1])):
                 t = statistics.median(ts)
                 print(f"  {'+' if max(ts) <= f_read / 0.90 else ' '} {c:30s} " + " / ".join(f"{x:6.2f}" for x in ts)
-                      + f" us  spread {max(ts) - min(ts):4.2f}"
-                      + f"  -> {100 * f_read / t:5.1f} % of the read line, {100 * t_rd / t:5.1f} % of the clean read"
+                      + f" us  -> {100 * f_read / t:5.1f} % of the read line, {100 * t_rd / t:5.1f} % of the clean read"
                       + ("  <- fastest" if c == best else ""))
             if probes:
                 clock = statistics.median(clocks) if clocks else dev.info["clock_mhz"]

@@ -91,11 +91,7 @@ class MmaMatmul final : public Q4MmaMatmul {
   // loaded into registers with its chunk. Suffix "l" (lean): the decode's mask-and-or as one LOP3 and
   // X staged without a division; "r":
   // the weights as one stream of records (a chunk's quants then its scales); "rl": both
-  // (mma_sm80.hpp's Q4RingOpts); ringa<W>x<U>: X in registers one chunk ahead of the math instead
-  // of in the ring (kQ4XAhead). Round 4's candidates (ring8x8rl, ring16x4rl, ringa8x8rl, ringa16x4rl)
-  // put every chunk of a warp in flight at once at K = 4096 (U * W = 64 chunks, the
-  // whole tile), as the clean read issues all its loads; the losers go once the H100 has timed them
-  // (gpu-q4-fast2). "probe-loads-<kernel>", "probe-math-<kernel>": probes that time
+  // (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that time
   // the kernel's loads without its math and its math without most loads; they do NOT compute the
   // product (their check fails by design) and nothing chooses them.
   using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int);
@@ -108,7 +104,7 @@ class MmaMatmul final : public Q4MmaMatmul {
     bool records;  // the weights as one stream of kQ4RecordBytes records (kQ4Records)
   };
   static constexpr int kL = kQ4Lop3, kR = kQ4Records, kRL = kQ4Records | kQ4Lop3;
-  static constexpr int kPL = kQ4ProbeLoads, kPM = kQ4ProbeMath, kXA = kQ4XAhead;
+  static constexpr int kPL = kQ4ProbeLoads, kPM = kQ4ProbeMath;
   static constexpr Knob kKnobs[] = {
       {"tile", &bwprof_q4_0_matmul_mma<kMmaWarps, kMmaLoads, false>, kMmaWarps, false, 1, false},
       {"ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true>, 4, true, 1, false},
@@ -134,12 +130,6 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
       {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
       {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
-      // round 4: a warp's whole share of a 4096-long tile in flight at once (X in shared memory, or
-      // one chunk ahead in registers: a)
-      {"ring8x8rl", &bwprof_q4_0_matmul_ring<8, 8, true, 1, kRL>, 8, true, 1, true},
-      {"ring16x4rl", &bwprof_q4_0_matmul_ring<16, 4, true, 1, kRL>, 16, true, 1, true},
-      {"ringa8x8rl", &bwprof_q4_0_matmul_ring<8, 8, false, 1, kRL | kXA>, 8, false, 1, true},
-      {"ringa16x4rl", &bwprof_q4_0_matmul_ring<16, 4, false, 1, kRL | kXA>, 16, false, 1, true},
       // probes (no product)
       {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
       {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},
@@ -149,9 +139,7 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false},
       {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
       {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false},
-      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true},
-      {"probe-loads-ring16x4r", &bwprof_q4_0_matmul_ring<16, 4, true, 1, kPL | kR>, 16, true, 1, true},
-      {"probe-loads-ringa16x4r", &bwprof_q4_0_matmul_ring<16, 4, false, 1, kPL | kR | kXA>, 16, false, 1, true}};
+      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true}};
   static const Knob* find_knob(const std::string& name) {
     for (const auto& k : kKnobs)
       if (name == k.name) return &k;

@@ -263,17 +263,10 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     check fails by design), to split the kernel's time into its memory schedule and its math:
 //     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
-//     decodes and mma of the tile on them;
-//   kQ4XAhead (X in registers, XS false): X is not in the ring but one chunk ahead of the math, in
-//     two buffers (U even): the X of the warp's next chunk is loaded (through L1) before this
-//     chunk's decode, so its latency hides under the math while the ring can be U chunks deep
-//     without U chunks of X in registers (16 instead of 8 U registers), i.e. every chunk of a warp
-//     in flight at once where U * WARPS covers the tile, as the clean read issues all its loads.
-// WARPS = 16 (512 threads) caps the registers at 64 so that two blocks fit an SM (256 tiles on 132
-// SMs in one wave); 32 warps a block would need 32 registers (spills), so none is built.
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4XAhead = 16 };
+//     decodes and mma of the tile on them.
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
-__global__ void __launch_bounds__(WARPS * 32, WARPS == 16 ? 2 : 1) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
+__global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
                                                                     const __half* __restrict__ x,
                                                                     __half* __restrict__ y, int M, int N, int K) {
@@ -281,9 +274,6 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 16 ? 2 : 1) bwprof_q4_0_m
 #if __CUDA_ARCH__ >= 800
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
-  constexpr bool kXAhead = !XS && (OPTS & kQ4XAhead) != 0;
-  static_assert(!kXAhead || U % 2 == 0, "X one chunk ahead alternates two buffers over the ring's U steps");
-  constexpr int XR = XS ? 1 : kXAhead ? 2 : U;  // X fragments held in registers
   constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
@@ -298,7 +288,7 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 16 ? 2 : 1) bwprof_q4_0_m
   const uint4* qt = q + tile0 * nch * QS + lane;
   const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + 32) : sc) + tile0 * nch * SS + g;
   const bool has_x = g < M;
-  uint4 qv[U], xr[XR][2];
+  uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
@@ -319,8 +309,6 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 16 ? 2 : 1) bwprof_q4_0_m
       }
     }
     cp_async_commit();
-  } else if (kXAhead) {  // only the first chunk's X: the next one is loaded with each chunk's math
-    q4_load_x(xr[0], xg, in_tile(warp), nb, has_x && warp < nc);
   } else {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -346,10 +334,6 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 16 ? 2 : 1) bwprof_q4_0_m
       if (XS) {
 #pragma unroll
         for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
-      } else if (kXAhead) {  // this chunk's X in buffer u % 2; the next chunk's (c + WARPS) into the other
-        xv[0] = xr[u % 2][0], xv[1] = xr[u % 2][1];
-        const int cx = c + WARPS;
-        q4_load_x(xr[(u + 1) % 2], xg, in_tile(cx), nb, has_x && cx < nc && !kProbeMath);
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
@@ -363,7 +347,7 @@ __global__ void __launch_bounds__(WARPS * 32, WARPS == 16 ? 2 : 1) bwprof_q4_0_m
         q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[TILES - 1]);
       }
       const bool next = cn < nc && !kProbeMath;  // (the math probe keeps its first round's data)
-      if (!XS && !kXAhead) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
+      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
       load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
       load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
     }
