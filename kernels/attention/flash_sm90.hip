@@ -10,10 +10,11 @@
 //   of Q slots: with more than one, the next tiles' Q arrive while this one is computed), then its K
 //   and V tiles of 128 keys (64 at head dim 256) into a ring of K/V stages,
 //   128-byte swizzled, each stage completing on its `full` mbarrier. The rings' sizes are runtime
-//   parameters, chosen by the host from the rows' length and what fits shared memory (choose_rings). A paged cache is
-//   read page by page through the block table where its pages are of 64 keys or more, whole 8-row
-//   swizzle groups that tile the key tile (a box a page), else (smaller pages: faster so) by the producer's 128 threads, row by row (cp.async, 16
-//   bytes a thread, into the same swizzled layout), each arriving on `full` once its copies landed.
+//   parameters, chosen by the host from the rows' length and what fits shared memory (choose_rings).
+//   A paged cache is read page by page through the block table where its pages are of 64 keys or
+//   more, whole 8-row swizzle groups that tile the key tile (a box a page), else (smaller pages:
+//   faster so) by the producer's 128 threads, row by row (cp.async, 16 bytes a thread, into the same
+//   swizzled layout), each arriving on `full` once its copies landed.
 //   Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in shared memory (wgmma,
 //   K-major), the online softmax on S's registers (FP32), then O += P.V with
 //   P straight from those registers as the A operand (16-bit pairs) and V from shared memory. The
@@ -349,7 +350,7 @@ class FlashSm90Impl final : public FlashSm90 {
         counter_(2 * sizeof(int), "attention tile counter") {
     counter_.fill(0);
     // Key tiles of 128, 64 at head dim 256 (two stages and the Q tile in 192 KB; a tile of 80 keys
-    // was 11% slower at the longest causal H100 sweep point, 3-5% faster at three of seven).
+    // was 13% slower at the longest causal H100 sweep point, 3-5% faster at three of seven).
     const int bc = dp_ <= 128 ? 128 : 64;
     // Paged K/V: pages of 64 keys or more that are whole 8-row swizzle groups tiling the key tile are
     // read by the copy engine, a box a page (H100, pages of 128: 277 us against cp.async's 383);
