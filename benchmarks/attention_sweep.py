@@ -8,18 +8,17 @@ bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every 
 kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
 prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
 instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with its K/V stages and Q slots
-set (BWPROF_ATTN_STAGES, BWPROF_ATTN_QSLOTS: three and one, two and two, two and three where they
-differ from its rule's choice), at head dim 256 with key tiles of 64 instead of 80
-(BWPROF_ATTN_D256_BC=64), storing O 4 bytes a thread instead of 16
+set (BWPROF_ATTN_STAGES, BWPROF_ATTN_QSLOTS: three and one, or two and two, where its rule chooses
+the other), storing O 4 bytes a thread instead of 16
 at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
-paged with K/V read by cp.async instead of the copy engine (BWPROF_ATTN_PAGED_LOAD=cp) and
-with pages of 128 positions; decode the mma.sync kernel, the vector-unit rows kernel and
-the decode kernel with its keys split for two waves of blocks or half a wave (BWPROF_ATTN_DECODE_WAVES=2,
-0.5) and with each warp's ring 2 to 6 steps deep (BWPROF_ATTN_DECODE_STAGES). Paged
+paged with K/V read by the other loader (the copy engine below pages of 64, cp.async from 64:
+BWPROF_ATTN_PAGED_LOAD=tma, cp) and with pages of 128 positions; decode the mma.sync kernel, the
+vector-unit rows kernel and the decode kernel with its keys split for one wave of blocks instead of
+half a wave (BWPROF_ATTN_DECODE_WAVES=1) and with each warp's ring 2 to 6 steps deep (BWPROF_ATTN_DECODE_STAGES). Paged
 points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
-        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512] [--focus] [--candidates w2,s5]
+        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512] [--focus] [--candidates w1,s5]
 """
 from __future__ import annotations
 
@@ -158,17 +157,12 @@ def sdpa_kernels(p, dtype):
 CANDIDATES = {
     "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None),
                 ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}, {}, None),
-                # the K/V stages and Q slots set (the default: choose_rings in flash_sm90.hip; three and
-                # one for rows of more than 4 key tiles at head dims up to 128, else Q slots first)
+                # the K/V stages and Q slots set (the default: choose_rings in flash_sm90.hip; two and
+                # two for rows of one key tile, seq_kv <= 128, else three and one at head dims up to 128)
                 ("st3q1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"}, {},
-                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] <= 512),
+                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] <= 128),
                 ("st2q2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"}, {},
-                 lambda p: p["head_dim"] <= 128),
-                ("st2q3", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"}, {},
-                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] > 512),
-                # head dim 256: key tiles of 64 (the default: 80)
-                ("bc64", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_D256_BC": "64"}, {},
-                 lambda p: p["head_dim"] == 256 and "block_size" not in p),
+                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] > 128),
                 # O stored the other way: 4 bytes a thread at head dims 80/96/256 (the default there: 16,
                 # after shuffles within each quad), 16 at 64/128 (the default there: 4)
                 ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {},
@@ -178,16 +172,17 @@ CANDIDATES = {
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),
-                # paged: K/V read by the producer's threads with cp.async (the default: the copy engine, a
-                # box a page, where pages are whole 8-row groups that divide the key tile)
+                # paged: K/V read by the other loader (the default: the producer's threads with cp.async
+                # below pages of 64; the copy engine, a box a page, from 64 where pages divide the key tile)
+                ("tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "tma"}, {},
+                 lambda p: "block_size" in p and p["block_size"] < 64),
                 ("cpl", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "cp"}, {},
-                 lambda p: "block_size" in p),
+                 lambda p: "block_size" in p and p["block_size"] >= 64),
                 # paged: pages of 128 positions (one page a key tile: how much the page size costs)
                 ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
     "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),
-               # the decode kernel's keys split for two waves of blocks instead of one, or half a wave
-               ("w2", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "2"}, {}, None),
-               ("w05", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "0.5"}, {}, None)]
+               # the decode kernel's keys split for one wave of blocks (the default: half a wave)
+               ("w1", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "1"}, {}, None)]
               # each warp's ring of s steps of 16 keys (the default: 4 up to head dim 64, 3 up to 128, 2 at
               # 256; one deeper where it fits keeps more bytes in flight, perhaps fewer blocks an SM)
               + [(f"s{n}", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": str(n)}, {}, None)
@@ -316,10 +311,9 @@ def main(argv=None) -> int:
                   f"median {sorted(rs)[len(rs) // 2]:.2f}x")
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
-          "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), bc64 (key tiles of 64 at "
-          "head dim 256), o4 (O stored 4 bytes a thread), wide (P.V 128 wide at head dims "
-          "80/96), cpl (paged by cp.async), bs128 (pages of 128); decode flash, rows, w2 / w05 (two / half a wave of "
-          "splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
+          "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), "
+          "o4 / o16 (O stored 4 / 16 bytes a thread), wide (P.V 128 wide at head dims 80/96), tma / cpl (paged by "
+          "the copy engine / cp.async), bs128 (pages of 128); decode flash, rows, w1 (one wave of splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]
     if args.csv:

@@ -10,7 +10,7 @@ ADEC_LOGS = $(OUT)/attn_decode_logs
 ADEC_NCU = ncu --print-summary none --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
   --section LaunchStats --section WarpStateStats -k regex:bwprof_attention -c 1
 ADEC_FOCUS = attention_sweep.py --only decode,paged --focus --repeats 12 \
-  --candidates w2,w05,s2,s3,s4,s5,s6,cpl,bs128 --csv $(ADEC_LOGS)/focus.csv
+  --candidates w1,s2,s3,s4,s5,s6,tma,cpl,bs128 --csv $(ADEC_LOGS)/focus.csv
 ADEC_ALL = attention_sweep.py --only decode,paged --no-candidates --repeats 12 --csv $(ADEC_LOGS)/decode_paged.csv
 .PHONY: gpu-attn-decode
 gpu-attn-decode: gpu-build

@@ -1,11 +1,12 @@
-# Issue #18, attention prefill (contiguous; branch attn-prefill): on the GPU machine, build; the
-# attention gtest cases (every kernel and knob, the Hopper kernel's rings and head dim 256's key
-# tiles among them); compute-sanitizer memcheck of the Hopper kernel's new paths (its rings as the
-# rule chooses them and with two K/V stages and three Q slots, key tiles of 80 at head dim 256);
-# pytest -k attention; then attention_sweep's prefill points at head dim 256 and at seq_kv <= 512
-# beside PyTorch with the candidate columns (st3q1, st2q2, st2q3: K/V stages and Q slots set;
-# bc64: key tiles of 64 at head dim 256). Logs under $(OUT)/attn_prefill_logs, tarred to
-# $(OUT)/attn_prefill_logs.tgz; the tables on stdout.
+# Issue #18, attention prefill (contiguous and paged; branches attn-prefill, r2-attn): on the GPU
+# machine, build; the attention gtest cases (every kernel and knob, the Hopper kernel's rings and
+# both paged loaders among them); compute-sanitizer memcheck of the Hopper kernel's rings (as the
+# rule chooses them: two stages and two Q slots at one key tile, else three and one; two and three
+# set by knob; paged K/V by the copy engine at pages of 16); pytest -k attention; then
+# attention_sweep's prefill points at head dim 256 and at seq_kv <= 512 beside PyTorch with the
+# candidate columns (st3q1 at S<=128, st2q2 above: the rings the rule did not choose; o4/o16, wide,
+# wgmma1, flash). Logs under $(OUT)/attn_prefill_logs, tarred to $(OUT)/attn_prefill_logs.tgz; the
+# tables on stdout.
 APRE_LOGS = $(OUT)/attn_prefill_logs
 .PHONY: gpu-attn-prefill
 gpu-attn-prefill: gpu-build

@@ -8,12 +8,13 @@
 //   head the row tiles from the last (under a causal mask, the longest rows first).
 //   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into a ring
 //   of Q slots: with more than one, the next tiles' Q arrive while this one is computed), then its K
-//   and V tiles of 128 keys (80 at head dim 256, 64 there when paged) into a ring of K/V stages,
+//   and V tiles of 128 keys (64 at head dim 256) into a ring of K/V stages,
 //   128-byte swizzled, each stage completing on its `full` mbarrier. The rings' sizes are runtime
-//   parameters, chosen by the host from the rows' length and what fits shared memory (choose_rings). A paged cache is
-//   read page by page through the block table where its pages are whole 8-row swizzle groups that
-//   tile the key tile (a box a page), else by the producer's 128 threads, row by row (cp.async, 16
-//   bytes a thread, into the same swizzled layout), each arriving on `full` once its copies landed.
+//   parameters, chosen by the host from the rows' length and what fits shared memory (choose_rings).
+//   A paged cache is read page by page through the block table where its pages are of 64 keys or
+//   more, whole 8-row swizzle groups that tile the key tile (a box a page), else (smaller pages:
+//   faster so) by the producer's 128 threads, row by row (cp.async, 16 bytes a thread, into the same
+//   swizzled layout), each arriving on `full` once its copies landed.
 //   Warpgroups 1 and 2 own 64 rows each: S = Q.K^T with both operands in shared memory (wgmma,
 //   K-major), the online softmax on S's registers (FP32), then O += P.V with
 //   P straight from those registers as the A operand (16-bit pairs) and V from shared memory. The
@@ -83,8 +84,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
 
   if (wg == 0) {  // producer
     regs_shrink<40>();
-    // K/V loaded by the copy engine (contiguous; paged with pages of 8k rows that divide the key tile)
-    // by thread 0 alone, or (paged otherwise, or BWPROF_ATTN_PAGED_LOAD=cp) by the 128 threads with
+    // K/V loaded by the copy engine (contiguous; paged with pages of 64 keys or more, 8k rows, that
+    // divide the key tile) by thread 0 alone, or (smaller pages or others) by the 128 threads with
     // cp.async; one loop each, so that neither holds the other's registers.
     auto produce = [&](auto cp_tag) {
       constexpr bool CP = decltype(cp_tag)::value;
@@ -348,18 +349,21 @@ class FlashSm90Impl final : public FlashSm90 {
       : bf16_(l.dtype == DType::kBF16), dp_(l.D <= 64 ? 64 : l.D <= 128 ? 128 : 256),
         counter_(2 * sizeof(int), "attention tile counter") {
     counter_.fill(0);
-    // Head dim 256: key tiles of 80 (wgmma's Q.K^T 80 wide instead of 64: fewer shared-memory bytes
-    // a multiply-add; the two stages and the Q tile fill 224 KB), paged 64 (whole pages of 8 or 16
-    // rows tile 64; its cp.async producer keeps its registers); BWPROF_ATTN_D256_BC=64 the 64-key tile
-    // contiguous too (a knob for benchmarks).
-    if (const char* e = std::getenv("BWPROF_ATTN_D256_BC"); e && std::string(e) == "64") bc256_ = 64;
-    // Paged K/V read by the copy engine, a box a page, where pages are whole 8-row swizzle groups that
-    // tile the key tile (at an H100 sweep point 323.6 us at pages of 128 against cp.async's 481.6;
-    // at pages of 16 about even: 508 against 492, separate runs), else (or BWPROF_ATTN_PAGED_LOAD=cp)
-    // by the producer's threads with cp.async (any page size).
-    const int bc = key_tile(dp_, l.paged, bc256_);
-    bool page_tma = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
-    if (const char* e = std::getenv("BWPROF_ATTN_PAGED_LOAD"); e && std::string(e) == "cp") page_tma = false;
+    // Key tiles of 128, 64 at head dim 256 (two stages and the Q tile in 192 KB; a tile of 80 keys
+    // was 13% slower at the longest causal H100 sweep point, 3-5% faster at three of seven).
+    const int bc = dp_ <= 128 ? 128 : 64;
+    // Paged K/V: pages of 64 keys or more that are whole 8-row swizzle groups tiling the key tile are
+    // read by the copy engine, a box a page (H100, pages of 128: 277 us against cp.async's 383);
+    // smaller pages (or any the copy engine cannot take) by the producer's threads with cp.async (pages
+    // of 16: 383 against the copy engine's 536 us). BWPROF_ATTN_PAGED_LOAD=cp|tma forces cp.async, or
+    // the copy engine wherever it can take the pages (knobs for benchmarks).
+    const bool tma_fits = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
+    bool page_tma = tma_fits && l.kv.block_size >= 64;
+    if (const char* e = std::getenv("BWPROF_ATTN_PAGED_LOAD"); e && *e) {
+      const std::string v(e);
+      if (v != "cp" && v != "tma") BWPROF_INVALID("BWPROF_ATTN_PAGED_LOAD=" + v + ": expected cp or tma");
+      page_tma = v == "tma" && tma_fits;
+    }
     const int kv_box = page_tma ? int(l.kv.block_size) : bc;
     tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
     tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
@@ -386,25 +390,22 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
 
  private:
-  static int key_tile(int dp, bool paged, int bc256) { return dp <= 128 ? 128 : paged ? 64 : bc256; }
   // The rings: K/V stages (the loads of the key tiles ahead) and Q slots (the next row tiles' Q
-  // loaded while this one's is computed). Long rows (more than 4 key tiles): three stages and one
-  // slot where they fit (head dims up to 128; as fast as two and two or faster at every point of an
-  // H100 sweep: 0.99-1.38x), else two and one. Short rows (up to 4 key tiles, seq_kv <= 512 at
-  // head dims up to 128), where a tile's Q and O are most of its bytes: Q slots first (up to 3, with
-  // two stages), then stages (up to 4) with what is left. BWPROF_ATTN_STAGES=n and
-  // BWPROF_ATTN_QSLOTS=n set either (knobs for benchmarks; an error where they do not fit).
+  // loaded while this one's is computed). Rows of one key tile (seq_kv <= 128 at head dims up to
+  // 128): two stages and two Q slots where they fit (the next tile's Q arrives while this one's
+  // single key tile is computed; H100, S128: 26.4 against 28.2 us at D64, as fast or faster at 80-128).
+  // Else three stages and one slot where they fit (head dims up to 128; faster than Q slots first
+  // at S512: 28.8 against 29.9 us at D64, 38.1 against 43.1 at D128), else two and one.
+  // BWPROF_ATTN_STAGES=n and BWPROF_ATTN_QSLOTS=n set either (knobs for benchmarks; an error where
+  // they do not fit).
   void choose_rings(const Launch& l, int bc) {
     constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
     const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged); };
-    const bool short_rows = (l.kv.seq_kv + bc - 1) / bc <= 4;
     int st = 2, qs = 1;
-    if (short_rows) {
-      while (qs < 3 && smem_bytes(st, qs + 1) <= lim) ++qs;
-      while (st < mr && smem_bytes(st + 1, qs) <= lim) ++st;
-    } else if (smem_bytes(3, 1) <= lim) {
+    if (l.kv.seq_kv <= bc && smem_bytes(2, 2) <= lim)
+      qs = 2;
+    else if (smem_bytes(3, 1) <= lim)
       st = 3;
-    }
     const auto knob = [](const char* name, int& v) {
       if (const char* e = std::getenv(name); e && *e) {
         char* end = nullptr;
@@ -443,8 +444,7 @@ class FlashSm90Impl final : public FlashSm90 {
   template <class T, int DP, int DK, int DN>
   Resources by_paged(const Launch& l, bool launch) {
     if constexpr (DP > 128) {
-      if (l.paged) return go<T, DP, DK, DN, 64, true>(l, launch);
-      return bc256_ == 64 ? go<T, DP, DK, DN, 64, false>(l, launch) : go<T, DP, DK, DN, 80, false>(l, launch);
+      return l.paged ? go<T, DP, DK, DN, 64, true>(l, launch) : go<T, DP, DK, DN, 64, false>(l, launch);
     } else {
       return l.paged ? go<T, DP, DK, DN, 128, true>(l, launch) : go<T, DP, DK, DN, 128, false>(l, launch);
     }
@@ -467,7 +467,7 @@ class FlashSm90Impl final : public FlashSm90 {
   }
 
   bool bf16_, narrow_ = true;
-  int dp_, bc256_ = 80;
+  int dp_;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{};
   Sm90Args args_{};

@@ -50,8 +50,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   // cannot take the problem on this device says so and is passed over): flash with every tile shape
   // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
   // wgmma kernel persistent, with a block per tile (and paged K/V by cp.async), with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
-  // 128 wide, with two K/V stages and three Q slots, three and one (where they fit), at head dim 256
-  // with key tiles of 64; decode with its keys split for four waves (more splits for its last block to merge),
+  // 128 wide, with two K/V stages and three Q slots, three and one (where they fit), paged with K/V
+  // by the copy engine wherever it takes the pages (by default cp.async below pages of 64); decode with its keys split for four waves (more splits for its last block to merge),
   // and with its ring depth and split count forced.
   // GEMM tensor: each mma.sync tile
   // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
@@ -65,8 +65,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
                     {"BWPROF_ATTN_STORE16", "1"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "2"}, {"BWPROF_ATTN_QSLOTS", "3"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "3"}, {"BWPROF_ATTN_QSLOTS", "1"}});
-    if (c.params.count("head_dim") && c.params.at("head_dim") == "256")
-      runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_D256_BC", "64"}});
+    // paged: the copy engine wherever it can take the pages (the default only from pages of 64)
+    if (c.params.count("block_size")) runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PAGED_LOAD", "tma"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STORE16", "0"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});
     // decode with each warp's ring 2 deep and 3 splits, and as deep as fits (5 up to head dim 128,
@@ -199,8 +199,8 @@ std::vector<GpuCase> cases() {
       {{"heads", "4"}, {"seq_q", "200"}, {"seq_kv", "517"}, {"head_dim", "64"}},
       {{"heads", "3"}, {"kv_heads", "1"}, {"seq_q", "150"}, {"seq_kv", "700"}, {"head_dim", "80"}, {"causal", "true"}},
       {{"heads", "7"}, {"kv_heads", "1"}, {"seq_q", "129"}, {"head_dim", "256"}, {"causal", "true"}},
-      // short rows (the rings' Q slots first) with more tiles than SMs: the rings go round; head dim
-      // 256 with key tiles of 80 over a length off 80, not causal
+      // short rows with more tiles than SMs: the rings go round; head dim 256 over a length off its
+      // 64-key tile, not causal
       {{"batch", "2"}, {"heads", "24"}, {"kv_heads", "3"}, {"seq_q", "260"}, {"head_dim", "64"}, {"causal", "true"}},
       {{"batch", "3"}, {"heads", "16"}, {"kv_heads", "2"}, {"seq_q", "130"}, {"seq_kv", "203"}, {"head_dim", "128"}},
       {{"heads", "2"}, {"seq_q", "200"}, {"seq_kv", "333"}, {"head_dim", "256"}},

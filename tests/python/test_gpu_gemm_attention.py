@@ -175,12 +175,12 @@ def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, hea
 @given(kernel=st.sampled_from(["wgmma", "decode", "flash"]), batch=st.integers(1, 3), kv_heads=st.integers(1, 3),
        group=st.integers(1, 8), seq_q=st.one_of(st.integers(1, 4), st.integers(1, 400)), extra=st.integers(0, 700),
        head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
-       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32]), knob=st.integers(0, 3))
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32, 64]), knob=st.integers(0, 3))
 def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
                                              block, knob):
     # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
     # block 0: contiguous K/V. knob (1-3): the Hopper kernel with its rings set (two K/V stages and
-    # two Q slots, two and three, three and one; where they fit) or, at head dim 256, key tiles of 64;
+    # two Q slots, two and three, three and one; where they fit) or, paged, its other K/V loader;
     # the decode kernel's keys split for five waves (more splits for its last block to merge).
     kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
               head_dim=head_dim, causal=causal)
@@ -190,7 +190,8 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
     rings = [{"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
              {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"}]
     if knob and kernel == "wgmma":
-        env.update({"BWPROF_ATTN_D256_BC": "64"} if head_dim == 256 and knob == 1 else rings[knob - 1])
+        env.update({"BWPROF_ATTN_PAGED_LOAD": "tma" if block >= 64 else "cp"} if block and knob == 1
+                   else rings[knob - 1])
     elif knob and kernel == "decode":
         env["BWPROF_ATTN_DECODE_WAVES"] = "5"
     os.environ.update(env)
@@ -209,7 +210,8 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
 # The decode kernel and the paged loaders at fixed shapes (short enough for compute-sanitizer): every
 # head dim, GQA 1-8, odd lengths, pages of 16, 32 and 128, the decode kernel's ring depths
 # (BWPROF_ATTN_DECODE_STAGES) and split counts (BWPROF_ATTN_DECODE_SPLITS, WAVES), and the Hopper
-# prefill's paged K/V by the copy engine and by cp.async (BWPROF_ATTN_PAGED_LOAD=cp).
+# prefill's paged K/V by the copy engine and by cp.async (BWPROF_ATTN_PAGED_LOAD=tma, cp; by default
+# cp.async below pages of 64 keys, the copy engine from 64).
 DECODE_PAGED = [
     ("fp16", dict(batch=1, heads=8, kv_heads=2, seq_q=1, seq_kv=3001, head_dim=64),
      {"BWPROF_ATTN_DECODE_STAGES": "2", "BWPROF_ATTN_DECODE_SPLITS": "5"}),
@@ -226,13 +228,15 @@ DECODE_PAGED = [
     ("bf16", dict(batch=1, heads=6, kv_heads=2, seq_q=1, seq_kv=333, head_dim=32), {}),
     ("bf16", dict(batch=1, heads=4, kv_heads=1, seq_q=300, seq_kv=300, head_dim=128, block_size=16, causal=True),
      {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
-    ("bf16", dict(batch=1, heads=4, kv_heads=1, seq_q=300, seq_kv=300, head_dim=128, block_size=16, causal=True), {}),
+    ("bf16", dict(batch=1, heads=4, kv_heads=1, seq_q=300, seq_kv=300, head_dim=128, block_size=16, causal=True),
+     {"BWPROF_ATTN_PAGED_LOAD": "tma"}),
     ("fp16", dict(batch=2, heads=4, kv_heads=2, seq_q=150, seq_kv=290, head_dim=80, block_size=32, causal=True),
      {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
     ("fp16", dict(batch=1, heads=2, kv_heads=1, seq_q=200, seq_kv=400, head_dim=64, block_size=128),
      {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
     ("bf16", dict(batch=1, heads=2, kv_heads=2, seq_q=129, seq_kv=129, head_dim=256, block_size=16, causal=True),
      {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
+    ("bf16", dict(batch=2, heads=6, kv_heads=2, seq_q=200, seq_kv=333, head_dim=96, block_size=64, causal=True), {}),
 ]
 
 
@@ -396,18 +400,23 @@ def _sm90_smem(dp, bc, stages, qslots, paged=False):
 
 # The Hopper attention kernel's rings and key tiles (flash_sm90.hip): shapes with more tiles than SMs
 # (the rings go round) or lengths off the key tile, each with the rule's choice, then set by knob.
+# Rule: rows of one key tile (seq_kv <= 128): two stages and two Q slots where they fit; else three
+# and one where they fit (head dims up to 128), else two and one. Head dim 256: key tiles of 64.
 WGMMA_ATTN = [
-    (dict(batch=2, heads=24, kv_heads=3, seq_q=260, head_dim=64, causal=True), (64, 128, 4, 3)),  # short rows
-    (dict(batch=3, heads=16, kv_heads=2, seq_q=130, seq_kv=203, head_dim=128), (128, 128, 2, 3)),
+    (dict(batch=3, heads=48, kv_heads=6, seq_q=100, head_dim=64, causal=True), (64, 128, 2, 2)),  # one key tile
+    (dict(batch=2, heads=24, kv_heads=3, seq_q=260, head_dim=64, causal=True), (64, 128, 3, 1)),
+    (dict(batch=3, heads=16, kv_heads=2, seq_q=130, seq_kv=203, head_dim=128), (128, 128, 3, 1)),
     (dict(batch=2, heads=8, kv_heads=1, seq_q=384, seq_kv=700, head_dim=80, causal=True), (128, 128, 3, 1)),
-    (dict(heads=2, seq_q=200, seq_kv=333, head_dim=256), (256, 80, 2, 1)),               # key tiles of 80
-    (dict(batch=2, heads=6, kv_heads=3, seq_q=257, head_dim=256, causal=True), (256, 80, 2, 1)),
-    (dict(heads=4, kv_heads=2, seq_q=129, head_dim=96, causal=True, block_size=16), (128, 128, 2, 3)),  # paged
+    (dict(heads=2, seq_q=200, seq_kv=333, head_dim=256), (256, 64, 2, 1)),
+    (dict(batch=2, heads=6, kv_heads=3, seq_q=257, head_dim=256, causal=True), (256, 64, 2, 1)),
+    (dict(batch=16, heads=8, kv_heads=1, seq_q=100, head_dim=256, causal=True), (256, 64, 2, 1)),  # 2+2 too big
+    (dict(heads=4, kv_heads=2, seq_q=129, head_dim=96, causal=True, block_size=16), (128, 128, 3, 1)),  # paged
+    (dict(batch=2, heads=8, kv_heads=2, seq_q=77, seq_kv=120, head_dim=128, block_size=32), (128, 128, 2, 2)),
 ]
 WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
                     {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
                     {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
-                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_D256_BC": "64"}]
+                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"}]
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -420,12 +429,8 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     for k, v in knobs.items():
         monkeypatch.setenv(k, v)
     dp, bc, stages, qslots = rings
-    if "block_size" in shape and dp > 128:
-        bc = 64
-    if "BWPROF_ATTN_D256_BC" in knobs:
-        if dp <= 128:
-            pytest.skip("a head dim 256 knob")
-        bc = 64
+    if "BWPROF_ATTN_PAGED_LOAD" in knobs and "block_size" not in shape:
+        pytest.skip("a paged cache's knob")
     stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
     qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
     variant = "flash_paged" if "block_size" in shape else "flash"
@@ -443,6 +448,7 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected 1 to 4"),
     ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
     ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
+    ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),
 ])
 def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
     if not _hopper_wgmma_build():
