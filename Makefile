@@ -216,7 +216,7 @@ gpu-notebooks: gpu-build
 gpu-check-compute: gpu-build
 	mkdir -p $(OUT)
 	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
-	-$(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py 2>&1 | tee $(OUT)/pytest_compute.log | tail -n 40
+	-$(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_gemm_rules.py 2>&1 | tee $(OUT)/pytest_compute.log | tail -n 40
 	-command -v compute-sanitizer >/dev/null && compute-sanitizer --tool memcheck --error-exitcode 3 \
 	  $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' > $(OUT)/memcheck.log 2>&1; \
 	  echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 8
@@ -306,7 +306,7 @@ BF16_LOGS = $(OUT)/bf16_attn_logs
 GEMM_LOGS = $(OUT)/gemm_fast_logs
 ATTN_LOGS = $(OUT)/attn_fast_logs
 gpu-bf16-attn: gpu-build
-	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_bf16.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
+	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_gemm_rules.py tests/python/test_bf16.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
 	$(call gpu_sweep,attention_sweep,$(BF16_LOGS),230,attention_sweep.py --repeats 12 --no-candidates --csv $(OUT)/attention_sweep.csv)
 	$(call gpu_sweep,gemm_sweep,$(BF16_LOGS),120,gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep.csv)
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
@@ -318,7 +318,7 @@ gpu-bf16-attn-quick: gpu-build
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 
 gpu-gemm-fast: gpu-build
-	$(call gpu_compute_tests,$(GEMM_LOGS),Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py -k gemm,Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*,200)
+	$(call gpu_compute_tests,$(GEMM_LOGS),Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_gemm_rules.py -k gemm,Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*,200)
 	$(call gpu_sweep,gemm_sweep,$(GEMM_LOGS),170,gemm_sweep.py --quick --repeats 15 --csv $(OUT)/gemm_sweep_quick.csv)
 	tar -czf $(OUT)/gemm_fast_logs.tar.gz -C $(OUT) gemm_fast_logs && rm -rf $(GEMM_LOGS)
 

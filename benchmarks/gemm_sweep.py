@@ -6,19 +6,19 @@ off a multiple of 8 or aligned; FP16 at every point and BF16 at M = 1, 16 and 10
 timed alike (the L2 flushed before every run, events around the work, the median).
 
 Candidates (unless --no-candidates): `tensor` again with each engine and tile that could take the
-point, through bwprof's knobs, so that one run shows which wins where: `old` (M <= 64: the
-dispatch before the skinny tensor kernel, BWPROF_GEMM_SMALL=0), `mma` (mma.sync,
-BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16), `gemv` (the skinny vector-unit kernel, M <= 64),
-`tc`, `tc_w2`, `tc_w.5` (the skinny tensor kernel, M <= 64, its blocks filling the SMs' resident
-slots once, twice or half; BWPROF_GEMM_SMALL_WAVES), `tc_u16` (aligned N: its 16-bit fragment
-reads instead of ldmatrix, BWPROF_GEMM_LDMATRIX=0),
-`pad` (wgmma on padded copies, where N or K is off a multiple of 8), the wgmma tiles `128x256`,
-`128x128`, `64x128`, `64x64` (M > 16; padding as needed, K split as bwprof's estimate says for
-that tile) and K split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for
-that split), and for M >= 128: `p128` (wgmma on copies whose rows are padded to 128 bytes, where
-N or K is off a multiple of 64) and K split `s2p`, `s4p`, `s8p` ways with the splits meeting in
-slots side by side (BWPROF_GEMM_REDUCE=slots) instead of the chain. A second table lists them,
-with what bwprof chose (engine, tile, splits: the lines that BWPROF_GEMM_EXPLAIN collects).
+point, through bwprof's knobs, so that one run shows which wins where: `mma` (mma.sync,
+BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16: the default there where rows are on 16 bytes),
+`gemv` (M = 1: the skinny vector-unit kernel, BWPROF_GEMM_TILE=gemv), `tc`, `tc_w1`, `tc_w.5`
+(M <= 16: the skinny tensor kernel with its own choice of blocks, blocks filling the SMs' resident
+slots once, half; BWPROF_GEMM_SMALL_WAVES), `pad` (17 <= M < 128: wgmma on copies padded to
+16-byte rows, where N or K is off a multiple of 8), the wgmma tiles `128x256`, `128x128`, `64x128`,
+`64x64` (M > 16; padding as the rules say, K split as bwprof's estimate says for that tile) and K
+split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for that split, the
+splits meeting by slots), `chain` (M > 16: the splits meeting by the chain, BWPROF_GEMM_REDUCE=
+chain), and for M >= 128 where N or K is off a multiple of 64: `p16` (copies only where rows are
+off 16 bytes, BWPROF_GEMM_PAD=1: the rule before 128-byte rows) and `p128` (copies padded to 128
+bytes wherever rows are off them, BWPROF_GEMM_PAD=128). A second table lists them, with what
+bwprof chose (engine, tile, splits: the lines that BWPROF_GEMM_EXPLAIN collects).
 --large times only the points with M >= 128 that the target misses or nearly misses, and the same
 shapes with N and K aligned to 128 bytes (N = 1024 beside N = 1000), for the large-M choices.
 
@@ -66,31 +66,28 @@ def points(quick: bool, max_m: int | None = None, large: bool = False):
 def candidates(p):
     """(name, env) for each engine/tile that could take point p (dispatch.hip's knobs)."""
     out = [("mma", {"BWPROF_GEMM_WGMMA": "0", **({"BWPROF_GEMM_TILE": "skinny"} if p["M"] <= 16 else {})})]
-    if p["M"] <= 64:
-        out.append(("old", {"BWPROF_GEMM_SMALL": "0"}))
+    if p["M"] == 1:
         out.append(("gemv", {"BWPROF_GEMM_TILE": "gemv"}))
+    if p["M"] <= 16:
         out.append(("tc", {"BWPROF_GEMM_TILE": "tc_skinny"}))
-        out.append(("tc_w2", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "2"}))
+        out.append(("tc_w1", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "1"}))
         out.append(("tc_w.5", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "0.5"}))
-        if p["N"] % 8 == 0:
-            out.append(("tc_u16", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_LDMATRIX": "0"}))
     if p["M"] > 16:
-        if p["N"] % 8 or p["K"] % 8:
+        if p["M"] < 128 and (p["N"] % 8 or p["K"] % 8):
             out.append(("pad", {"BWPROF_GEMM_PAD": "1"}))
         for t in ("128x256", "128x128", "64x128", "64x64"):
             out.append((t, {"BWPROF_GEMM_TILE": t}))
         for sp in (1, 2, 4, 8):
             out.append((f"s{sp}", {"BWPROF_GEMM_SPLITS": str(sp)}))
-    if p["M"] >= 128:
-        if p["N"] % 64 or p["K"] % 64:
-            out.append(("p128", {"BWPROF_GEMM_PAD": "128"}))
-        for sp in (2, 4, 8):
-            out.append((f"s{sp}p", {"BWPROF_GEMM_SPLITS": str(sp), "BWPROF_GEMM_REDUCE": "slots"}))
+        out.append(("chain", {"BWPROF_GEMM_REDUCE": "chain"}))
+    if p["M"] >= 128 and (p["N"] % 64 or p["K"] % 64):
+        out.append(("p16", {"BWPROF_GEMM_PAD": "1"}))
+        out.append(("p128", {"BWPROF_GEMM_PAD": "128"}))
     return out
 
 
-CAND_NAMES = ("old", "mma", "gemv", "tc", "tc_w2", "tc_w.5", "tc_u16", "pad", "128x256", "128x128", "64x128", "64x64",
-              "s1", "s2", "s4", "s8", "p128", "s2p", "s4p", "s8p")
+CAND_NAMES = ("mma", "gemv", "tc", "tc_w1", "tc_w.5", "pad", "128x256", "128x128", "64x128", "64x64",
+              "s1", "s2", "s4", "s8", "chain", "p16", "p128")
 
 
 def explained(fn):

@@ -8,14 +8,27 @@
 namespace bwprof {
 namespace gemm {
 
-// A few rows of A (M <= kSmallRows): the GEMM is reading B, whatever its size (at most 64 flops a
+// A few rows of A (M <= kSmallRows): the GEMM is reading B, whatever its size (at most 32 flops a
 // 2-byte element of B, far under the matrix units' ~300 flops a byte of DRAM bandwidth on an H100),
-// so the NVIDIA dispatch takes a kernel built around B's stream. One row (a GEMV): the skinny
-// kernel (skinny.hip, the vector units); 2 to kSmallRows rows: the skinny tensor kernel
-// (skinny_mma.hip, mma.sync on N x M, whose cost does not grow with M the way the vector units'
-// does). The skinny kernel takes up to kSkinnyMaxRows on request (BWPROF_GEMM_TILE=gemv), and the
-// skinny tensor kernel one row (BWPROF_GEMM_TILE=tc_skinny), for comparisons.
-constexpr int kSkinnyRows = 1, kSkinnyMaxRows = 64, kSmallRows = 64;
+// so the NVIDIA dispatch takes a kernel built around B's stream (small_m_mma says which). Measured on
+// an H100 (gemm_sweep.py --max-m 64, round 1 of session 6, us; fp16 unless said):
+//   rows on 16 bytes (N, K multiples of 8): mma.sync's 16-row tile (mma_sm80.hip) beats the skinny
+//     tensor kernel at M = 2..16: 4096^2 19.6 / 20.1 / 20.2 / 22.7 against 21.7 / 22.3 / 25.7 / 32.8
+//     (M = 2, 3, 7, 16), N = 1000 K = 11008 15.9 / 15.1 / 16.2 / 18.2 against 16.5-28.4; at M = 1
+//     it ties the vector-unit kernel (N = 1000: 15.2 vs 15.1, bf16 14.9 vs 15.0) or wins (4096^2:
+//     19.5 vs 21.2). Rows off 16 bytes: mma.sync reads them 2-5x slower (M = 2 N = 11007: 228.7).
+//   rows off 16 bytes: the skinny tensor kernel (skinny_mma.hip) beats the vector-unit one at M = 1
+//     too (N = 4095 K = 4097: 20.8 vs 23.8, N = 11009 K = 1000: 16.9 vs 19.7, N = 11007 K = 4096:
+//     45.1 vs 50.7) and the previous rule at M = 2..16 (M = 16 N = 4097 K = 4095: 31 vs 54).
+//   M = 17..64 (M = 33): the skinny tensor kernel (64-row tile) loses to wgmma / mma.sync everywhere
+//     (4096^2: 49.8 vs 18.1; N = 1000 K = 11008: 36.9 vs 22.5), so it stops at kSmallRows = 16 rows;
+//     past that the general rules run. It still takes up to kSmallMaxRows on request
+//     (BWPROF_GEMM_TILE=tc_skinny), and the vector-unit skinny kernel (skinny.hip), which no
+//     default rule takes any more (kSkinnyRows = 0), up to kSkinnyMaxRows (BWPROF_GEMM_TILE=gemv).
+constexpr int kSkinnyRows = 0, kSkinnyMaxRows = 64, kSmallRows = 16, kSmallMaxRows = 64;
+// a_aligned / b_aligned: A's and B's rows start on 16 bytes (leading dimension a multiple of 8
+// two-byte elements, base on 16 bytes) and K, N multiples of 8 (mma.sync's vector path).
+inline bool small_m_mma(bool a_aligned, bool b_aligned) { return a_aligned && b_aligned; }
 
 // A leading dimension padded so that rows start on 16 bytes (8 two-byte elements).
 inline std::int64_t pad_ld(std::int64_t n) { return (n + 7) / 8 * 8; }
@@ -32,38 +45,71 @@ inline double pad_us(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a,
   const double a = pad_a ? 4.0 * M * K : 0.0, b = pad_b ? 4.0 * K * N : 0.0;
   return (a + b) / 2.5e6 + 3.0 * (int(pad_a) + int(pad_b));
 }
+inline double wgmma_us(std::int64_t M, std::int64_t N, std::int64_t K) {
+  const double flops = 2.0 * M * N * K, bytes = 2.0 * (double(M) * K + double(K) * N + double(M) * N);
+  return std::max(flops / 400e6, bytes / 2.8e6);
+}
 inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a, bool pad_b) {
   if (!pad_a && !pad_b) return false;
   const double flops = 2.0 * M * N * K, bytes = 2.0 * (double(M) * K + double(K) * N + double(M) * N);
-  const double wgmma = std::max(flops / 400e6, bytes / 2.8e6), mma = std::max(flops / 55e6, bytes / 0.4e6);
-  return pad_us(M, N, K, pad_a, pad_b) + wgmma < mma;
+  const double mma = std::max(flops / 55e6, bytes / 0.4e6);
+  return pad_us(M, N, K, pad_a, pad_b) + wgmma_us(M, N, K) < mma;
 }
+
+// From kPad128Rows rows on wgmma (Hopper): operands whose rows are not a multiple of 128 bytes (the
+// copy engine's swizzle line; a 2000-byte row of B at N = 1000 straddles lines) are copied into
+// 128-byte rows (pad.hip, 64 elements) where the copies cost little against the GEMM: where the
+// copies' estimate (pad_us) beyond those that rows off 16 bytes need anyway (need_a / need_b) is
+// under half wgmma's estimate (wgmma_us). a128 / b128: which operands' rows are off 128 bytes.
+// Measured on an H100 (gemm_sweep.py --large, session 6 round 1, fp16, us; chosen -> 128-byte rows):
+//   N = 1000 K = 11008: M = 1000 63.0 -> 54.7 (copy 20.6 against wgmma 55: pads), M = 4096 190.4 ->
+//   139.7, M = 8192 387.2 -> 276.1; M = 128 32.2 against 24.1 in place (copy 20.6 against 8.9: no);
+//   M = 128 N = 4097 K = 4095 (both copied to 16-byte rows anyway: no extra copy) 53.2 -> 48.8.
+constexpr int kPad128Rows = 128;
+inline bool pad128_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool need_a, bool need_b, bool a128,
+                        bool b128) {
+  if (M < kPad128Rows || (!a128 && !b128)) return false;
+  return pad_us(M, N, K, a128, b128) - pad_us(M, N, K, need_a, need_b) < 0.5 * wgmma_us(M, N, K);
+}
+
 // The scratch the copies take, in bytes, where the GEMM of a family instance (lda = K, ldb = N,
-// 16-byte aligned buffers) would pad; 0 where it would not.
+// 16-byte aligned buffers) would pad; 0 where it would not (dispatch.hip's rules).
 inline double pad_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
   const bool pad_a = K % 8 != 0, pad_b = N % 8 != 0;
-  if (M <= kSmallRows || !pad_pays(M, N, K, pad_a, pad_b)) return 0.0;
+  if (M <= kSmallRows) return 0.0;
+  const bool pad16 = pad_pays(M, N, K, pad_a, pad_b), wgmma = (!pad_a && !pad_b) || pad16;
+  const bool a128 = K % 64 != 0, b128 = N % 64 != 0;
+  if (wgmma && pad128_pays(M, N, K, pad_a, pad_b, a128, b128))
+    return (a128 ? 2.0 * M * ((K + 63) / 64 * 64) : 0.0) + (b128 ? 2.0 * K * ((N + 63) / 64 * 64) : 0.0);
+  if (!pad16) return 0.0;
   return (pad_a ? 2.0 * M * pad_ld(K) : 0.0) + (pad_b ? 2.0 * K * pad_ld(N) : 0.0);
 }
 
-// wgmma's split K (wgmma_sm90.hip): a buffer of FP32 sums for every output tile (the tiles cover
-// at most M and N rounded up to 128 and 256) and a counter a tile (at most one per 64 x 64), where
-// it splits; at most kWgmmaMaxSplits blocks a tile.
+// wgmma's split K (wgmma_sm90.hip): FP32 sums for every output tile (the tiles cover at most M and
+// N rounded up to 128 and 256) and a counter a tile (at most one per 64 x 64), where it splits; at
+// most kWgmmaMaxSplits blocks a tile, each at least 4 steps of 64 along K. The splits meet by
+// slots (each but the last its own copy of the sums: splits - 1 copies) unless those would pass
+// kWgmmaSlotsMaxBytes (then one copy, the chain).
 constexpr int kWgmmaMaxSplits = 32;
-inline double wgmma_split_bytes(std::int64_t M, std::int64_t N) {
-  return 4.0 * double((M + 127) / 128 * 128) * double((N + 255) / 256 * 256) +
+constexpr double kWgmmaSlotsMaxBytes = 64.0 * (1 << 20);
+inline double wgmma_split_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
+  const double sums = 4.0 * double((M + 127) / 128 * 128) * double((N + 255) / 256 * 256);
+  const std::int64_t splits = std::min<std::int64_t>(kWgmmaMaxSplits, std::max<std::int64_t>(1, (K + 63) / 64 / 4));
+  const double slots = sums * double(splits - 1);
+  return (slots <= kWgmmaSlotsMaxBytes ? std::max(sums, slots) : std::max(sums, kWgmmaSlotsMaxBytes)) +
          4.0 * double((M + 63) / 64) * double((N + 63) / 64);
 }
 
 // Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: one engine
 // runs; up to kSmallRows rows the skinny kernels' FP32 accumulator [M, N] and their tile counters
-// (skinny.hip: one int per 8 rows x 248 columns or more; skinny_mma.hip: one per 128 columns),
-// else the larger of mma.sync's accumulator [M, N] and wgmma's tile sums (held where K is split:
-// counted always); plus the padded copies (which wgmma then reads).
+// (skinny.hip: one int per 8 rows x 248 columns or more; skinny_mma.hip: one per 128 columns;
+// mma.sync's 16-row tile: the accumulator alone), else the larger of mma.sync's accumulator [M, N]
+// and wgmma's tile sums (held where K is split: counted always); plus the padded copies (which
+// wgmma then reads).
 inline double tensor_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
   if (M <= kSmallRows)
     return 4.0 * M * N + 4.0 * double(std::max((M + 7) / 8 * ((N + 247) / 248), (N + 127) / 128));
-  return std::max(4.0 * M * N, wgmma_split_bytes(M, N)) + pad_scratch_bytes(M, N, K);
+  return std::max(4.0 * M * N, wgmma_split_bytes(M, N, K)) + pad_scratch_bytes(M, N, K);
 }
 
 }  // namespace gemm

@@ -5,9 +5,9 @@
 //           cannot take (on Hopper, operands whose rows are off 16 bytes are copied into padded
 //           scratch for wgmma where that pays: choice.hpp), MFMA 32x32x8 on AMD CDNA (gfx90a,
 //           gfx94x), WMMA 16x16x16 on RDNA3 (gfx11, wave32); GPUs without matrix units (RDNA2) run
-//           the tiled kernel. On NVIDIA, up to 64 rows of A (decode steps) run split-K kernels
-//           built around B's stream instead, whose time is reading B, as a GEMV's is: one row on
-//           the vector units (skinny.hip), 2-64 on the matrix units (skinny_mma.hip)
+//           the tiled kernel. On NVIDIA, up to 16 rows of A (decode steps) run kernels built
+//           around B's stream instead, whose time is reading B, as a GEMV's is: mma.sync's 16-row
+//           tile where rows are on 16 bytes, else the skinny tensor kernel (skinny_mma.hip)
 //   vendor  the vendor library (cuBLASLt and cuBLAS; rocBLAS on AMD), its epilogue applying the
 //           bias and activation
 //   unfused the vendor (else bwprof's) GEMM, then bwprof's bias + activation kernel: the two-pass
@@ -55,15 +55,21 @@ std::string tensor_unavailable(GpuBackend& g) {
 }
 
 #if defined(BWPROF_CUDA)
-// M >= 128 on Hopper: the rules of this size that differ from the general ones below, in one
-// place (the skinny sizes have their own). Now one measurement knob: BWPROF_GEMM_PAD=128 copies
-// whichever operand's rows are not a multiple of 128 bytes (the copy engine's swizzle line) into
-// 128-byte rows, then runs wgmma: does wgmma lose time on rows that straddle those lines (N =
-// 1000: B's rows are 2000 bytes; the sweep's p128 column against the chosen one says)? nullptr:
-// the general rules decide.
+// From kPad128Rows rows on Hopper: wgmma on copies of the operands padded to 128-byte rows (the
+// copy engine's swizzle line) where choice.hpp's pad128_pays() says the copies cost little against
+// the GEMM (measured there), given that wgmma runs at all (rows on 16 bytes, or their 16-byte copies
+// pay). BWPROF_GEMM_PAD=128 asks for it at any M >= kPad128Rows; =1 keeps copies to 16-byte rows
+// only, =0 none. nullptr: the general rules decide.
 std::unique_ptr<GemmRunner> large_m_choice(GpuBackend& g, DType dtype, const GemmRunner::Shape& s, const void* A,
-                                           const void* B, void* C, const void* bias, Act act, const std::string& pad) {
-  if (s.M < 128 || pad != "128" || !gemm::wgmma_available(g)) return nullptr;
+                                           const void* B, void* C, const void* bias, Act act, const std::string& pad,
+                                           bool want_wgmma) {
+  if (s.M < gemm::kPad128Rows || !gemm::wgmma_available(g) || pad == "0" || pad == "1") return nullptr;
+  if (pad != "128") {
+    const bool need_a = !gemm::tma_addressable(A, s.lda), need_b = !gemm::tma_addressable(B, s.ldb);
+    const bool a128 = need_a || s.lda % 64 != 0, b128 = need_b || s.ldb % 64 != 0;
+    const bool wgmma = (!need_a && !need_b) || want_wgmma || gemm::pad_pays(s.M, s.N, s.K, need_a, need_b);
+    if (!wgmma || !gemm::pad128_pays(s.M, s.N, s.K, need_a, need_b, a128, b128)) return nullptr;
+  }
   return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act, 64);
 }
 #endif
@@ -151,22 +157,23 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
       );
 #if defined(BWPROF_CUDA)
-      // A few rows of A (choice.hpp): the time is reading B once, so a kernel built around B's
-      // stream at any alignment. M = 1: the skinny kernel (the vector units, a GEMV's loads);
-      // 2 <= M <= kSmallRows: the skinny tensor kernel (mma.sync on N x M, K split over blocks).
-      // Then, where wgmma is available (Hopper, sm_90a build): wgmma on A and B in place where the
-      // copy engine can address them (16-byte aligned rows), else on padded copies of the
-      // misaligned ones where pad_pays() (choice.hpp: the copies' estimated time plus wgmma's
-      // against mma.sync's on the unaligned rows). Otherwise mma.sync, which reads unaligned rows
-      // in place, has a 16-row tile and splits K over blocks.
-      // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the skinny one,
-      // "tc_skinny" the skinny tensor one, each up to 64 rows; a wgmma tile such as "64x128"
-      // wgmma, padding as needed; an mma.sync tile "large", "medium", "small" or "skinny"
-      // mma.sync); BWPROF_GEMM_PAD=1 pads wherever wgmma needs it, =0 never, =128 (M >= 128) to
-      // 128-byte rows (large_m_choice); BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS
-      // and BWPROF_GEMM_REDUCE (chain, slots) set wgmma's split K (wgmma_sm90.hip);
-      // BWPROF_GEMM_SMALL=0 takes the rule the skinny tensor kernel replaced (the skinny kernel
-      // up to 16 rows, then wgmma or mma.sync), for before/after comparisons.
+      // A few rows of A (M <= kSmallRows, choice.hpp): the time is reading B, so a kernel built
+      // around B's stream: rows of A and B on 16 bytes (small_m_mma), mma.sync's 16-row tile
+      // (mma_sm80.hip); otherwise the skinny tensor kernel (skinny_mma.hip, mma.sync on N x M, K
+      // split over blocks), which reads rows at any alignment. Then, from kPad128Rows rows on
+      // Hopper, copies padded to 128-byte rows where they pay (large_m_choice). Then, where wgmma is
+      // available (Hopper, sm_90a build): wgmma on A and B in place where the copy engine can
+      // address them (16-byte aligned rows), else on padded copies of the misaligned ones where
+      // pad_pays() (choice.hpp: the copies' estimated time plus wgmma's against mma.sync's on the
+      // unaligned rows). Otherwise mma.sync, which reads unaligned rows in place, has a 16-row tile
+      // and splits K over blocks.
+      // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the vector-unit
+      // skinny kernel, "tc_skinny" the skinny tensor one, each up to 64 rows; a wgmma tile such as
+      // "64x128" wgmma, padding as needed; an mma.sync tile "large", "medium", "small" or "skinny"
+      // mma.sync); BWPROF_GEMM_PAD=1 pads to 16-byte rows wherever wgmma needs it (never to 128
+      // bytes), =0 never, =128 (M >= kPad128Rows) to 128-byte rows (large_m_choice);
+      // BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS and BWPROF_GEMM_REDUCE (slots, chain)
+      // set wgmma's split K (wgmma_sm90.hip); BWPROF_GEMM_SMALL_WAVES the skinny tensor kernel's.
       const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
       const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
       const bool want_wgmma = forced.find('x') != std::string::npos;
@@ -176,17 +183,21 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
           BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyMaxRows));
         return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
       }
-      const char* small = std::getenv("BWPROF_GEMM_SMALL");  // "0": the rule before the skinny tensor kernel
-      if (forced.empty() && small && std::string(small) == "0" && s.M <= 16)
-        return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
-      if (forced == "tc_skinny" || (forced.empty() && s.M <= gemm::kSmallRows && !(small && std::string(small) == "0"))) {
-        if (s.M > gemm::kSmallRows)
+      if (forced == "tc_skinny") {
+        if (s.M > gemm::kSmallMaxRows)
           BWPROF_INVALID("BWPROF_GEMM_TILE=tc_skinny: the skinny tensor kernel takes M <= " +
-                         std::to_string(gemm::kSmallRows));
+                         std::to_string(gemm::kSmallMaxRows));
+        return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act);
+      }
+      if (forced.empty() && s.M <= gemm::kSmallRows) {
+        const bool a_aligned = s.K % 8 == 0 && gemm::tma_addressable(A, s.lda);
+        const bool b_aligned = s.N % 8 == 0 && gemm::tma_addressable(B, s.ldb);
+        if (gemm::small_m_mma(a_aligned, b_aligned) && s.ldc % 2 == 0)
+          return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);  // its 16-row tile at M <= 16
         return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act);
       }
       if (!want_mma)
-        if (auto r = large_m_choice(g, dtype, s, A, B, C, bias, act, pad)) return r;
+        if (auto r = large_m_choice(g, dtype, s, A, B, C, bias, act, pad, want_wgmma)) return r;
       if (!want_mma && gemm::wgmma_available(g)) {
         if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
         const bool pad_a = !gemm::tma_addressable(A, s.lda), pad_b = !gemm::tma_addressable(B, s.ldb);

@@ -88,10 +88,11 @@ std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, cons
                                        const void* bias, Act act);
 // The matrix-unit engines take FP16 or BF16 (`dtype`).
 // skinny.hip: M <= kSkinnyMaxRows (choice.hpp), any alignment (every GPU; the CUDA dispatch takes
-// it up to kSkinnyRows).
+// it only on request, BWPROF_GEMM_TILE=gemv: kSkinnyRows = 0).
 std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                         const void* bias, Act act);
-// skinny_mma.hip (NVIDIA, sm_80+): M <= kSmallRows, any alignment.
+// skinny_mma.hip (NVIDIA, sm_80+): M <= kSmallMaxRows, any alignment (the dispatch takes it up to
+// kSmallRows where rows are off 16 bytes: small_m_mma).
 std::unique_ptr<GemmRunner> make_skinny_mma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
                                             void* C, const void* bias, Act act);
 // mma_sm80.hip (NVIDIA, sm_80+).

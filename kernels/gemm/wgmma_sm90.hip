@@ -35,11 +35,12 @@ using namespace gpu;
 // the epilogue. The result does not depend on timing; one launch; no atomics on C's elements (FP32
 // atomics on [M, N] from every split took ~50 us at M = N = 1000 on an H100). It relies on blocks
 // being dispatched in index order (z slowest), so that the split a block waits for has started.
-// Split K by slots (`slots`, BWPROF_GEMM_REDUCE=slots): the splits but the last store their sums
+// Split K by slots (`slots`, the default; BWPROF_GEMM_REDUCE=chain for the chain above): the splits but the last store their sums
 // into their own slot of the tile at once (no waiting) and count themselves in; the last split
 // waits for the count, adds the slots in slot order (the result still does not depend on timing)
 // and runs the epilogue: one pass of the tile's sums a split, all but the last read side by side,
-// against the chain's pass a link one after another. Its buffer holds (splits - 1) tiles' sums.
+// against the chain's pass a link one after another. Its buffer holds (splits - 1) tiles' sums
+// (beyond choice.hpp's kWgmmaSlotsMaxBytes the chain runs).
 #if defined(BWPROF_WGMMA_DEVICE)
 __device__ __forceinline__ int ld_acquire(const int* p) {
   int v;
@@ -205,16 +206,23 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
 // Tile shapes, largest first: the first whose grid fills the GPU, else the last (most blocks).
 enum class WgTile { k128x256, k128x128, k64x128, k64x64 };
 
-// The estimated time (us) that `sp` splits of a bm x bn tile take to meet, after their steps.
+// The estimated time (us) that `sp` splits of a bm x bn tile take to meet, after their steps: a
+// fixed kSplitUs (the last split's wait and the extra pass over the tile's sums), plus the bytes.
 // Chain: each split but the first reads the tile's FP32 sums and each but the last writes them,
-// one after another, ~30 GB/s a link on an H100 (measured: WgmmaRunner's comment). Slots: the
-// splits write side by side (one pass), then the last reads sp - 1 passes; kSlotsGBs is a first
-// guess (one SM reading L2 with the tile's float4 loads in flight), to be replaced by what the
-// sweep's s2p/s4p/s8p columns measure.
-constexpr double kChainGBs = 30, kSlotsGBs = 100, kSlotsMaxBytes = 64.0 * (1 << 20);
+// one after another, ~30 GB/s a link on an H100 (measured: WgmmaRunner's comment). Slots (the
+// default): the splits write side by side (one pass), then the last reads sp - 1 passes, at
+// kSlotsGBs. Fitted to the H100 sweep of session 6 round 1 (gemm_sweep.py --large, fp16, us):
+// slots beat the chain at the same split wherever the split matters (M = 128 N = 1000 K = 11008
+// s4 23.3 -> 20.2, M = 128 N = 4097 K = 4095 s4 58.9 -> 52.5, M = 1000 N = 1000 K = 11008 s2 62.6 ->
+// 61.6, s4 67.7 -> 60.9; M >= 4096, where one split is chosen, within 1.5 %); s2 at M = N = 1000 on
+// 128x128 tiles costs ~3.4 us more than the chain model's compute (~38 GB/s for 2 x 64 KB). The
+// fixed 4 us: each split still cost 7-10 us more than the old estimate at M = 128 (N = 4096 K =
+// 4096: 64x128 s2 est 14.8, took 22.1; 64x64 s1 est 15.7, took 19.1), so without it the search
+// split where one block a tile was faster (64x64 unsplit, 19.1 against the chosen 23.2).
+constexpr double kChainGBs = 30, kSlotsGBs = 30, kSplitUs = 4;
 inline double split_us(std::int64_t sp, int bm, int bn, bool slots) {
   const double tile = 4.0 * bm * bn;
-  return slots ? double(sp) * tile / (kSlotsGBs * 1e3) : 2.0 * double(sp - 1) * tile / (kChainGBs * 1e3);
+  return kSplitUs + (slots ? double(sp) * tile / (kSlotsGBs * 1e3) : 2.0 * double(sp - 1) * tile / (kChainGBs * 1e3));
 }
 
 class WgmmaRunner final : public GemmRunner {
@@ -234,7 +242,8 @@ class WgmmaRunner final : public GemmRunner {
     // fastest at each: 128x128 with 2 splits (M = N = 1000, 128 blocks), 64x128 with 2 (M = 128),
     // no split at M = 33 or 4096^3, 2 splits at M = 8192. Splits keep at least 4 steps of 64 each,
     // at most kWgmmaMaxSplits (choice.hpp). BWPROF_GEMM_TILE / BWPROF_GEMM_SPLITS restrict the
-    // search, BWPROF_GEMM_REDUCE=slots has the splits meet by slots (split_us), for measurement.
+    // search, BWPROF_GEMM_REDUCE=chain has the splits meet by the chain instead of slots
+    // (split_us), for measurement.
     const std::int64_t sms = g.sm_count();
     sms_ = static_cast<int>(sms);
     struct Option { WgTile t; int bm, bn; double rate; const char* name; };
@@ -246,7 +255,7 @@ class WgmmaRunner final : public GemmRunner {
     const char* want_red = std::getenv("BWPROF_GEMM_REDUCE");
     if (want_red && *want_red && std::strcmp(want_red, "slots") && std::strcmp(want_red, "chain"))
       BWPROF_INVALID(std::string("BWPROF_GEMM_REDUCE: ") + want_red + " is neither chain nor slots");
-    const bool want_slots = want_red && !std::strcmp(want_red, "slots");
+    const bool want_slots = !(want_red && !std::strcmp(want_red, "chain"));
     const bool tile_known = want_tile && std::strchr(want_tile, 'x');
     double best = -1;
     const char* name = "";
@@ -272,8 +281,8 @@ class WgmmaRunner final : public GemmRunner {
       const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
       const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
       const double sums_bytes = static_cast<double>(tiles_) * bm * bn * sizeof(float);  // every tile once
-      // Slots need (splits - 1) tiles' sums: beyond kSlotsMaxBytes the chain runs instead.
-      slots_ = want_slots && sums_bytes * (splits_ - 1) <= kSlotsMaxBytes;
+      // Slots need (splits - 1) tiles' sums: beyond kWgmmaSlotsMaxBytes the chain runs instead.
+      slots_ = want_slots && sums_bytes * (splits_ - 1) <= gemm::kWgmmaSlotsMaxBytes;
       ws_ = DeviceBuffer(static_cast<std::size_t>(sums_bytes * (slots_ ? splits_ - 1 : 1)), "GEMM split-K tile sums");
       counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
       counters_.fill(0);

@@ -83,9 +83,9 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // splits, one, five; its 16-bit fragment reads where ldmatrix would serve), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
     // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
     // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
-    // with padding wherever it needs it (BWPROF_GEMM_PAD=1); the same splits meeting in slots that
-    // the last split adds (BWPROF_GEMM_REDUCE=slots), and from 128 rows copies padded to 128-byte
-    // rows (BWPROF_GEMM_PAD=128), alone and with 2 splits by slots
+    // with padding wherever it needs it (BWPROF_GEMM_PAD=1); the splits meet in slots that the last
+    // split adds (the default) and, the same splits, one after another (BWPROF_GEMM_REDUCE=chain);
+    // from 128 rows copies padded to 128-byte rows (BWPROF_GEMM_PAD=128), alone and with 2 splits
     runs = {{},
             {{"BWPROF_GEMM_TILE", "small"}},
             {{"BWPROF_GEMM_TILE", "skinny"}},
@@ -100,11 +100,11 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_SPLITS", "7"}},
             {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "1"}},
             {{"BWPROF_GEMM_PAD", "1"}},
-            {{"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_REDUCE", "slots"}},
-            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}, {"BWPROF_GEMM_REDUCE", "slots"}},
-            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "7"}, {"BWPROF_GEMM_REDUCE", "slots"}},
+            {{"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_REDUCE", "chain"}},
+            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}, {"BWPROF_GEMM_REDUCE", "chain"}},
+            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "7"}, {"BWPROF_GEMM_REDUCE", "chain"}},
             {{"BWPROF_GEMM_PAD", "128"}},
-            {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}, {"BWPROF_GEMM_REDUCE", "slots"}}};
+            {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}}};
   }
   for (const Env& env : runs) {
     std::string what;

@@ -1,0 +1,115 @@
+"""The `tensor` GEMM's dispatch rules on the GPU (kernels/gemm/choice.hpp, dispatch.hip): which
+kernel, split and copies it takes where, by the lines BWPROF_GEMM_EXPLAIN writes, each run checked
+against the float64 reference (skipped without a GPU)."""
+import pytest
+
+import bwprof
+from bwprof import _core
+
+pytestmark = pytest.mark.gpu
+Q = dict(repeats=2, min_time_s=0.0, warmup=1)
+
+
+def _hopper_wgmma_build():
+    return "sm90a" in _core.build_features() and any(d.arch == "sm_90" for d in bwprof.devices())
+
+
+@pytest.mark.parametrize("reduce", ["", "chain", "slots"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, reduce, tmp_path, monkeypatch):
+    # M = 200, N = 304 (partial tiles of every shape), K = 4096: few output tiles and a long K,
+    # where bwprof splits K on wgmma; run several times (the tile counters reset after each
+    # launch), with a bias and GELU in the last split's epilogue. The splits meet in slots unless
+    # BWPROF_GEMM_REDUCE=chain.
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    if reduce:
+        monkeypatch.setenv("BWPROF_GEMM_REDUCE", reduce)
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=200, N=304, K=4096, bias=True,
+                       act="gelu", repeats=5, warmup=2, min_time_s=0.0, max_time_s=1.0).to_dict()
+    assert d["verified"], f"error {d['max_rel_error']} > {d['tolerance']}"
+    said = log.read_text()
+    assert "wgmma" in said and "splits 1 " not in said, said
+    assert ("by slots" in said) == (reduce != "chain"), said
+
+
+def test_gemm_unknown_split_reduction_is_a_clear_error(monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_GEMM_REDUCE", "tree")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_REDUCE: tree is neither chain nor slots"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=304, K=4096, **Q)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("m,n,k,engine", [(1, 1037, 1531, "tc skinny rows 8 unaligned"),
+                                          (2, 1037, 1531, "tc skinny rows 8 unaligned"),
+                                          (16, 1037, 1531, "tc skinny rows 16 unaligned"),
+                                          (5, 1024, 1531, "tc skinny rows 8 aligned"),
+                                          (1, 1024, 1536, "mma.sync skinny"),
+                                          (7, 1024, 1544, "mma.sync skinny"),
+                                          (16, 1160, 1536, "mma.sync skinny"),
+                                          (17, 1037, 1531, "not tc skinny"),
+                                          (40, 1160, 1536, "not tc skinny")])
+def test_gemm_few_rows_take_the_kernels_built_around_b(m, n, k, engine, dtype, tmp_path, monkeypatch):
+    # dispatch.hip's rule (choice.hpp: small_m_mma): up to 16 rows, mma.sync's 16-row tile where
+    # the rows of A and B are on 16 bytes, else the skinny tensor kernel (its 16-bit reads where
+    # B's rows are off 16 bytes, ldmatrix where only A's are); from 17 rows the general rules
+    # (wgmma or mma.sync tiles). With a bias and an activation; make gpu-gemm-small runs these
+    # under memcheck.
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True,
+                       act="silu", **Q).to_dict()
+    assert d["verified"], f"M={m}: error {d['max_rel_error']} > {d['tolerance']}"
+    said = log.read_text()
+    if engine == "not tc skinny":
+        assert "tc skinny" not in said and ("wgmma" in said or "mma.sync" in said), said
+    else:
+        assert engine in said, said
+
+
+def _explained(log, **kw):
+    """The BWPROF_GEMM_EXPLAIN lines of one verified `tensor` GEMM (the log emptied first)."""
+    log.write_text("")
+    d = bwprof.measure("gemm", device="gpu", variant="tensor", **kw, **Q).to_dict()
+    assert d["verified"], f"{kw}: error {d['max_rel_error']} > {d['tolerance']}"
+    return log.read_text().splitlines()
+
+
+def test_gemm_skinny_tensor_halves_its_blocks_where_splits_are_short(tmp_path, monkeypatch):
+    # skinny_mma.hip: half a wave of blocks where a wave's K splits would be 128 rows or shorter
+    # (on an H100, N = 11009 K = 1000: 64 rows), a wave where they are longer (N = 4097 K = 4095:
+    # 224 rows on an H100): every waves-1 line's split is over 128 rows.
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    hopper = any(d.arch == "sm_90" for d in bwprof.devices())
+    for n, k, want in ((11009, 1000, "waves 0.5"), (4097, 4095, "waves 1)")):
+        said = [ln for ln in _explained(log, dtype="fp16", M=3, N=n, K=k) if "tc skinny" in ln]
+        assert said, f"N={n} K={k}: no skinny tensor kernel"
+        if hopper:
+            assert all(want in ln for ln in said), said
+        for ln in said:
+            if "waves 1)" in ln:
+                splits = int(ln.split(" splits ")[1].split()[0])
+                assert -(-k // splits) > 128, ln
+
+
+def test_gemm_128_byte_rows_where_the_copy_is_small_against_the_gemm(tmp_path, monkeypatch):
+    # choice.hpp's pad128_pays: at M = 1024 N = 1000 K = 4096 B's 2000-byte rows are copied into
+    # 128-byte rows (the copy ~9.6 us by the estimate, under half wgmma's ~21 us); at M = 128 they
+    # are not (the copy would cost more than the GEMM).
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    said = _explained(log, dtype="bf16", M=1024, N=1000, K=4096, bias=True, act="relu")
+    assert said and said[0] == "pad B, then:" and said[1].startswith("wgmma"), said
+    said = _explained(log, dtype="fp16", M=128, N=1000, K=4096)
+    assert said and said[0].startswith("wgmma"), said
