@@ -87,13 +87,15 @@ class AttentionGpu final : public KernelInstance {
     } else if (kernel_ == Kernel::kDecode) {
       // Decode reads each key and value once, so its time is their bytes over the bandwidth plus
       // what every block pays once (its launch, the first loads' latency, the merges). The keys are
-      // split so that the blocks make half a wave of the GPU (half its blocks an SM, as the runtime
-      // reports them, times the SMs; fewer splits to merge: faster than a full wave at 10 of 12 H100
-      // points, e.g. B1 H32/8 S8192 D64 18.7 against 21.4 us, B16 H32/8 S4096 D128 97.4 against
-      // 104.4; 3% slower at B4 H64/8 S16384 D64), each split keeping at least 128 keys, in steps of
-      // 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a knob for benchmarks).
+      // split so that the blocks make half a wave of the GPU up to head dim 128 (half its blocks an
+      // SM, as the runtime reports them, times the SMs; fewer splits to merge: faster than a full wave
+      // at 10 of 12 H100 points, e.g. B1 H32/8 S8192 D64 18.7 against 21.4 us, B16 H32/8 S4096 D128
+      // 97.4 against 104.4; 3% slower at B4 H64/8 S16384 D64) and a whole wave at head dim 256 (faster
+      // at 7 of 8 points of the H100 decode sweep, e.g. B16 H8/1 S2048 24.5 against 27.9 us, paged B1
+      // H32/4 S16384 42.3 against 48.4; the eighth even), each split keeping at least 128 keys, in
+      // steps of 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a benchmark knob).
       // BWPROF_ATTN_DECODE_STAGES=n: each warp's ring n steps of 16 keys deep (2-8; the default by
-      // head dim: 4 up to 64, 3 up to 128, 2 at 256), BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
+      // head dim: 5 at 64, 3 up to 128, 2 at 256), BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
       // as the keys in steps of 16 and the merge allow); knobs for benchmarks. WAVES may be a
       // fraction (0.5: half a wave, fewer splits to merge).
       const std::int64_t blocks = a_.B * a_.Hkv;
@@ -109,7 +111,7 @@ class AttentionGpu final : public KernelInstance {
       if (r.runtime_blocks_per_sm < 1)
         BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES: a ring that deep does not fit this GPU's shared memory");
       const std::int64_t per_sm = r.runtime_blocks_per_sm;
-      double waves = 0.5;
+      double waves = a_.D > 128 ? 1.0 : 0.5;
       if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(0.05, std::atof(e));
       const std::int64_t slots = std::max<std::int64_t>(1, static_cast<std::int64_t>(waves * per_sm * sms));
       const std::int64_t rows = a_.Sq * group_;
