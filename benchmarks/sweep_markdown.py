@@ -23,7 +23,7 @@ def attention(df: pd.DataFrame, only_failing: bool) -> list[str]:
         if only_failing and ok:
             continue
         name = " ".join(str(r.name).split())
-        out.append(f"| {name} | {r.us:.1f} | {r.torch_us:.1f} | {r.ratio:.2f} | {'met' if ok else 'missed'} |")
+        out.append(f"| {name} | {r.us:.1f} | {r.torch_us:.1f} | {r.ratio:.3f} | {'met' if ok else 'missed'} |")
     for kind in ("prefill", "decode"):
         part = df[df["kind"] == kind]
         if len(part):
@@ -41,7 +41,7 @@ def gemm(df: pd.DataFrame, only_failing: bool) -> list[str]:
         if only_failing and ok:
             continue
         out.append(f"| {r.name} | {r.tensor_us:.1f} | {r.vendor_us:.1f} | {r.torch_us:.1f} | "
-                   f"{r.ratio:.2f} | {'met' if ok else 'missed'} | {r.choice} |")
+                   f"{r.ratio:.3f} | {'met' if ok else 'missed'} | {r.choice} |")
     met = int((df["ratio"] <= GEMM_TARGET).sum())
     out.append(f"\n{met} of {len(df)} points within 1.25x, median {statistics.median(df['ratio']):.2f}x, "
                f"worst {df['ratio'].max():.2f}x")

@@ -20,8 +20,8 @@ def test_attention_table_counts_each_kind(tmp_path):
     pd.DataFrame(rows).to_csv(p, index=False)
     r = _run(p)
     assert r.returncode == 0, r.stderr
-    assert "| prefill flash fp16 B1 | 10.0 | 9.5 | 0.95 | met |" in r.stdout
-    assert "| prefill flash bf16 B2 | 10.0 | 5.0 | 0.50 | missed |" in r.stdout
+    assert "| prefill flash fp16 B1 | 10.0 | 9.5 | 0.950 | met |" in r.stdout
+    assert "| prefill flash bf16 B2 | 10.0 | 5.0 | 0.500 | missed |" in r.stdout
     assert "prefill: 1 of 2 points at >= 0.9x" in r.stdout
     assert "decode: 1 of 1 points" in r.stdout
     failing = _run(p, "--only-failing").stdout
@@ -35,7 +35,7 @@ def test_gemm_table_and_bad_input(tmp_path):
     pd.DataFrame(rows).to_csv(p, index=False)
     r = _run(p)
     assert r.returncode == 0, r.stderr
-    assert "| 1.26 | missed | gemv |" in r.stdout and "| 1.25 | met | wgmma |" in r.stdout
+    assert "| 1.260 | missed | gemv |" in r.stdout and "| 1.250 | met | wgmma |" in r.stdout
     assert "1 of 2 points within 1.25x" in r.stdout
     other = tmp_path / "x.csv"
     other.write_text("a,b\n1,2\n")
