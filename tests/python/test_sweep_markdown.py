@@ -43,3 +43,26 @@ def test_gemm_table_and_bad_input(tmp_path):
     assert bad.returncode == 2 and "neither" in bad.stderr
     missing = _run(tmp_path / "none.csv")
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_before_columns_and_counts_from_an_earlier_run(tmp_path):
+    new = pd.DataFrame([dict(kind="decode", name="decode a", us=4.0, torch_us=4.0, ratio=1.0),
+                        dict(kind="decode", name="decode b", us=8.0, torch_us=6.0, ratio=0.75)])
+    old = pd.DataFrame([dict(kind="decode", name="decode a", us=5.0, torch_us=4.0, ratio=0.8)])
+    pn, po = tmp_path / "new.csv", tmp_path / "old.csv"
+    new.to_csv(pn, index=False)
+    old.to_csv(po, index=False)
+    r = _run(pn, "--before", po)
+    assert r.returncode == 0, r.stderr
+    assert "| decode a | 5.0 | 0.800 | 4.0 | 4.0 | 1.000 | met |" in r.stdout
+    assert "| decode b | - | - | 8.0 | 6.0 | 0.750 | missed |" in r.stdout
+    assert "decode: 1 of 2 points at >= 0.9x" in r.stdout and "before: 0 of 1 points at >= 0.9x" in r.stdout
+    gemm = tmp_path / "g.csv"
+    pd.DataFrame([dict(name="decode a", tensor_us=1.0, vendor_us=1.0, torch_us=1.0, ratio=1.0, choice="x")]).to_csv(
+        gemm, index=False)
+    other = _run(pn, "--before", gemm)
+    assert other.returncode == 2 and "not the same kind" in other.stderr
+    disjoint = tmp_path / "d.csv"
+    pd.DataFrame([dict(kind="decode", name="decode z", us=1.0, torch_us=1.0, ratio=1.0)]).to_csv(disjoint, index=False)
+    none = _run(pn, "--before", disjoint)
+    assert none.returncode == 2 and "no point" in none.stderr
