@@ -24,8 +24,8 @@ namespace gemm {
 //     (4096^2: 49.8 vs 18.1; N = 1000 K = 11008: 36.9 vs 22.5), so it stops at kSmallRows = 16 rows;
 //     past that the general rules run. It still takes up to kSmallMaxRows on request
 //     (BWPROF_GEMM_TILE=tc_skinny), and the vector-unit skinny kernel (skinny.hip), which no
-//     default rule takes any more (kSkinnyRows = 0), up to kSkinnyMaxRows (BWPROF_GEMM_TILE=gemv).
-constexpr int kSkinnyRows = 0, kSkinnyMaxRows = 64, kSmallRows = 16, kSmallMaxRows = 64;
+//     default rule takes any more, up to kSkinnyMaxRows (BWPROF_GEMM_TILE=gemv).
+constexpr int kSkinnyMaxRows = 64, kSmallRows = 16, kSmallMaxRows = 64;
 // a_aligned / b_aligned: A's and B's rows start on 16 bytes (leading dimension a multiple of 8
 // two-byte elements, base on 16 bytes) and K, N multiples of 8 (mma.sync's vector path).
 inline bool small_m_mma(bool a_aligned, bool b_aligned) { return a_aligned && b_aligned; }

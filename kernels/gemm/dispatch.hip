@@ -178,7 +178,7 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
       const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
       const bool want_wgmma = forced.find('x') != std::string::npos;
       const bool want_mma = forced == "large" || forced == "medium" || forced == "small" || forced == "skinny";
-      if (forced == "gemv" || (forced.empty() && s.M <= gemm::kSkinnyRows)) {
+      if (forced == "gemv") {
         if (s.M > gemm::kSkinnyMaxRows)
           BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyMaxRows));
         return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);

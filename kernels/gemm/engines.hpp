@@ -87,8 +87,9 @@ using Shape = GemmRunner::Shape;
 std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                        const void* bias, Act act);
 // The matrix-unit engines take FP16 or BF16 (`dtype`).
-// skinny.hip: M <= kSkinnyMaxRows (choice.hpp), any alignment (every GPU; the CUDA dispatch takes
-// it only on request, BWPROF_GEMM_TILE=gemv: kSkinnyRows = 0).
+// skinny.hip (NVIDIA): M <= kSkinnyMaxRows (choice.hpp), any alignment, on the vector units; the
+// dispatch takes it only on request (BWPROF_GEMM_TILE=gemv), the skinny tensor kernel and mma.sync's
+// 16-row tile being faster (choice.hpp).
 std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                         const void* bias, Act act);
 // skinny_mma.hip (NVIDIA, sm_80+): M <= kSmallMaxRows, any alignment (the dispatch takes it up to

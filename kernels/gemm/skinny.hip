@@ -18,6 +18,8 @@
 // lane i + 1's (a shuffle) and shifts the pair by the row's offset (shift_b16, the same for every
 // lane of the row): 31 lanes, 248 columns a slab, no extra load. Rows whose aligned words would
 // reach outside B (the last rows, a B that does not start on 16 bytes) are read element by element.
+#include "common/gpu_runtime.hpp"
+#if defined(BWPROF_CUDA)  // only the CUDA dispatch takes it (on request: BWPROF_GEMM_TILE=gemv)
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -254,3 +256,4 @@ std::unique_ptr<GemmRunner> gemm::make_skinny(GpuBackend& g, DType dtype, Shape 
 }
 
 }  // namespace bwprof
+#endif  // BWPROF_CUDA
