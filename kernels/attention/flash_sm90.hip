@@ -241,6 +241,16 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     auto release = [&](unsigned bar) {  // this warp is done with what `bar` guards
       if (l == 0) mbar_arrive(bar);
     };
+    // O's factor from the last softmax (its rows' new maximum), applied before the P.V of the tile
+    // whose scores set it: late (default), at the end of the step that computed it, after the step's
+    // P.V is done; early (BWPROF_ATTN_RESCALE=early), in the next step, once that step's Q.K^T is issued,
+    // so that the multiplies run beside the matrix units instead of between two of their steps.
+    const bool early = a.rescale_early;
+    auto rescale = [&]() {
+#pragma unroll
+      for (int x = 0; x < DN / 8; ++x)
+        o[4 * x] *= corr[0], o[4 * x + 1] *= corr[0], o[4 * x + 2] *= corr[1], o[4 * x + 3] *= corr[1];
+    };
     auto to_pa = [&]() {  // P as the A operand: keys 16 kc .. 16 kc + 15 as 16-bit pairs
 #pragma unroll
       for (int kc = 0; kc < BC / 16; ++kc)
@@ -274,6 +284,9 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
       wgmma_fence();
       qk(s1);
       wgmma_commit();
+      if (early) rescale();  // this tile's factor on O while the next tile's scores run, before its P.V reads O
+      fence_regs<DN / 2>(o);
+      wgmma_fence();
       pv(s);
       wgmma_commit();
       wgmma_wait<1>();
@@ -283,12 +296,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
       wgmma_wait<0>();
       fence_regs<DN / 2>(o);
       release(empty + 8 * s);
-#pragma unroll
-      for (int x = 0; x < DN / 8; ++x)
-        o[4 * x] *= corr[0], o[4 * x + 1] *= corr[0], o[4 * x + 2] *= corr[1], o[4 * x + 3] *= corr[1];
+      if (!early) rescale();
       to_pa();
     }
     s = kv.slot;  // the last key tile's P.V
+    if (early) rescale();
     fence_regs<DN / 2>(o);
     wgmma_fence();
     pv(s);
@@ -383,6 +395,11 @@ class FlashSm90Impl final : public FlashSm90 {
     // block per tile instead (a knob for benchmarks).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
+    if (const char* e = std::getenv("BWPROF_ATTN_RESCALE"); e && *e) {
+      const std::string v(e);
+      if (v != "early" && v != "late") BWPROF_INVALID("BWPROF_ATTN_RESCALE=" + v + ": expected early or late");
+      args_.rescale_early = v == "early";
+    }
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
     choose_rings(l, bc);
     res_ = dispatch(l, false);

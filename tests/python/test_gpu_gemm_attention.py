@@ -389,7 +389,8 @@ WGMMA_ATTN = [
 WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
                     {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
                     {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
-                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"}]
+                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"},
+                    {"BWPROF_ATTN_RESCALE": "early"}, {"BWPROF_ATTN_RESCALE": "late"}]
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -422,6 +423,7 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
     ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
     ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),
+    ({"BWPROF_ATTN_RESCALE": "soon"}, "BWPROF_ATTN_RESCALE=soon: expected early or late"),
 ])
 def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
     if not _hopper_wgmma_build():
