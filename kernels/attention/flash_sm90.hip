@@ -62,10 +62,15 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   const unsigned base = (smem_u32(fa_smem) + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1 KB
   const unsigned q_s = base, k_s = base + QS * C::kQBytes, v_s = k_s + ST * C::kKvBytes;
   constexpr int MR = C::kMaxRing;
+  // A stage's barriers: full/empty guard its K tile and, with a.kv_split, vfull/vempty its V tile (K is
+  // then given back once its Q.K^T is done, a step before the V that shares the stage); without,
+  // full/empty guard both.
   const unsigned full = v_s + ST * C::kKvBytes, empty = full + 8 * MR, qfull = empty + 8 * MR,
-                 qempty = qfull + 8 * MR;
+                 qempty = qfull + 8 * MR, vfull0 = qempty + 8 * MR, vempty0 = vfull0 + 8 * MR;
+  const bool split = a.kv_split;
+  const unsigned vfull = split ? vfull0 : full, vempty = split ? vempty0 : empty;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
-  volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (qempty + 8 * MR - smem_u32(fa_smem)));
+  volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (vempty0 + 8 * MR - smem_u32(fa_smem)));
   volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
   int* rowtab = const_cast<int*>(sched + 8);  // paged by cp.async: two key tiles' K/V buffer rows, a key an int
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
@@ -73,6 +78,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     for (int s = 0; s < ST; ++s) {
       mbar_init(full + 8 * s, PAGED && !a.page_tma ? 128 : 1);  // paged by cp.async: every producer thread
       mbar_init(empty + 8 * s, 8);  // every consumer warp
+      mbar_init(vfull0 + 8 * s, 1);
+      mbar_init(vempty0 + 8 * s, 8);
     }
     for (int s = 0; s < QS; ++s) {
       mbar_init(qfull + 8 * s, 1);
@@ -134,25 +141,37 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
           const unsigned ks = k_s + s * C::kKvBytes, vs = v_s + s * C::kKvBytes;
           if (!PAGED) {
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
-            mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+            mbar_expect_tx(full + 8 * s, split ? C::kKvBytes : 2 * C::kKvBytes);
             const int row = (b * a.kv_heads + kvh) * a.seq_kv + kt * BC;
 #pragma unroll
-            for (int j = 0; j < DP / 64; ++j) {  // 64-column boxes (128-byte rows)
+            for (int j = 0; j < DP / 64; ++j)  // 64-column boxes (128-byte rows)
               tma_load_2d(ks + j * BC * 128, &tmK, 64 * j, row, full + 8 * s);
-              tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, full + 8 * s);
+            if (split) {
+              if (it >= ST) mbar_wait(vempty + 8 * s, ((it / ST) - 1) & 1);
+              mbar_expect_tx(vfull + 8 * s, C::kKvBytes);
             }
+#pragma unroll
+            for (int j = 0; j < DP / 64; ++j) tma_load_2d(vs + j * BC * 128, &tmV, 64 * j, row, vfull + 8 * s);
           } else if (!CP) {  // whole pages of block_size rows; past the sequence's last page, that page again
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
-            mbar_expect_tx(full + 8 * s, 2 * C::kKvBytes);
+            mbar_expect_tx(full + 8 * s, split ? C::kKvBytes : 2 * C::kKvBytes);
 #pragma unroll
             for (int pg = 0; pg < kMaxPages; ++pg) {
               if (pg >= pages) break;
               const int r = (page_t[pg] * a.kv_heads + kvh) * bs;
 #pragma unroll
-              for (int j = 0; j < DP / 64; ++j) {
-                tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
-                tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, full + 8 * s);
-              }
+              for (int j = 0; j < DP / 64; ++j) tma_load_2d(ks + j * BC * 128 + pg * bs * 128, &tmK, 64 * j, r, full + 8 * s);
+            }
+            if (split) {
+              if (it >= ST) mbar_wait(vempty + 8 * s, ((it / ST) - 1) & 1);
+              mbar_expect_tx(vfull + 8 * s, C::kKvBytes);
+            }
+#pragma unroll
+            for (int pg = 0; pg < kMaxPages; ++pg) {
+              if (pg >= pages) break;
+              const int r = (page_t[pg] * a.kv_heads + kvh) * bs;
+#pragma unroll
+              for (int j = 0; j < DP / 64; ++j) tma_load_2d(vs + j * BC * 128 + pg * bs * 128, &tmV, 64 * j, r, vfull + 8 * s);
             }
             if (kt + 1 < w.ntiles) read_pages(kt + 1);
           } else {
@@ -268,6 +287,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs<BC / 2>(sc);
+    if (split) release(empty + 8 * s);  // K's stage
     if (w.ntiles == 1) release(qempty + 8 * qs);
     sm90_softmax<BC>(sc, m, lsum, corr, 0, r0, tq, edge(0), a);
     to_pa();
@@ -275,6 +295,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     // softmax of the next runs once its scores are in, while P.V may still run.
     for (int kt = 0; kt + 1 < w.ntiles; ++kt) {
       s = kv.slot;
+      const int ph = kv.phase;
       kv.next(ST);
       const int s1 = kv.slot;
       mbar_wait(full + 8 * s1, kv.phase);
@@ -285,29 +306,32 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
       qk(s1);
       wgmma_commit();
       if (early) rescale();  // this tile's factor on O while the next tile's scores run, before its P.V reads O
+      if (split) mbar_wait(vfull + 8 * s, ph);
       fence_regs<DN / 2>(o);
       wgmma_fence();
       pv(s);
       wgmma_commit();
       wgmma_wait<1>();
       fence_regs<BC / 2>(sc);
+      if (split) release(empty + 8 * s1);  // K's stage, a step before its V's
       if (kt + 2 == w.ntiles) release(qempty + 8 * qs);
       sm90_softmax<BC>(sc, m, lsum, corr, (kt + 1) * BC, r0, tq, edge((kt + 1) * BC), a);
       wgmma_wait<0>();
       fence_regs<DN / 2>(o);
-      release(empty + 8 * s);
+      release(vempty + 8 * s);
       if (!early) rescale();
       to_pa();
     }
     s = kv.slot;  // the last key tile's P.V
     if (early) rescale();
+    if (split) mbar_wait(vfull + 8 * s, kv.phase);
     fence_regs<DN / 2>(o);
     wgmma_fence();
     pv(s);
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs<DN / 2>(o);
-    release(empty + 8 * s);
+    release(vempty + 8 * s);
     kv.next(ST);
     // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e. Stored 16 bytes a thread: for each 32
     // columns (x = 4g .. 4g + 3) the quad's 4 x 4 pairs are transposed by shuffles, so that thread tq
@@ -400,6 +424,14 @@ class FlashSm90Impl final : public FlashSm90 {
       if (v != "early" && v != "late") BWPROF_INVALID("BWPROF_ATTN_RESCALE=" + v + ": expected early or late");
       args_.rescale_early = v == "early";
     }
+    // K and V of a stage on barriers of their own (K given back after its Q.K^T, a step before V):
+    // BWPROF_ATTN_KV_SPLIT=1 (not with the cp.async paged loader, which fills both at once).
+    if (const char* e = std::getenv("BWPROF_ATTN_KV_SPLIT"); e && *e) {
+      const std::string v(e);
+      if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_KV_SPLIT=" + v + ": expected 0 or 1");
+      args_.kv_split = v == "1";
+    }
+    if (l.paged && !page_tma) args_.kv_split = false;
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
     choose_rings(l, bc);
     res_ = dispatch(l, false);

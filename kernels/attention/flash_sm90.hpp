@@ -16,10 +16,10 @@ namespace sm90 {
 using namespace gpu;
 
 // Up to this many K/V stages and Q slots; the shared memory besides the rings (alignment, barriers
-// (full/empty a stage, qfull/qempty a slot), the tile of each Q slot, the producer's next tile (2
+// (full/empty and vfull/vempty a stage, qfull/qempty a slot), the tile of each Q slot, the producer's next tile (2
 // slots)); an H100 block's most shared memory (227 KB).
 constexpr int kSm90MaxRing = 4;
-constexpr int kSm90ExtraBytes = 1024 + 8 * 4 * kSm90MaxRing + 16 + 16;
+constexpr int kSm90ExtraBytes = 1024 + 8 * 6 * kSm90MaxRing + 16 + 16;
 constexpr int kSm90SmemMax = 232448;
 // Paged: two key tiles' K/V buffer rows (an int a key) that the cp.async loader reads the block table
 // into, after the tile slots.
@@ -66,6 +66,7 @@ struct Sm90Args {
   bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
   int stages, qslots;    // K/V stages, Q slots (each 1 .. kMaxRing; stages >= 2)
   bool rescale_early;    // O's softmax factor applied after the next Q.K^T is issued (else after P.V)
+  bool kv_split;         // K and V of a stage on barriers of their own (else one pair for both)
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)

@@ -366,9 +366,9 @@ def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
 
 
 def _sm90_smem(dp, bc, stages, qslots, paged=False):
-    # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1184 bytes of alignment and barriers;
+    # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1248 bytes of alignment and barriers;
     # paged, two key tiles' K/V buffer rows (an int a key) for the cp.async loader
-    return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1184 + (8 * bc if paged else 0)
+    return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1248 + (8 * bc if paged else 0)
 
 
 # The Hopper attention kernel's rings and key tiles (flash_sm90.hip): shapes with more tiles than SMs
@@ -390,7 +390,10 @@ WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
                     {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
                     {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
                     {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"},
-                    {"BWPROF_ATTN_RESCALE": "early"}, {"BWPROF_ATTN_RESCALE": "late"}]
+                    {"BWPROF_ATTN_RESCALE": "early"}, {"BWPROF_ATTN_RESCALE": "late"},
+                    {"BWPROF_ATTN_KV_SPLIT": "1"}, {"BWPROF_ATTN_KV_SPLIT": "0"},
+                    {"BWPROF_ATTN_KV_SPLIT": "1", "BWPROF_ATTN_RESCALE": "early"},
+                    {"BWPROF_ATTN_KV_SPLIT": "1", "BWPROF_ATTN_PAGED_LOAD": "tma"}]
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -424,6 +427,7 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
     ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),
     ({"BWPROF_ATTN_RESCALE": "soon"}, "BWPROF_ATTN_RESCALE=soon: expected early or late"),
+    ({"BWPROF_ATTN_KV_SPLIT": "yes"}, "BWPROF_ATTN_KV_SPLIT=yes: expected 0 or 1"),
 ])
 def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
     if not _hopper_wgmma_build():
