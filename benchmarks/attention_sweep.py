@@ -153,6 +153,11 @@ def sdpa_kernels(p, dtype):
     return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
+def _o_tma_default(p) -> bool:
+    """Where flash_sm90.hip stores O by the copy engine by default."""
+    return "block_size" not in p and (p["head_dim"] == 64 or (p["head_dim"] <= 128 and p["seq_kv"] <= 512))
+
+
 # The other kernels timed at each point: (column, environment, parameters changed, where).
 CANDIDATES = {
     "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None),
@@ -172,13 +177,12 @@ CANDIDATES = {
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),
-                # O written to shared memory and stored by the copy engine (the default: from registers);
-                # its rings with the O buffer (choose_rings: 3+1 does not fit at head dim 128 -> 2+1),
-                # and at seq_kv > 128 with 2 stages and 2 Q slots
+                # O the other way: from registers where the default stores it by the copy engine from
+                # shared memory (contiguous, head dim 64, and 80-128 up to 512 keys), by the copy engine
+                # elsewhere at head dims up to 128 (its buffer takes the third K/V stage at 80-128)
+                ("o_reg", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "0"}, {}, _o_tma_default),
                 ("o_tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "1"}, {},
-                 lambda p: p["head_dim"] <= 128),
-                ("o_tma_q2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "2",
-                              "BWPROF_ATTN_QSLOTS": "2"}, {}, lambda p: p["head_dim"] <= 128 and p["seq_kv"] > 128),
+                 lambda p: p["head_dim"] <= 128 and not _o_tma_default(p)),
                 # paged: K/V read by the other loader (the default: the producer's threads with cp.async
                 # below pages of 64; the copy engine, a box a page, from 64 where pages divide the key tile)
                 ("tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "tma"}, {},
@@ -322,8 +326,8 @@ def main(argv=None) -> int:
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
           "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), "
-          "o4 / o16 (O stored 4 / 16 bytes a thread), o_tma (O by the copy engine from shared memory; "
-          "o_tma_q2: with 2 stages and 2 Q slots), wide (P.V 128 wide at head dims 80/96), tma / cpl (paged by "
+          "o4 / o16 (O stored 4 / 16 bytes a thread), o_reg / o_tma (O from registers / by the copy engine "
+          "from shared memory, where the default is the other), wide (P.V 128 wide at head dims 80/96), tma / cpl (paged by "
           "the copy engine / cp.async), bs128 (pages of 128); decode flash, rows, w1 (one wave of splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]

@@ -395,8 +395,16 @@ class FlashSm90Impl final : public FlashSm90 {
 
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
     // O written to shared memory and stored by the copy engine, so that the consumers go on to their
-    // next tile without waiting for the stores (BWPROF_ATTN_O_TMA=1; a candidate for short rows, off
-    // by default; where no rings and O buffer fit (head dim 256) O is stored from registers).
+    // next tile without waiting for the stores: contiguous K/V at head dim 64 (rings as before: 3+1
+    // or 2+2 fit beside the buffer) and at head dims 80-128 where rows are up to 512 keys (the buffer
+    // takes the third stage from 129 keys on). H100 sweep, 2026-11-23, us from registers -> copy
+    // engine: S128 B16 H64/8 causal D64 29.2 -> 24.5, D80 34.7 -> 26.9, D96 40.2 -> 28.3, D128 36.5 ->
+    // 30.2; S512 B16 H8/1 causal D64 32.8 -> 27.7, D96 37.1 -> 34.5, D128 38.2 -> 36.8; longer D64
+    // 0.3-5 % faster (S4096 non-causal 359.5 -> 342.1); longer D128, two stages instead of three,
+    // 5-21 % slower (S16384 causal 3323 -> 3879, S1024 163.5 -> 171.6). Paged K/V: registers (not
+    // measured with it). Head dim 256: no rings fit beside the buffer. BWPROF_ATTN_O_TMA=0|1 forces
+    // either where it fits (a knob for benchmarks).
+    args_.o_tma = !l.paged && (dp_ == 64 || (dp_ == 128 && l.kv.seq_kv <= 512));
     if (const char* e = std::getenv("BWPROF_ATTN_O_TMA"); e && *e) {
       const std::string v(e);
       if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_O_TMA=" + v + ": expected 0 or 1");

@@ -71,6 +71,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // O stored by the copy engine from shared memory (rows past seq_q and columns past the head clipped
     // by the tensor map), with the rule's rings and with a block per tile
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "1"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "0"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "1"}, {"BWPROF_ATTN_PERSIST", "0"},
                     {"BWPROF_ATTN_QSLOTS", "2"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});

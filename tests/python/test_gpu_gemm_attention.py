@@ -405,7 +405,7 @@ WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
                     {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
                     {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"},
                     {"BWPROF_ATTN_O_TMA": "1"}, {"BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "2",
-                                                 "BWPROF_ATTN_QSLOTS": "2"}]
+                                                 "BWPROF_ATTN_QSLOTS": "2"}, {"BWPROF_ATTN_O_TMA": "0"}]
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -422,7 +422,9 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
         pytest.skip("a paged cache's knob")
     variant = "flash_paged" if "block_size" in shape else "flash"
     o_tma = False
-    if knobs.get("BWPROF_ATTN_O_TMA") == "1":
+    # O by the copy engine: the default for contiguous K/V at head dim 64 and at 80-128 up to 512 keys
+    o_default = variant == "flash" and (dp == 64 or (dp == 128 and shape.get("seq_kv", shape["seq_q"]) <= 512))
+    if knobs.get("BWPROF_ATTN_O_TMA", "1" if o_default else "0") == "1":
         stages, qslots, o_tma = _sm90_rings_with_o(dp, bc, shape.get("seq_kv", shape["seq_q"]), variant == "flash_paged")
     stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
     qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
