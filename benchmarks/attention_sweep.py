@@ -169,12 +169,6 @@ CANDIDATES = {
                  lambda p: p["head_dim"] not in (64, 128)),
                 ("o16", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "1"}, {},
                  lambda p: p["head_dim"] in (64, 128)),
-                # O's softmax factor applied once the next Q.K^T is issued (the default: after the P.V)
-                ("early", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_RESCALE": "early"}, {}, None),
-                # K and V of a stage on barriers of their own (K given back after its Q.K^T), and with early
-                ("kvs", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_KV_SPLIT": "1"}, {}, None),
-                ("kvse", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_KV_SPLIT": "1", "BWPROF_ATTN_RESCALE": "early"},
-                 {}, None),
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),

@@ -62,12 +62,15 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   const unsigned base = (smem_u32(fa_smem) + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1 KB
   const unsigned q_s = base, k_s = base + QS * C::kQBytes, v_s = k_s + ST * C::kKvBytes;
   constexpr int MR = C::kMaxRing;
-  // A stage's barriers: full/empty guard its K tile and, with a.kv_split, vfull/vempty its V tile (K is
-  // then given back once its Q.K^T is done, a step before the V that shares the stage); without,
-  // full/empty guard both.
+  // A stage's barriers. Head dim 256 (two stages): full/empty guard its K tile and vfull/vempty its V
+  // tile, K given back once its Q.K^T is done, a step before the V that shares the stage; with one pair
+  // for both, the next K could load only after the whole step's P.V and every step waited for its load
+  // (H100, 2026-11-23: B1 H32/8 S16384 causal 9572 -> 7718 us, B2 H16/4 S4096 1114 -> 843, B16 H8/1
+  // S512 81.1 -> 71.1). Up to 128 (three stages where they fit), one pair guards both: split there was
+  // as fast or slower (D80 S16384 causal 2739 -> 3211 us) and its branches cost D64 time.
+  constexpr bool split = DP == 256;
   const unsigned full = v_s + ST * C::kKvBytes, empty = full + 8 * MR, qfull = empty + 8 * MR,
                  qempty = qfull + 8 * MR, vfull0 = qempty + 8 * MR, vempty0 = vfull0 + 8 * MR;
-  const bool split = a.kv_split;
   const unsigned vfull = split ? vfull0 : full, vempty = split ? vempty0 : empty;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
   volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (vempty0 + 8 * MR - smem_u32(fa_smem)));
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     for (int s = 0; s < ST; ++s) {
       mbar_init(full + 8 * s, PAGED && !a.page_tma ? 128 : 1);  // paged by cp.async: every producer thread
       mbar_init(empty + 8 * s, 8);  // every consumer warp
-      mbar_init(vfull0 + 8 * s, 1);
+      mbar_init(vfull0 + 8 * s, PAGED && !a.page_tma ? 128 : 1);
       mbar_init(vempty0 + 8 * s, 8);
     }
     for (int s = 0; s < QS; ++s) {
@@ -188,6 +191,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             asm volatile("bar.sync 1, 128;\n" ::: "memory");  // rows[] is whole (and the other half free)
             if (kt + 1 < w.ntiles && t < BC) row_next = kv_row((kt + 1) * BC + t);
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
+            if (split && it >= ST) mbar_wait(vempty + 8 * s, ((it / ST) - 1) & 1);  // (both at once here)
             if (chunk * 8 < a.D) {
               const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
 #pragma unroll
@@ -200,6 +204,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
               }
             }
             mbar_arrive_cp_async(full + 8 * s);
+            if (split) mbar_arrive_cp_async(vfull + 8 * s);
           }
         }
         if (CP) {  // every producer thread takes the next tile that thread 0 got
@@ -261,10 +266,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
       if (l == 0) mbar_arrive(bar);
     };
     // O's factor from the last softmax (its rows' new maximum), applied before the P.V of the tile
-    // whose scores set it: late (default), at the end of the step that computed it, after the step's
-    // P.V is done; early (BWPROF_ATTN_RESCALE=early), in the next step, once that step's Q.K^T is issued,
-    // so that the multiplies run beside the matrix units instead of between two of their steps.
-    const bool early = a.rescale_early;
+    // whose scores set it: at head dim 256 early, in the next step once that step's Q.K^T is issued (the
+    // 128 multiplies a thread run beside the matrix units: with K/V split, 12906 against 13099 us summed
+    // over the six long D256 sweep points, H100 2026-11-23); else late, at the end of the step that
+    // computed it, after the step's P.V (early was 1-7 % slower at D80-128 and long D64).
+    constexpr bool early = DP == 256;
     auto rescale = [&]() {
 #pragma unroll
       for (int x = 0; x < DN / 8; ++x)
@@ -419,19 +425,7 @@ class FlashSm90Impl final : public FlashSm90 {
     // block per tile instead (a knob for benchmarks).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
-    if (const char* e = std::getenv("BWPROF_ATTN_RESCALE"); e && *e) {
-      const std::string v(e);
-      if (v != "early" && v != "late") BWPROF_INVALID("BWPROF_ATTN_RESCALE=" + v + ": expected early or late");
-      args_.rescale_early = v == "early";
-    }
-    // K and V of a stage on barriers of their own (K given back after its Q.K^T, a step before V):
-    // BWPROF_ATTN_KV_SPLIT=1 (not with the cp.async paged loader, which fills both at once).
-    if (const char* e = std::getenv("BWPROF_ATTN_KV_SPLIT"); e && *e) {
-      const std::string v(e);
-      if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_KV_SPLIT=" + v + ": expected 0 or 1");
-      args_.kv_split = v == "1";
-    }
-    if (l.paged && !page_tma) args_.kv_split = false;
+
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
     choose_rings(l, bc);
     res_ = dispatch(l, false);

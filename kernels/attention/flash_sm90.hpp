@@ -65,8 +65,6 @@ struct Sm90Args {
   bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
   bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
   int stages, qslots;    // K/V stages, Q slots (each 1 .. kMaxRing; stages >= 2)
-  bool rescale_early;    // O's softmax factor applied after the next Q.K^T is issued (else after P.V)
-  bool kv_split;         // K and V of a stage on barriers of their own (else one pair for both)
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
