@@ -46,12 +46,10 @@ CASES = [
          # ring8x4rl at 14336x4096; the rest lost at both shapes at 75fba84 and are not run)
          # (round 3's split K, in 2-8 blocks a tile, lost by 3-4 us at 4096x4096 at 2e80c96 and is gone:
          # docs/notes/gemv.md)
-         "ringx8x4rl", "ringx8x4l", "ring8x4rl", "ring4x4l",
-         # session 7: the same two with the block's remaining records prefetched into L2 at its start
-         "ringx8x4rlp", "ring8x4rlp")]
+         "ringx8x4rl", "ringx8x4l", "ring8x4rl", "ring4x4l")]
      # probes (no product; printed apart): the kernel's loads without its math, its math without most loads
      + [{"BWPROF_Q4_KERNEL": v} for v in (
-         "probe-loads-ringx8x4r", "probe-loads-ringx8x4rp", "probe-math-ringx8x2l")]),
+         "probe-loads-ringx8x4r", "probe-math-ringx8x2l")]),
 ]
 READ_SHAPES = ["", "128x4", "256x1", "256x4", "256x8", "512x1", "512x2", "1024x1"]  # "": the library's (256x2)
 READ_SIZES = [65536, 1 << 20, 4 << 20, 9453568, 33570816, 134217728]  # bytes; two are the Q4_0 / FP16 GEMVs'

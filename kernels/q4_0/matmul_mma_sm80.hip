@@ -130,9 +130,6 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
       {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
       {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
-      // the records' remainder asked of L2 at the block's start (p)
-      {"ringx8x4rlp", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL | kQ4PrefetchL2>, 8, false, 1, true},
-      {"ring8x4rlp", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL | kQ4PrefetchL2>, 8, true, 1, true},
       // probes (no product)
       {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
       {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},
@@ -142,8 +139,7 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false},
       {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
       {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false},
-      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true},
-      {"probe-loads-ringx8x4rp", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR | kQ4PrefetchL2>, 8, false, 1, true}};
+      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true}};
   static const Knob* find_knob(const std::string& name) {
     for (const auto& k : kKnobs)
       if (name == k.name) return &k;

@@ -264,10 +264,7 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
 //     decodes and mma of the tile on them.
-//   kQ4PrefetchL2 (records, one tile a block): after the ring's first round of loads, thread 0 asks
-//     L2 for the rest of the block's records at once (prefetch_l2_bulk), so that the memory streams
-//     the whole tile from the start while each warp's ring goes out round by round.
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4PrefetchL2 = 16 };
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
@@ -298,10 +295,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
     const int c = warp + u * WARPS;
     load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * QS, c < nc);
     load_stream_if(sv[u], st + static_cast<std::size_t>(c) * SS, c < nc);
-  }
-  if ((OPTS & kQ4PrefetchL2) != 0 && threadIdx.x == 0 && nc > WARPS * U) {
-    static_assert((OPTS & kQ4PrefetchL2) == 0 || (kRec && TILES == 1), "the L2 prefetch reads one tile's records");
-    prefetch_l2_bulk(q + (tile0 * nch + WARPS * U) * QS, static_cast<std::uint32_t>((nc - WARPS * U) * QS * 16));
   }
   const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
   if (XS) {
