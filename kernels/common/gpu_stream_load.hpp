@@ -1,5 +1,5 @@
 // Loads for kernels that stream a matrix once (Q4_0 GEMV): predicated, so that the compiler keeps
-// them in flight; and a bulk L2 prefetch of a whole stream.
+// them in flight.
 #pragma once
 #include <cstdint>
 
@@ -47,23 +47,6 @@ __device__ __forceinline__ void load_cached_if(uint4& r, const void* p, bool pre
 #endif
 }
 
-// Asks the L2 cache to bring [p, p + bytes) in from memory now, and returns at once: no register, no
-// shared memory and no wait holds the bytes, so a block can put its whole stream in flight at its start
-// and read it later at L2's latency. p and bytes must be multiples of 16. Hopper (sm_90) and later:
-// one bulk request per 64 KB (cp.async.bulk.prefetch.L2); elsewhere nothing (a hint only: the data and
-// every result are the same with or without it).
-__device__ __forceinline__ void prefetch_l2_bulk(const void* p, std::uint32_t bytes) {
-#if defined(BWPROF_CUDA) && __CUDA_ARCH__ >= 900
-  const char* c = static_cast<const char*>(p);
-  for (std::uint32_t off = 0; off < bytes; off += 65536u) {
-    const std::uint32_t n = bytes - off < 65536u ? bytes - off : 65536u;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(c + off), "r"(n) : "memory");
-  }
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 }  // namespace gpu
 }  // namespace bwprof
