@@ -10,19 +10,19 @@ AD256_LOGS = $(OUT)/attn_d256_logs
 .PHONY: gpu-attn-d256
 gpu-attn-d256: gpu-build
 	rm -rf $(AD256_LOGS) && mkdir -p $(AD256_LOGS)
-	-( timeout 110 $(GPU_BUILD)/bwprof_tests \
+	-( timeout 90 $(GPU_BUILD)/bwprof_tests \
 	    --gtest_filter='Small/GpuCompute.OneLaunchMatchesFloat64Reference/attention_*:GpuComputeErrors.*' \
 	    > $(AD256_LOGS)/gtest.log 2>&1; echo "gtest rc=$$?" > $(AD256_LOGS)/gtest.rc ) & \
-	  PYTHONPATH=python timeout 110 $(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py -p no:cacheprovider \
+	  PYTHONPATH=python timeout 90 $(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py -p no:cacheprovider \
 	    -k "wgmma_attention_rings or ring_knobs or d256_key_tile" > $(AD256_LOGS)/pytest.log 2>&1; \
 	  echo "pytest rc=$$?"; wait; cat $(AD256_LOGS)/gtest.rc; tail -n 4 $(AD256_LOGS)/gtest.log; \
 	  grep -E '^\[  FAILED|Failure|error ' $(AD256_LOGS)/gtest.log | head -n 20; \
 	  tail -n 8 $(AD256_LOGS)/pytest.log; true
-	-BWPROF_PEAK_ARRAY_BYTES=16777216 PYTHONPATH=python timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 \
+	-BWPROF_PEAK_ARRAY_BYTES=16777216 PYTHONPATH=python timeout 60 compute-sanitizer --tool memcheck --error-exitcode 3 \
 	  $(PYTHON) -m pytest -q -x tests/python/test_gpu_gemm_attention.py -p no:cacheprovider \
-	  -k "wgmma_attention_rings_d256 and fp16 and knobs0" \
+	  -k "wgmma_attention_rings_d256 and fp16 and knobs0 and not shape5" \
 	  > $(AD256_LOGS)/memcheck.log 2>&1; echo "memcheck rc=$$?"; grep -E "ERROR SUMMARY|passed|failed" $(AD256_LOGS)/memcheck.log | tail -n 4
-	-PYTHONPATH=python timeout 150 $(PYTHON) benchmarks/attention_sweep.py --only prefill --d 256 \
+	-PYTHONPATH=python timeout 120 $(PYTHON) benchmarks/attention_sweep.py --only prefill --d 256 \
 	  --candidates t48,t32 --repeats 12 --csv $(AD256_LOGS)/d256.csv > $(AD256_LOGS)/d256.log 2>&1; \
 	  echo "sweep d256 rc=$$?"; sed -n '/^point/,$$p' $(AD256_LOGS)/d256.log
 	tar -C $(OUT) -czf $(OUT)/attn_d256_logs.tgz attn_d256_logs && rm -rf $(AD256_LOGS)
