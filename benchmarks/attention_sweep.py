@@ -19,7 +19,7 @@ half a wave (BWPROF_ATTN_DECODE_WAVES=1) and with each warp's ring 2 to 6 steps 
 points compare a paged read with SDPA's contiguous one.
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
-        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512] [--focus] [--candidates w1,s5]
+        [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512] [--min-s 1024] [--focus] [--candidates w1,s5]
 """
 from __future__ import annotations
 
@@ -81,9 +81,9 @@ FOCUS = ("decode  flash       fp16 B1 H32/8 S1x8192 D64", "decode  flash       b
 KINDS = ("prefill", "decode", "paged")
 
 
-def points(quick: bool, only=None, dims=None, max_s=None):
+def points(quick: bool, only=None, dims=None, max_s=None, min_s=None):
     """The sweep's points; only: those kinds (prefill, decode: contiguous; paged); dims: those head
-    dims; max_s: those with seq_kv at most max_s."""
+    dims; max_s / min_s: those with seq_kv at most max_s / at least min_s."""
     out = []
     for di, d in enumerate(DIMS):
         for i, (b, h, hkv, s, causal) in enumerate(PREFILL):
@@ -108,7 +108,7 @@ def points(quick: bool, only=None, dims=None, max_s=None):
     for kind, variant, dt, p in out:
         group = "paged" if variant == "flash_paged" else kind
         if (only is None or group in only) and (not dims or p["head_dim"] in dims) and \
-                (max_s is None or p["seq_kv"] <= max_s):
+                (max_s is None or p["seq_kv"] <= max_s) and (min_s is None or p["seq_kv"] >= min_s):
             keep.append((kind, variant, dt, p))
     return keep
 
@@ -173,6 +173,13 @@ CANDIDATES = {
                 # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
                 ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
                  lambda p: p["head_dim"] in (80, 96)),
+                # O written to shared memory and stored by the copy engine (the default: from registers);
+                # its rings with the O buffer (choose_rings: 3+1 does not fit at head dim 128 -> 2+1),
+                # and at seq_kv > 128 with 2 stages and 2 Q slots
+                ("o_tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "1"}, {},
+                 lambda p: p["head_dim"] <= 128),
+                ("o_tma_q2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "2",
+                              "BWPROF_ATTN_QSLOTS": "2"}, {}, lambda p: p["head_dim"] <= 128 and p["seq_kv"] > 128),
                 # paged: K/V read by the other loader (the default: the producer's threads with cp.async
                 # below pages of 64; the copy engine, a box a page, from 64 where pages divide the key tile)
                 ("tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "tma"}, {},
@@ -213,20 +220,23 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated kinds of point: prefill, decode (contiguous K/V), paged")
     ap.add_argument("--d", type=int, action="append", choices=DIMS, help="only this head dim (repeatable)")
     ap.add_argument("--max-s", type=int, help="only the points with seq_kv at most this")
+    ap.add_argument("--min-s", type=int, help="only the points with seq_kv at least this")
     ap.add_argument("--focus", action="store_true", help="only the points the last H100 sweep left under 0.9x "
                     "(and a few controls)")
     ap.add_argument("--candidates", help="comma-separated candidate columns to time (default: every one)")
     args = ap.parse_args(argv)
     if args.max_s is not None and args.max_s < 1:
         ap.error("--max-s: a positive length")
+    if args.min_s is not None and args.min_s < 1:
+        ap.error("--min-s: a positive length")
     only = None
     if args.only:
         only = {k.strip() for k in args.only.split(",") if k.strip()}
         if not only or only - set(KINDS):
             ap.error(f"--only: kinds among {', '.join(KINDS)}, got {args.only!r}")
-    chosen = points(args.quick, only, args.d, args.max_s)
+    chosen = points(args.quick, only, args.d, args.max_s, args.min_s)
     if not chosen:
-        ap.error("no point of the sweep matches --only/--d/--max-s (and --quick)")
+        ap.error("no point of the sweep matches --only/--d/--max-s/--min-s (and --quick)")
     known = {c[0] for cs in CANDIDATES.values() for c in cs}
     columns = None
     if args.candidates:
@@ -319,7 +329,8 @@ def main(argv=None) -> int:
     print(f"{len(rows)} points, {fails} failing, {time.time() - t0:.0f} s", flush=True)
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
           "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), "
-          "o4 / o16 (O stored 4 / 16 bytes a thread), wide (P.V 128 wide at head dims 80/96), t48 / t32 (key tiles of "
+          "o4 / o16 (O stored 4 / 16 bytes a thread), o_tma (O by the copy engine from shared memory; "
+          "o_tma_q2: with 2 stages and 2 Q slots), wide (P.V 128 wide at head dims 80/96), t48 / t32 (key tiles of "
           "48 / 32 at head dim 256, two Q slots), tma / cpl (paged by "
           "the copy engine / cp.async), bs128 (pages of 128); decode flash, rows, w1 (one wave of splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
           flush=True)

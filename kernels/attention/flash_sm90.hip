@@ -52,7 +52,8 @@ using namespace sm90;
 template <class T, int DP, int DK, int DN, int BC_, bool PAGED>
 __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-                                const __grid_constant__ CUtensorMap tmV, const Sm90Args a) {
+                                const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO,
+                                const Sm90Args a) {
 #if defined(BWPROF_WGMMA_DEVICE)
   using C = Sm90Cfg<DP, BC_>;
   constexpr int BC = C::kBc, BR = C::kBr;
@@ -62,6 +63,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   const unsigned base = (smem_u32(fa_smem) + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1 KB
   const unsigned q_s = base, k_s = base + QS * C::kQBytes, v_s = k_s + ST * C::kKvBytes;
   constexpr int MR = C::kMaxRing;
+  const unsigned o_s = v_s + ST * C::kKvBytes;  // o_tma: the tile's O, 64 rows a consumer warpgroup
   // A stage's barriers. Head dim 256 (two stages): full/empty guard its K tile and vfull/vempty its V
   // tile, K given back once its Q.K^T is done, a step before the V that shares the stage; with one pair
   // for both, the next K could load only after the whole step's P.V and every step waited for its load
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   // S512 81.1 -> 71.1). Up to 128 (three stages where they fit), one pair guards both: split there was
   // as fast or slower (D80 S16384 causal 2739 -> 3211 us) and its branches cost D64 time.
   constexpr bool split = DP == 256;
-  const unsigned full = v_s + ST * C::kKvBytes, empty = full + 8 * MR, qfull = empty + 8 * MR,
+  const unsigned full = o_s + (a.o_tma ? C::kQBytes : 0), empty = full + 8 * MR, qfull = empty + 8 * MR,
                  qempty = qfull + 8 * MR, vfull0 = qempty + 8 * MR, vempty0 = vfull0 + 8 * MR;
   const unsigned vfull = split ? vfull0 : full, vempty = split ? vempty0 : empty;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
@@ -339,49 +341,14 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     fence_regs<DN / 2>(o);
     release(vempty + 8 * s);
     kv.next(ST);
-    // O[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e. Stored 16 bytes a thread: for each 32
-    // columns (x = 4g .. 4g + 3) the quad's 4 x 4 pairs are transposed by shuffles, so that thread tq
-    // holds columns 32g + 8tq .. + 7 (a warp's store: 8 rows of 64 whole bytes, not of 16 bytes in
-    // 4-byte pieces); the pairs past the last 32 (head dim 80) 4 bytes a thread. Off (head dims 64 and
-    // 128 by default, BWPROF_ATTN_STORE16=0): every pair 4 bytes a thread.
-    constexpr int G32 = DN / 32;
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      float lt = lsum[rr];
-      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-      const int row = r0 + 8 * rr;
-      const bool in = row < a.seq_q;
-      const float inv = lt > 0.f ? 1.f / lt : 0.f;
-      T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(w.bh) * a.seq_q + (in ? row : 0)) * a.D;
-      if (a.store16) {
-#pragma unroll
-        for (int g = 0; g < G32; ++g) {
-          unsigned v[4], u[4] = {0u, 0u, 0u, 0u};
-#pragma unroll
-          for (int j = 0; j < 4; ++j) v[j] = pack2<T>(o[4 * (4 * g + j) + 2 * rr] * inv, o[4 * (4 * g + j) + 2 * rr + 1] * inv);
-          // Round k: thread tq takes pair tq of thread (tq + k) % 4, which sends its pair (its tq - k) % 4.
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const int snd = (tq - k) & 3, src = (tq + k) & 3;
-            const unsigned send = snd == 0 ? v[0] : snd == 1 ? v[1] : snd == 2 ? v[2] : v[3];
-            const unsigned got = __shfl_sync(0xffffffffu, send, (l & ~3) | src);
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-              if (src == j) u[j] = got;
-          }
-          const int col = 32 * g + 8 * tq;
-          if (in && col < a.D) *reinterpret_cast<uint4*>(out + col) = make_uint4(u[0], u[1], u[2], u[3]);
-        }
-      }
-#pragma unroll
-      for (int x = 0; x < DN / 8; ++x) {
-        const int col = 8 * x + 2 * tq;
-        if ((!a.store16 || x >= 4 * G32) && in && col < a.D)
-          *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
-      }
-    }
+    // O normalized and stored: from registers (flash_sm90.hpp), or (o_tma) by the copy engine from
+    // the O buffer's half of this warpgroup.
+    if (a.o_tma)
+      sm90_store_o_tma<T, DP, DN>(o, lsum, o_s + c * (C::kQBytes / 2), &tmO, row_first, w.bh, c, t, a);
+    else
+      sm90_store_o_regs<T, DN>(o, lsum, r0, w.bh, l, a);
   }
+  if (a.o_tma && t == 0) bulk_wait();  // the last tile's O stored before the block's shared memory goes
 #endif
 }
 
@@ -437,7 +404,16 @@ class FlashSm90Impl final : public FlashSm90 {
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
 
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
+    // O written to shared memory and stored by the copy engine, so that the consumers go on to their
+    // next tile without waiting for the stores (BWPROF_ATTN_O_TMA=1; a candidate for short rows, off
+    // by default; where no rings and O buffer fit (head dim 256) O is stored from registers).
+    if (const char* e = std::getenv("BWPROF_ATTN_O_TMA"); e && *e) {
+      const std::string v(e);
+      if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_O_TMA=" + v + ": expected 0 or 1");
+      args_.o_tma = v == "1";
+    }
     choose_rings(l, bc);
+    if (args_.o_tma) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
@@ -454,12 +430,17 @@ class FlashSm90Impl final : public FlashSm90 {
   // they do not fit).
   void choose_rings(const Launch& l, int bc) {
     constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
-    const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged); };
+    // Head dim 256 with keys of 48 (knob): two Q slots and two stages (230,624 bytes); of 32: two Q
+    // slots and three stages (the same). There the O buffer (o_tma) would take the second Q slot's room:
+    // the Q slots, the point of those tiles, are kept and O stored from registers.
+    const bool small = bc == 48 || bc == 32;
+    if (args_.o_tma && sm90_smem_bytes(dp_, bc, bc == 32 ? 3 : 2, small ? 2 : 1, l.paged, true) > lim)
+      args_.o_tma = false;
+    const bool o = args_.o_tma;
+    const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged, o); };
     int st = 2, qs = 1;
-    if (bc == 48)  // head dim 256, keys of 48 (knob): two Q slots and two stages (230,624 bytes)
-      qs = 2;
-    else if (bc == 32)  // keys of 32 (knob): two Q slots and three stages (230,624 bytes)
-      st = 3, qs = 2;
+    if (small)
+      st = bc == 32 ? 3 : 2, qs = 2;
     else if (l.kv.seq_kv <= bc && smem_bytes(2, 2) <= lim)
       qs = 2;
     else if (smem_bytes(3, 1) <= lim)
@@ -478,7 +459,8 @@ class FlashSm90Impl final : public FlashSm90 {
     if (st < 2) BWPROF_INVALID("BWPROF_ATTN_STAGES: at least 2 (a key tile's P.V runs beside the next one's Q.K^T)");
     if (smem_bytes(st, qs) > lim)
       BWPROF_INVALID("BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS: " + std::to_string(st) + " K/V stages and " +
-                     std::to_string(qs) + " Q slots need " + std::to_string(smem_bytes(st, qs)) +
+                     std::to_string(qs) + " Q slots" + (o ? " and the O buffer" : "") + " need " +
+                     std::to_string(smem_bytes(st, qs)) +
                      " bytes of shared memory at this head dim, more than " + std::to_string(lim));
     args_.stages = st;
     args_.qslots = qs;
@@ -514,7 +496,7 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources go(const Launch& l, bool launch) {
     using C = Sm90Cfg<DP, BC>;
     auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED>;
-    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots, PAGED);
+    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots, PAGED, args_.o_tma);
     if (!launch) {
       // The most any rings take (a kernel's launches differ in shared memory now: one instance's
       // setting must not refuse another's larger launch).
@@ -522,7 +504,7 @@ class FlashSm90Impl final : public FlashSm90 {
                                            hipFuncAttributeMaxDynamicSharedMemorySize, kSm90SmemMax));
       return kernel_resources(fn, C::kThreads, smem);
     }
-    fn<<<static_cast<unsigned>(grid_), C::kThreads, smem, l.stream>>>(tmQ_, tmK_, tmV_, args_);
+    fn<<<static_cast<unsigned>(grid_), C::kThreads, smem, l.stream>>>(tmQ_, tmK_, tmV_, tmO_, args_);
     BWPROF_CHECK_LAUNCH("bwprof_attention_flash_sm90");
     return {};
   }
@@ -530,7 +512,7 @@ class FlashSm90Impl final : public FlashSm90 {
   bool bf16_, narrow_ = true;
   int dp_, bc_ = 128;
   DeviceBuffer counter_;
-  CUtensorMap tmQ_{}, tmK_{}, tmV_{};
+  CUtensorMap tmQ_{}, tmK_{}, tmV_{}, tmO_{};
   Sm90Args args_{};
   std::int64_t grid_ = 1;
   Resources res_;

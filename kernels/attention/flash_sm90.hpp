@@ -5,6 +5,7 @@
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <cmath>
+#include <cstddef>
 
 #include "common/gpu_common.hpp"
 #include "common/gpu_wgmma_attn.hpp"
@@ -22,9 +23,10 @@ constexpr int kSm90MaxRing = 4;
 constexpr int kSm90ExtraBytes = 1024 + 8 * 6 * kSm90MaxRing + 16 + 16;
 constexpr int kSm90SmemMax = 232448;
 // Paged: two key tiles' K/V buffer rows (an int a key) that the cp.async loader reads the block table
-// into, after the tile slots.
-inline int sm90_smem_bytes(int dp, int bc, int stages, int qslots, bool paged) {
-  return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + kSm90ExtraBytes + (paged ? 8 * bc : 0);
+// into, after the tile slots. O stored by the copy engine (o_tma): a tile's O (128 rows, as wide as a
+// Q slot) after the V stages.
+inline int sm90_smem_bytes(int dp, int bc, int stages, int qslots, bool paged, bool o_tma = false) {
+  return (qslots + (o_tma ? 1 : 0)) * 128 * dp * 2 + 2 * stages * bc * dp * 2 + kSm90ExtraBytes + (paged ? 8 * bc : 0);
 }
 
 // DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). BC: keys per tile
@@ -65,6 +67,7 @@ struct Sm90Args {
   bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
   bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
   int stages, qslots;    // K/V stages, Q slots (each 1 .. kMaxRing; stages >= 2)
+  bool o_tma = false;    // O written to shared memory and stored by the copy engine (one thread a warpgroup)
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
@@ -129,6 +132,97 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
       sum += sc[4 * i + 2 * rr] + sc[4 * i + 2 * rr + 1];
     }
     l[rr] = l[rr] * corr[rr] + sum;  // this thread's share; the quad is summed at the end
+  }
+#endif
+}
+
+// O from registers (o[4x + 2rr + e]: row r0 + 8 rr, column 8x + 2tq + e; lsum: the thread's share of
+// each row's sum), normalized. Stored 16 bytes a thread: for each 32 columns (x = 4g .. 4g + 3) the
+// quad's 4 x 4 pairs are transposed by shuffles, so that thread tq holds columns 32g + 8tq .. + 7 (a
+// warp's store: 8 rows of 64 whole bytes, not of 16 bytes in 4-byte pieces); the pairs past the last
+// 32 (head dim 80) 4 bytes a thread. Off (head dims 64 and 128 by default, BWPROF_ATTN_STORE16=0):
+// every pair 4 bytes a thread.
+template <class T, int DN>
+__device__ __forceinline__ void sm90_store_o_regs(const float* o, const float* lsum, int r0, int bh, int l,
+                                                  const Sm90Args& a) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  const int tq = l % 4;
+  constexpr int G32 = DN / 32;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    float lt = lsum[rr];
+    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+    const int row = r0 + 8 * rr;
+    const bool in = row < a.seq_q;
+    const float inv = lt > 0.f ? 1.f / lt : 0.f;
+    T* out = static_cast<T*>(a.O) + (static_cast<std::size_t>(bh) * a.seq_q + (in ? row : 0)) * a.D;
+    if (a.store16) {
+#pragma unroll
+      for (int g = 0; g < G32; ++g) {
+        unsigned v[4], u[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[j] = pack2<T>(o[4 * (4 * g + j) + 2 * rr] * inv, o[4 * (4 * g + j) + 2 * rr + 1] * inv);
+        // Round k: thread tq takes pair tq of thread (tq + k) % 4, which sends its pair (its tq - k) % 4.
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int snd = (tq - k) & 3, src = (tq + k) & 3;
+          const unsigned send = snd == 0 ? v[0] : snd == 1 ? v[1] : snd == 2 ? v[2] : v[3];
+          const unsigned got = __shfl_sync(0xffffffffu, send, (l & ~3) | src);
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (src == j) u[j] = got;
+        }
+        const int col = 32 * g + 8 * tq;
+        if (in && col < a.D) *reinterpret_cast<uint4*>(out + col) = make_uint4(u[0], u[1], u[2], u[3]);
+      }
+    }
+#pragma unroll
+    for (int x = 0; x < DN / 8; ++x) {
+      const int col = 8 * x + 2 * tq;
+      if ((!a.store16 || x >= 4 * G32) && in && col < a.D)
+        *reinterpret_cast<unsigned*>(out + col) = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
+    }
+  }
+#endif
+}
+
+// O_TMA: a consumer warpgroup's 64 rows (o[4x + 2rr + e]: row 16 w4 + l/4 + 8 rr of the warpgroup,
+// column 8x + 2tq + e; lsum: the thread's share of each row's sum) normalized into its half of the O
+// buffer `ob`, laid out as a Q slot's (64-column boxes of 128-byte rows, 128-byte swizzled: pair x
+// of row lr at 16-byte chunk (x % 8) ^ (lr % 8), so a warp's 8 rows fall on 8 chunks, no bank
+// conflict); then thread 0 of the warpgroup asks the copy engine to store it (a box of 64 columns x
+// 64 rows of head bh from row row_first; the map clips rows past seq_q and columns past D) and the
+// warpgroup goes on at once. Before the buffer is written again that thread waits until the copy
+// engine has read the previous tile's (the warpgroup held at named barrier 2 + c meanwhile).
+template <class T, int DP, int DN>
+__device__ __forceinline__ void sm90_store_o_tma(const float* o, const float* lsum, unsigned ob, const CUtensorMap* tmO,
+                                                 int row_first, int bh, int c, int t, const Sm90Args& a) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  const int w4 = t / 32, l = t % 32, tq = l % 4;
+  if (t == 0) bulk_wait_read();
+  asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    float lt = lsum[rr];
+    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+    const float inv = lt > 0.f ? 1.f / lt : 0.f;
+    const int lr = 16 * w4 + l / 4 + 8 * rr;
+#pragma unroll
+    for (int x = 0; x < DN / 8; ++x) {
+      const unsigned at = ob + (x / 8) * 64 * 128 + lr * 128 + (((x % 8) ^ (lr % 8)) * 16) + 4 * tq;
+      const unsigned v = pack2<T>(o[4 * x + 2 * rr] * inv, o[4 * x + 2 * rr + 1] * inv);
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(v) : "memory");
+    }
+  }
+  fence_async_shared();  // the plain stores, before the copy engine reads them
+  asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+  if (t == 0 && row_first < a.seq_q) {
+#pragma unroll
+    for (int j = 0; j < DP / 64; ++j)
+      if (64 * j < a.D) tma_store_3d(tmO, ob + j * 64 * 128, 64 * j, row_first, bh);
+    bulk_commit();
   }
 #endif
 }

@@ -23,6 +23,11 @@ namespace gpu {
 // zeros (host side: kernels/common/tensor_map.hip).
 CUtensorMap b16_tensor_map(const void* base, bool bf16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                            int box_cols, int box_rows);
+// Heads of a row-major 16-bit matrix each, [heads, rows, cols] contiguous, as a 3-D tensor map whose
+// box is box_cols x box_rows of one head, 128-byte swizzled: a box is clipped at its own head's last
+// row and column (the copy engine's stores past them write nothing).
+CUtensorMap b16_tensor_map_heads(void* base, bool bf16, std::int64_t heads, std::int64_t rows, std::int64_t cols,
+                                 int box_cols, int box_rows);
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -93,6 +98,37 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map
           dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+#endif
+}
+
+// ---- TMA: a box from shared memory to global memory (bulk groups) ----------------------------
+// A 3-D box (columns c0.., rows c1.., head c2) of a b16_tensor_map_heads map from shared memory
+// `src` (written by this block's threads: fence_async_shared() and a barrier before); the copy
+// joins this thread's open bulk group.
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, unsigned src, int c0, int c1, int c2) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+#endif
+}
+// Closes this thread's open bulk group.
+__device__ __forceinline__ void bulk_commit() {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until this thread's bulk groups have read their shared memory (it may be written again).
+__device__ __forceinline__ void bulk_wait_read() {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+// Waits until this thread's bulk groups are complete (their writes to global memory done).
+__device__ __forceinline__ void bulk_wait() {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
 }
 

@@ -69,6 +69,11 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // paged: the copy engine wherever it can take the pages (the default only from pages of 64)
     if (c.params.count("block_size")) runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PAGED_LOAD", "tma"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STORE16", "0"}});
+    // O stored by the copy engine from shared memory (rows past seq_q and columns past the head clipped
+    // by the tensor map), with the rule's rings and with a block per tile
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "1"}});
+    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "1"}, {"BWPROF_ATTN_PERSIST", "0"},
+                    {"BWPROF_ATTN_QSLOTS", "2"}});
     runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});
     // decode with each warp's ring 2 deep and 3 splits, and as deep as fits (5 up to head dim 128,
     // 3 at 256) over half a wave of splits

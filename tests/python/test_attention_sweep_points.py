@@ -16,13 +16,16 @@ def test_selection_keeps_only_the_asked_points():
     short = sweep.points(False, {"prefill"}, [64, 128], 512)
     assert short and all(p["seq_kv"] <= 512 and p["head_dim"] in (64, 128) for _, _, _, p in short)
     assert {p["seq_kv"] for _, _, _, p in short} == {128, 512}
+    long = sweep.points(False, {"prefill"}, [64], None, 1024)
+    assert long and {p["seq_kv"] for _, _, _, p in long} == {s for _, _, _, s, _ in sweep.PREFILL if s >= 1024}
     paged = sweep.points(False, {"paged"})
     assert paged and all(v == "flash_paged" for _, v, _, _ in paged)
     assert len(sweep.points(False, {"prefill", "decode", "paged"})) == len(every)
 
 
-@pytest.mark.parametrize("argv,msg", [(["--only", "prefil"], "--only"), (["--max-s", "0"], "--max-s"),
-                                      (["--only", "paged", "--d", "64", "--max-s", "128"], "no point")])
+@pytest.mark.parametrize("argv,msg", [(["--only", "prefil"], "--only"), (["--max-s", "0"], "--max-s"), (["--min-s", "0"], "--min-s"),
+                                      (["--only", "paged", "--d", "64", "--max-s", "128"], "no point"),
+                                      (["--only", "prefill", "--max-s", "512", "--min-s", "1024"], "no point")])
 def test_bad_selection_is_a_usage_error(argv, msg, capsys):
     with pytest.raises(SystemExit) as e:
         sweep.main(argv)

@@ -365,10 +365,19 @@ def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
         bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
 
 
-def _sm90_smem(dp, bc, stages, qslots, paged=False):
+def _sm90_smem(dp, bc, stages, qslots, paged=False, o_tma=False):
     # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1248 bytes of alignment and barriers;
-    # paged, two key tiles' K/V buffer rows (an int a key) for the cp.async loader
-    return qslots * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1248 + (8 * bc if paged else 0)
+    # paged, two key tiles' K/V buffer rows (an int a key) for the cp.async loader; O by the copy
+    # engine (BWPROF_ATTN_O_TMA=1), a buffer of 128 rows as wide as a Q slot
+    return (qslots + o_tma) * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1248 + (8 * bc if paged else 0)
+
+
+def _sm90_rings_with_o(dp, bc, seq_kv, paged):
+    # choose_rings with BWPROF_ATTN_O_TMA=1: (stages, qslots, O buffer), none where 2+1 with it do not fit
+    o = _sm90_smem(dp, bc, 2, 1, paged, True) <= 232448
+    if seq_kv <= bc and _sm90_smem(dp, bc, 2, 2, paged, o) <= 232448:
+        return 2, 2, o
+    return (3 if _sm90_smem(dp, bc, 3, 1, paged, o) <= 232448 else 2), 1, o
 
 
 # The Hopper attention kernel's rings and key tiles (flash_sm90.hip): shapes with more tiles than SMs
@@ -394,7 +403,9 @@ WGMMA_ATTN = [
 WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
                     {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
                     {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
-                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"}]
+                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"},
+                    {"BWPROF_ATTN_O_TMA": "1"}, {"BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "2",
+                                                 "BWPROF_ATTN_QSLOTS": "2"}]
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -409,21 +420,25 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     dp, bc, stages, qslots = rings
     if "BWPROF_ATTN_PAGED_LOAD" in knobs and "block_size" not in shape:
         pytest.skip("a paged cache's knob")
+    variant = "flash_paged" if "block_size" in shape else "flash"
+    o_tma = False
+    if knobs.get("BWPROF_ATTN_O_TMA") == "1":
+        stages, qslots, o_tma = _sm90_rings_with_o(dp, bc, shape.get("seq_kv", shape["seq_q"]), variant == "flash_paged")
     stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
     qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
-    variant = "flash_paged" if "block_size" in shape else "flash"
-    if _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged") > 232448:
+    if _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged", o_tma) > 232448:
         with pytest.raises(ValueError, match="BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS.*shared memory"):
             bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q)
         return
     d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
     assert d["verified"], f"wgmma {knobs} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
-    assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged")
+    assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged", o_tma)
 
 
 # Head dim 256 with key tiles of 48 or 32 (BWPROF_ATTN_D256_TILE, candidates; contiguous K/V): the rule's
 # rings there (48: two stages and two Q slots; 32: three and two), then three stages and one slot, and
-# four and one (too big at 48: the knob's error). Odd lengths off both tiles, causal and not, seq_q !=
+# four and one (too big at 48: the knob's error), and with O by the copy engine asked for (its buffer
+# does not fit beside two Q slots: O from registers, the rings kept). Odd lengths off both tiles, causal and not, seq_q !=
 # seq_kv, GQA, rows of one key tile, more tiles than SMs; a paged cache stays on keys of 64.
 WGMMA_ATTN_D256 = [
     dict(heads=2, seq_q=200, seq_kv=333, head_dim=256),
@@ -438,7 +453,8 @@ D256_TILE_RINGS = {"48": (48, 2, 2), "32": (32, 3, 2)}
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("knobs", [{}, {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
-                                   {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}])
+                                   {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"},
+                                   {"BWPROF_ATTN_O_TMA": "1"}])
 @pytest.mark.parametrize("tile", ["48", "32"])
 @pytest.mark.parametrize("shape", WGMMA_ATTN_D256)
 def test_wgmma_attention_rings_d256_key_tiles_match_reference(shape, tile, knobs, dtype, monkeypatch):
@@ -477,6 +493,8 @@ def test_d256_key_tile_rings_fit_shared_memory():
     ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
     ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
     ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),
+    ({"BWPROF_ATTN_O_TMA": "yes"}, "BWPROF_ATTN_O_TMA=yes: expected 0 or 1"),
+    ({"BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "2"}, "and the O buffer need .* bytes"),
 ])
 def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
     if not _hopper_wgmma_build():
