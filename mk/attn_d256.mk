@@ -10,10 +10,10 @@ AD256_LOGS = $(OUT)/attn_d256_logs
 .PHONY: gpu-attn-d256
 gpu-attn-d256: gpu-build
 	rm -rf $(AD256_LOGS) && mkdir -p $(AD256_LOGS)
-	-( timeout 90 $(GPU_BUILD)/bwprof_tests \
+	-( timeout 120 $(GPU_BUILD)/bwprof_tests \
 	    --gtest_filter='Small/GpuCompute.OneLaunchMatchesFloat64Reference/attention_*:GpuComputeErrors.*' \
 	    > $(AD256_LOGS)/gtest.log 2>&1; echo "gtest rc=$$?" > $(AD256_LOGS)/gtest.rc ) & \
-	  PYTHONPATH=python timeout 90 $(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py -p no:cacheprovider \
+	  PYTHONPATH=python timeout 120 $(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py -p no:cacheprovider \
 	    -k "wgmma_attention_rings or ring_knobs or d256_key_tile" > $(AD256_LOGS)/pytest.log 2>&1; \
 	  echo "pytest rc=$$?"; wait; cat $(AD256_LOGS)/gtest.rc; tail -n 4 $(AD256_LOGS)/gtest.log; \
 	  grep -E '^\[  FAILED|Failure|error ' $(AD256_LOGS)/gtest.log | head -n 20; \
