@@ -11,7 +11,6 @@ instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with its K/V stag
 set (BWPROF_ATTN_STAGES, BWPROF_ATTN_QSLOTS: three and one, or two and two, where its rule chooses
 the other), storing O 4 bytes a thread instead of 16
 at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
-at head dim 256 with key tiles of 48 or 32 instead of 64 (BWPROF_ATTN_D256_TILE: two Q slots fit),
 paged with K/V read by the other loader (the copy engine below pages of 64, cp.async from 64:
 BWPROF_ATTN_PAGED_LOAD=tma, cp) and with pages of 128 positions; decode the mma.sync kernel, the
 vector-unit rows kernel and the decode kernel with its keys split for one wave of blocks instead of
@@ -190,12 +189,6 @@ CANDIDATES = {
                  lambda p: "block_size" in p and p["block_size"] < 64),
                 ("cpl", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "cp"}, {},
                  lambda p: "block_size" in p and p["block_size"] >= 64),
-                # head dim 256, contiguous K/V: key tiles of 48 (two Q slots beside two K/V stages) and of 32
-                # (two Q slots, three stages) instead of 64 (one Q slot: each row tile's Q load exposed)
-                ("t48", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_D256_TILE": "48"}, {},
-                 lambda p: p["head_dim"] == 256 and "block_size" not in p),
-                ("t32", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_D256_TILE": "32"}, {},
-                 lambda p: p["head_dim"] == 256 and "block_size" not in p),
                 # paged: pages of 128 positions (one page a key tile: how much the page size costs)
                 ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
     "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),
@@ -334,8 +327,7 @@ def main(argv=None) -> int:
     print("best: torch time over the fastest of bwprof's choice and the candidates (bs128 aside); candidates: prefill flash "
           "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), "
           "o4 / o16 (O stored 4 / 16 bytes a thread), o_reg / o_tma (O from registers / by the copy engine "
-          "from shared memory, where the default is the other), wide (P.V 128 wide at head dims 80/96), t48 / t32 "
-          "(key tiles of 48 / 32 at head dim 256, two Q slots), tma / cpl (paged by "
+          "from shared memory, where the default is the other), wide (P.V 128 wide at head dims 80/96), tma / cpl (paged by "
           "the copy engine / cp.async), bs128 (pages of 128); decode flash, rows, w1 (one wave of splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]

@@ -8,7 +8,7 @@
 //   head the row tiles from the last (under a causal mask, the longest rows first).
 //   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into a ring
 //   of Q slots: with more than one, the next tiles' Q arrive while this one is computed), then its K
-//   and V tiles of 128 keys (64 at head dim 256; 48 or 32 there by knob) into a ring of K/V stages,
+//   and V tiles of 128 keys (64 at head dim 256) into a ring of K/V stages,
 //   128-byte swizzled, each stage completing on its `full` mbarrier. The rings' sizes are runtime
 //   parameters, chosen by the host from the rows' length and what fits shared memory (choose_rings).
 //   A paged cache is read page by page through the block table where its pages are of 64 keys or
@@ -360,17 +360,7 @@ class FlashSm90Impl final : public FlashSm90 {
     counter_.fill(0);
     // Key tiles of 128, 64 at head dim 256 (two stages and the Q tile in 192 KB; a tile of 80 keys
     // was 13% slower at the longest causal H100 sweep point, 3-5% faster at three of seven).
-    // BWPROF_ATTN_D256_TILE=48|32 (candidates, contiguous K/V only: a paged cache's pages must tile the
-    // key tile, so paged stays on 64): keys of 48 (32) at head dim 256, so that two Q slots fit beside
-    // two (three) K/V stages; with one Q slot every row tile's Q (64 KB) loads only after the last
-    // Q.K^T of the tile before, exposed once a tile where rows have few key tiles.
-    bc_ = dp_ <= 128 ? 128 : 64;
-    if (const char* e = std::getenv("BWPROF_ATTN_D256_TILE"); e && *e) {
-      const std::string v(e);
-      if (v != "32" && v != "48" && v != "64") BWPROF_INVALID("BWPROF_ATTN_D256_TILE=" + v + ": expected 32, 48 or 64");
-      if (dp_ == 256 && !l.paged) bc_ = std::stoi(v);
-    }
-    const int bc = bc_;
+    const int bc = dp_ <= 128 ? 128 : 64;
     // Paged K/V: pages of 64 keys or more that are whole 8-row swizzle groups tiling the key tile are
     // read by the copy engine, a box a page (H100, pages of 128: 277 us against cp.async's 383);
     // smaller pages (or any the copy engine cannot take) by the producer's threads with cp.async (pages
@@ -432,24 +422,16 @@ class FlashSm90Impl final : public FlashSm90 {
   // 128): two stages and two Q slots where they fit (the next tile's Q arrives while this one's
   // single key tile is computed; H100, S128: 26.4 against 28.2 us at D64, as fast or faster at 80-128).
   // Else three stages and one slot where they fit (head dims up to 128; faster than Q slots first
-  // at S512: 28.8 against 29.9 us at D64, 38.1 against 43.1 at D128), else two and one. Head dim 256
-  // with keys of 48 (BWPROF_ATTN_D256_TILE=48): two stages and two Q slots; of 32: three and two.
+  // at S512: 28.8 against 29.9 us at D64, 38.1 against 43.1 at D128), else two and one.
   // BWPROF_ATTN_STAGES=n and BWPROF_ATTN_QSLOTS=n set either (knobs for benchmarks; an error where
   // they do not fit).
   void choose_rings(const Launch& l, int bc) {
     constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
-    // Head dim 256 with keys of 48 (knob): two Q slots and two stages (230,624 bytes); of 32: two Q
-    // slots and three stages (the same). There the O buffer (o_tma) would take the second Q slot's room:
-    // the Q slots, the point of those tiles, are kept and O stored from registers.
-    const bool small = bc == 48 || bc == 32;
-    if (args_.o_tma && sm90_smem_bytes(dp_, bc, bc == 32 ? 3 : 2, small ? 2 : 1, l.paged, true) > lim)
-      args_.o_tma = false;
+    if (args_.o_tma && sm90_smem_bytes(dp_, bc, 2, 1, l.paged, true) > lim) args_.o_tma = false;
     const bool o = args_.o_tma;
     const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged, o); };
     int st = 2, qs = 1;
-    if (small)
-      st = bc == 32 ? 3 : 2, qs = 2;
-    else if (l.kv.seq_kv <= bc && smem_bytes(2, 2) <= lim)
+    if (l.kv.seq_kv <= bc && smem_bytes(2, 2) <= lim)
       qs = 2;
     else if (smem_bytes(3, 1) <= lim)
       st = 3;
@@ -492,10 +474,7 @@ class FlashSm90Impl final : public FlashSm90 {
   template <class T, int DP, int DK, int DN>
   Resources by_paged(const Launch& l, bool launch) {
     if constexpr (DP > 128) {
-      if (l.paged) return go<T, DP, DK, DN, 64, true>(l, launch);
-      if (bc_ == 48) return go<T, DP, DK, DN, 48, false>(l, launch);
-      if (bc_ == 32) return go<T, DP, DK, DN, 32, false>(l, launch);
-      return go<T, DP, DK, DN, 64, false>(l, launch);
+      return l.paged ? go<T, DP, DK, DN, 64, true>(l, launch) : go<T, DP, DK, DN, 64, false>(l, launch);
     } else {
       return l.paged ? go<T, DP, DK, DN, 128, true>(l, launch) : go<T, DP, DK, DN, 128, false>(l, launch);
     }
@@ -518,7 +497,7 @@ class FlashSm90Impl final : public FlashSm90 {
   }
 
   bool bf16_, narrow_ = true;
-  int dp_, bc_ = 128;
+  int dp_;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{}, tmO_{};
   Sm90Args args_{};

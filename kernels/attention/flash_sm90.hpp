@@ -30,7 +30,7 @@ inline int sm90_smem_bytes(int dp, int bc, int stages, int qslots, bool paged, b
 }
 
 // DP: the head dim as shared memory holds it (64, 128 or 256; 80 and 96 in 128). BC: keys per tile
-// (128; 64 at head dim 256, or 48 or 32 there with BWPROF_ATTN_D256_TILE, contiguous K/V). The K/V stages and Q slots of the rings are runtime
+// (128; 64 at head dim 256). The K/V stages and Q slots of the rings are runtime
 // parameters (Sm90Args::stages, qslots: up to kMaxRing each, as many as fit shared memory).
 template <int DP, int BC>
 struct Sm90Cfg {

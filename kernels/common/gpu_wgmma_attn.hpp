@@ -1,7 +1,7 @@
 // The wgmma forms of attention's Hopper kernel (kernels/attention/flash_sm90.hip); the GEMM's are in
 // gpu_wgmma.hpp, with the mbarrier, TMA and descriptor helpers both use.
 //   S = Q.K^T: both operands in shared memory, K-major (no transpose): wgmma_ss_kmajor<N, BF16>, N the
-//   keys of a tile (64 or 128; 48 or 32 at head dim 256 on request).
+//   keys of a tile (64 or 128).
 //   O += P.V: A (P) in registers, four 32-bit registers of 16-bit pairs per thread in the mma.sync
 //   A-fragment layout of the warp's 16 rows; B (V) in shared memory, N-major (transposed by the
 //   instruction): wgmma_rs<N, BF16>, N the head dim rounded up to 16 (64, 80, 96, 128 or 256).
@@ -14,48 +14,6 @@
 namespace bwprof {
 namespace gpu {
 
-__device__ __forceinline__ void wgmma_ss_n32_f16(float* d, unsigned long long da, unsigned long long db, int accumulate) {
-#if defined(BWPROF_WGMMA_DEVICE)
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(da), "l"(db), "r"(accumulate));
-#endif
-}
-__device__ __forceinline__ void wgmma_ss_n32_bf16(float* d, unsigned long long da, unsigned long long db, int accumulate) {
-#if defined(BWPROF_WGMMA_DEVICE)
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(da), "l"(db), "r"(accumulate));
-#endif
-}
-__device__ __forceinline__ void wgmma_ss_n48_f16(float* d, unsigned long long da, unsigned long long db, int accumulate) {
-#if defined(BWPROF_WGMMA_DEVICE)
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, %24, %25, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
-      : "l"(da), "l"(db), "r"(accumulate));
-#endif
-}
-__device__ __forceinline__ void wgmma_ss_n48_bf16(float* d, unsigned long long da, unsigned long long db, int accumulate) {
-#if defined(BWPROF_WGMMA_DEVICE)
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, %24, %25, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
-      : "l"(da), "l"(db), "r"(accumulate));
-#endif
-}
 __device__ __forceinline__ void wgmma_ss_n64_f16(float* d, unsigned long long da, unsigned long long db, int accumulate) {
 #if defined(BWPROF_WGMMA_DEVICE)
   asm volatile(
@@ -273,9 +231,7 @@ __device__ __forceinline__ void wgmma_rs_n256_bf16(float* d, const unsigned* a, 
 
 template <int N, bool BF16>
 __device__ __forceinline__ void wgmma_ss_kmajor(float* d, unsigned long long da, unsigned long long db, int accumulate) {
-  static_assert(N == 32 || N == 48 || N == 64 || N == 128, "wgmma_ss_kmajor N: 32, 48, 64 or 128");
-  if constexpr (N == 32) BF16 ? wgmma_ss_n32_bf16(d, da, db, accumulate) : wgmma_ss_n32_f16(d, da, db, accumulate);
-  if constexpr (N == 48) BF16 ? wgmma_ss_n48_bf16(d, da, db, accumulate) : wgmma_ss_n48_f16(d, da, db, accumulate);
+  static_assert(N == 64 || N == 128, "wgmma_ss_kmajor N: 64 or 128");
   if constexpr (N == 64) BF16 ? wgmma_ss_n64_bf16(d, da, db, accumulate) : wgmma_ss_n64_f16(d, da, db, accumulate);
   if constexpr (N == 128) BF16 ? wgmma_ss_n128_bf16(d, da, db, accumulate) : wgmma_ss_n128_f16(d, da, db, accumulate);
 }

@@ -50,8 +50,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   // cannot take the problem on this device says so and is passed over): flash with every tile shape
   // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
   // wgmma kernel persistent, with a block per tile (and paged K/V by cp.async), with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
-  // 128 wide, with two K/V stages and three Q slots, three and one (where they fit), at head dim 256
-  // with key tiles of 48 and 32 (BWPROF_ATTN_D256_TILE), paged with K/V
+  // 128 wide, with two K/V stages and three Q slots, three and one (where they fit), paged with K/V
   // by the copy engine wherever it takes the pages (by default cp.async below pages of 64); decode with its keys split for four waves (more splits for its last block to merge),
   // and with its ring depth and split count forced.
   // GEMM tensor: each mma.sync tile
@@ -84,10 +83,6 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
                     {"BWPROF_ATTN_DECODE_WAVES", "0.5"}});
     if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
       runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "0"}});
-    // head dim 256 with keys of 48 (two Q slots, two stages) and of 32 (two Q slots, three stages):
-    // candidates by BWPROF_ATTN_D256_TILE (contiguous K/V; a paged cache stays on 64)
-    if (d256)
-      for (const char* t : {"48", "32"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_D256_TILE", t}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
     // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
     // piece, which stores C itself), the skinny tensor kernel (tc_skinny, M <= 64: its choice of

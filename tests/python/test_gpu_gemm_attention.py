@@ -437,59 +437,7 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged", o_tma)
 
 
-# Head dim 256 with key tiles of 48 or 32 (BWPROF_ATTN_D256_TILE, candidates; contiguous K/V): the rule's
-# rings there (48: two stages and two Q slots; 32: three and two), then three stages and one slot, and
-# four and one (too big at 48: the knob's error), and with O by the copy engine asked for (its buffer
-# does not fit beside two Q slots: O from registers, the rings kept). Odd lengths off both tiles, causal and not, seq_q !=
-# seq_kv, GQA, rows of one key tile, more tiles than SMs; a paged cache stays on keys of 64.
-WGMMA_ATTN_D256 = [
-    dict(heads=2, seq_q=200, seq_kv=333, head_dim=256),
-    dict(batch=2, heads=6, kv_heads=3, seq_q=257, head_dim=256, causal=True),
-    dict(batch=16, heads=8, kv_heads=1, seq_q=100, head_dim=256, causal=True),
-    dict(heads=4, kv_heads=1, seq_q=31, head_dim=256, causal=True),
-    dict(batch=3, heads=4, kv_heads=2, seq_q=77, seq_kv=1000, head_dim=256, causal=True),
-    dict(heads=3, seq_q=70, seq_kv=333, head_dim=256, block_size=16),
-]
-D256_TILE_RINGS = {"48": (48, 2, 2), "32": (32, 3, 2)}
-
-
-@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("knobs", [{}, {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
-                                   {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"},
-                                   {"BWPROF_ATTN_O_TMA": "1"}])
-@pytest.mark.parametrize("tile", ["48", "32"])
-@pytest.mark.parametrize("shape", WGMMA_ATTN_D256)
-def test_wgmma_attention_rings_d256_key_tiles_match_reference(shape, tile, knobs, dtype, monkeypatch):
-    if not _hopper_wgmma_build():
-        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
-    monkeypatch.setenv("BWPROF_ATTN_D256_TILE", tile)
-    for k, v in knobs.items():
-        monkeypatch.setenv(k, v)
-    paged = "block_size" in shape
-    bc, stages, qslots = (64, 2, 1) if paged else D256_TILE_RINGS[tile]
-    stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
-    qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
-    variant = "flash_paged" if paged else "flash"
-    smem = _sm90_smem(256, bc, stages, qslots, paged)
-    if smem > 232448:
-        with pytest.raises(ValueError, match="BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS.*shared memory"):
-            bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q)
-        return
-    d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
-    assert d["verified"], f"wgmma tile {tile} {knobs} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
-    assert d["shared_mem_per_block"] == smem
-
-
-def test_d256_key_tile_rings_fit_shared_memory():
-    # the rule's rings at keys of 48 and 32 fill the block's shared memory to the same 230,624 bytes
-    assert _sm90_smem(256, 48, 2, 2) == _sm90_smem(256, 32, 3, 2) == 230624 <= 232448
-    assert _sm90_smem(256, 48, 3, 2) > 232448 and _sm90_smem(256, 64, 2, 2) > 232448
-
-
 @pytest.mark.parametrize("env,match", [
-    ({"BWPROF_ATTN_D256_TILE": "40"}, "BWPROF_ATTN_D256_TILE=40: expected 32, 48 or 64"),
-    ({"BWPROF_ATTN_D256_TILE": "48k"}, "BWPROF_ATTN_D256_TILE=48k: expected 32, 48 or 64"),
     ({"BWPROF_ATTN_STAGES": "x"}, "BWPROF_ATTN_STAGES=x: expected 1 to 4"),
     ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected 1 to 4"),
     ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
