@@ -35,13 +35,15 @@ struct MmaConfig {
 // 4-byte loads joined by funnel shifts: load8_b16) and stores them to shared memory after the
 // stage's multiply-adds, so that the loads' latency hides behind the matrix units as cp.async's does.
 // Split K: grid.z blocks share an output tile, each taking split_len of K (a multiple of kMmaK);
-// with more than one they add FP32 partial sums into split_k.hip's accumulator, whose finishing
-// kernel applies the bias and activation and stores C.
+// with more than one they add FP32 partial sums into split_k.hip's accumulator. Then either
+// split_k.hip's finishing kernel applies the bias and activation and stores C (tile_count null), or
+// the last block of each tile to count itself in tile_count does so for its tile and zeroes its part
+// of the accumulator and its count for the next launch: one launch instead of two.
 template <class T, int BM, int BN, int WM, int WN, int STAGES, int kMmaK, bool ALIGNED, int A>
 __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThreads)
     bwprof_gemm_mma(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
-                    T* __restrict__ C, float* __restrict__ split_acc, int M, int N, int K, int lda, int ldb, int ldc,
-                    int split_len) {
+                    T* __restrict__ C, float* __restrict__ split_acc, int* __restrict__ tile_count, int M, int N, int K,
+                    int lda, int ldb, int ldc, int split_len) {
   using Cfg = MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>;
   constexpr int AS = Cfg::kAStride, BS = Cfg::kBStride, THREADS = Cfg::kThreads;
   constexpr int MT = WM / 16, NT = WN / 8;
@@ -202,6 +204,28 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       }
     }
   }
+  if (split && tile_count) {
+    __shared__ int last;
+    __threadfence();  // this block's sums are in L2 before its count is
+    __syncthreads();
+    if (tid == 0) {
+      int* cnt = tile_count + blockIdx.y * gridDim.x + blockIdx.x;
+      last = atomicAdd(cnt, 1) == static_cast<int>(gridDim.z) - 1;
+      if (last) *cnt = 0;  // every block of the tile has counted: ready for the next launch
+    }
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      for (int e = tid; e < BM * BN; e += THREADS) {
+        const int gm = m0 + e / BN, gn = n0 + e % BN;
+        if (gm >= M || gn >= N) continue;
+        float* p = split_acc + static_cast<std::size_t>(gm) * N + gn;
+        const float v = __ldcg(p) + (bias ? to_f(bias[gn]) : 0.f);
+        __stcg(p, 0.f);
+        C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v));
+      }
+    }
+  }
 }
 
 // Tile shapes: large (128x256, 8 warps of 64x64), medium (128x128, 8 warps of 64x32), small (64x64,
@@ -239,10 +263,22 @@ class MmaRunner final : public GemmRunner {
     split_len_ = static_cast<int>((ksteps + splits - 1) / splits * 64);
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
     if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
+    // The 16-row tile's splits (up to 16 rows) finished by the last block of each tile (a count a tile,
+    // within the scratch choice.hpp reserves) or by split_k.hip's second kernel: BWPROF_GEMM_SPLIT_FINISH=last|kernel
+    // (a candidate, `kernel` by default until measured).
+    if (const char* e = std::getenv("BWPROF_GEMM_SPLIT_FINISH"); e && *e) {
+      const std::string v(e);
+      if (v != "last" && v != "kernel") BWPROF_INVALID("BWPROF_GEMM_SPLIT_FINISH=" + v + ": expected last or kernel");
+      finish_last_ = v == "last";
+    }
+    if (splits_ > 1 && finish_last_ && tile_ == MmaTile::kSkinny && s.M <= 16) {
+      tile_count_ = DeviceBuffer(static_cast<std::size_t>(tiles(bm, bn)) * sizeof(int), "GEMM split-K tile counts");
+      tile_count_.fill(0);
+    }
     sms_ = static_cast<int>(sms);
     static const char* const kNames[] = {"large", "medium", "small", "skinny"};
     gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + (aligned_ ? "" : " unaligned") +
-                  " splits " + std::to_string(splits_));
+                  " splits " + std::to_string(splits_) + (tile_count_.get() ? " last-block finish" : ""));
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -268,7 +304,8 @@ class MmaRunner final : public GemmRunner {
   template <class T, int BM, int BN, int WM, int WN, int ST, int BK, bool AL>
   Resources go_t(hipStream_t st, bool launch) {
     using Cfg = MmaConfig<BM, BN, WM, WN, ST, BK>;
-    return gemm::with_act(splits_ > 1 ? Act::kNone : act_, [&](auto a) {  // split: the finishing kernel's
+    const bool fused = tile_count_.get() != nullptr;
+    return gemm::with_act(splits_ > 1 && !fused ? Act::kNone : act_, [&](auto a) {  // split: the finishing kernel's
       auto* fn = &bwprof_gemm_mma<T, BM, BN, WM, WN, ST, BK, AL, decltype(a)::value>;
       if (!launch) {
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
@@ -279,10 +316,11 @@ class MmaRunner final : public GemmRunner {
                       static_cast<unsigned>(splits_));
       fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(static_cast<const T*>(A_), static_cast<const T*>(B_),
                                                        static_cast<const T*>(bias_), static_cast<T*>(C_),
-                                                       acc_.get<float>(), int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
+                                                       acc_.get<float>(), fused ? tile_count_.get<int>() : nullptr,
+                                                       int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
                                                        int(s_.ldb), int(s_.ldc), split_len_);
       BWPROF_CHECK_LAUNCH("bwprof_gemm_mma");
-      if (splits_ > 1)
+      if (splits_ > 1 && !fused)
         gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
                            sms_, st);
       return Resources{};
@@ -298,6 +336,8 @@ class MmaRunner final : public GemmRunner {
   bool aligned_ = false;
   MmaTile tile_ = MmaTile::kSmall;
   int splits_ = 1, split_len_ = 0, sms_ = 1;
+  bool finish_last_ = false;
+  DeviceBuffer tile_count_;
   DeviceBuffer acc_;
   Resources res_;
 };

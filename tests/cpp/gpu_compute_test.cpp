@@ -95,6 +95,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     runs = {{},
             {{"BWPROF_GEMM_TILE", "small"}},
             {{"BWPROF_GEMM_TILE", "skinny"}},
+            {{"BWPROF_GEMM_TILE", "skinny"}, {"BWPROF_GEMM_SPLITS", "5"}, {"BWPROF_GEMM_SPLIT_FINISH", "last"}},
+            {{"BWPROF_GEMM_SPLIT_FINISH", "last"}},
             {{"BWPROF_GEMM_TILE", "gemv"}},
             {{"BWPROF_GEMM_TILE", "gemv"}, {"BWPROF_GEMM_SPLITS", "1"}},
             {{"BWPROF_GEMM_TILE", "tc_skinny"}},

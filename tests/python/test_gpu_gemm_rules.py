@@ -73,6 +73,32 @@ def test_gemm_few_rows_take_the_kernels_built_around_b(m, n, k, engine, dtype, t
         assert engine in said, said
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("m,n,k", [(1, 1024, 4096), (7, 1160, 1544), (16, 4096, 4096)])
+def test_gemm_split_k_last_block_finish_matches_reference(m, n, k, dtype, tmp_path, monkeypatch):
+    # mma.sync's 16-row tile with K split, its tiles finished by their last block
+    # (BWPROF_GEMM_SPLIT_FINISH=last) instead of a second kernel. Graph timing replays the launch
+    # many times and checks the output after the replays: the counts and the accumulator must be
+    # back at zero after every launch.
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "last")
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True,
+                       act="silu", timing="graph", **Q).to_dict()
+    assert d["verified"], f"M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
+    assert "mma.sync skinny" in log.read_text() and "last-block finish" in log.read_text(), log.read_text()
+
+
+def test_gemm_split_finish_knob_takes_last_or_kernel(monkeypatch):
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "first")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_SPLIT_FINISH=first: expected last or kernel"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=4, N=1024, K=4096, **Q)
+
+
 def _explained(log, **kw):
     """The BWPROF_GEMM_EXPLAIN lines of one verified `tensor` GEMM (the log emptied first)."""
     log.write_text("")
