@@ -69,8 +69,9 @@ def candidates(p):
     if p["M"] == 1:
         out.append(("gemv", {"BWPROF_GEMM_TILE": "gemv"}))
     if p["M"] <= 16:
-        # the default with mma.sync's 16-row tiles finished by their last block (no second kernel)
-        out.append(("last", {"BWPROF_GEMM_SPLIT_FINISH": "last"}))
+        # the default with mma.sync's 16-row tiles finished by a second kernel (the default: by
+        # each tile's last block)
+        out.append(("fin2", {"BWPROF_GEMM_SPLIT_FINISH": "kernel"}))
         out.append(("tc", {"BWPROF_GEMM_TILE": "tc_skinny"}))
         out.append(("tc_w1", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "1"}))
         out.append(("tc_w.5", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "0.5"}))
@@ -88,7 +89,7 @@ def candidates(p):
     return out
 
 
-CAND_NAMES = ("mma", "gemv", "last", "tc", "tc_w1", "tc_w.5", "pad", "128x256", "128x128", "64x128", "64x64",
+CAND_NAMES = ("mma", "gemv", "fin2", "tc", "tc_w1", "tc_w.5", "pad", "128x256", "128x128", "64x128", "64x64",
               "s1", "s2", "s4", "s8", "chain", "p16", "p128")
 
 

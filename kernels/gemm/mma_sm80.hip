@@ -291,8 +291,10 @@ class MmaRunner final : public GemmRunner {
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
     if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
     // The 16-row tile's splits (up to 16 rows) finished by the last block of each tile (a count a tile,
-    // within the scratch choice.hpp reserves) or by split_k.hip's second kernel: BWPROF_GEMM_SPLIT_FINISH=last|kernel
-    // (a candidate, `kernel` by default until measured).
+    // within the scratch choice.hpp reserves) rather than by split_k.hip's second kernel: H100, 2026-11-23,
+    // gemm_sweep --max-m 16, every mma.sync point faster, e.g. M=16 N=4096 K=4096 23.8 -> 21.1 us, M=7
+    // 21.8 -> 19.0, M=16 N=1000 K=11008 19.7 -> 17.7, M=1 N=4096 20.3 -> 18.2. BWPROF_GEMM_SPLIT_FINISH=
+    // last|kernel forces either (a knob for benchmarks).
     if (const char* e = std::getenv("BWPROF_GEMM_SPLIT_FINISH"); e && *e) {
       const std::string v(e);
       if (v != "last" && v != "kernel") BWPROF_INVALID("BWPROF_GEMM_SPLIT_FINISH=" + v + ": expected last or kernel");
@@ -363,7 +365,7 @@ class MmaRunner final : public GemmRunner {
   bool aligned_ = false;
   MmaTile tile_ = MmaTile::kSmall;
   int splits_ = 1, split_len_ = 0, sms_ = 1;
-  bool finish_last_ = false;
+  bool finish_last_ = true;
   DeviceBuffer tile_count_;
   DeviceBuffer acc_;
   Resources res_;

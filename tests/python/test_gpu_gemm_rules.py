@@ -74,21 +74,24 @@ def test_gemm_few_rows_take_the_kernels_built_around_b(m, n, k, engine, dtype, t
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("finish", ["last", "kernel"])
 @pytest.mark.parametrize("m,n,k", [(1, 1024, 4096), (7, 1160, 1544), (16, 4096, 4096)])
-def test_gemm_split_k_last_block_finish_matches_reference(m, n, k, dtype, tmp_path, monkeypatch):
-    # mma.sync's 16-row tile with K split, its tiles finished by their last block
-    # (BWPROF_GEMM_SPLIT_FINISH=last) instead of a second kernel. Graph timing replays the launch
-    # many times and checks the output after the replays: the counts and the accumulator must be
-    # back at zero after every launch.
+def test_gemm_split_k_finish_matches_reference(m, n, k, finish, dtype, tmp_path, monkeypatch):
+    # mma.sync's 16-row tile with K split, its tiles finished by their last block (the default) or
+    # by a second kernel (BWPROF_GEMM_SPLIT_FINISH=kernel). Graph timing replays the launch many
+    # times and checks the output after the replays: the counts and the accumulator must be back at
+    # zero after every launch.
     if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
-    monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "last")
+    if finish == "kernel":
+        monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "kernel")
     d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True,
                        act="silu", timing="graph", **Q).to_dict()
     assert d["verified"], f"M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
-    assert "mma.sync skinny" in log.read_text() and "last-block finish" in log.read_text(), log.read_text()
+    said = log.read_text()
+    assert "mma.sync skinny" in said and ("last-block finish" in said) == (finish == "last"), said
 
 
 def test_gemm_split_finish_knob_takes_last_or_kernel(monkeypatch):
