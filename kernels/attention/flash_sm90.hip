@@ -313,10 +313,12 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
       wgmma_fence();
       qk(s1);
       wgmma_commit();
-      if (early) rescale();  // this tile's factor on O while the next tile's scores run, before its P.V reads O
+      if constexpr (early) rescale();  // this tile's factor on O while the next tile's scores run, before its P.V
       if (split) mbar_wait(vfull + 8 * s, ph);
-      fence_regs<DN / 2>(o);
-      wgmma_fence();
+      if constexpr (early) {  // (up to head dim 128 the two groups go out back to back, as before the early rescale)
+        fence_regs<DN / 2>(o);
+        wgmma_fence();
+      }
       pv(s);
       wgmma_commit();
       wgmma_wait<1>();
