@@ -205,53 +205,53 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
     }
   }
   if constexpr (BM == 16) {  // (the 16-row tile only: the host passes tile_count for it alone)
-  if (split && tile_count) {
-    __shared__ int last;
-    __threadfence();  // this block's sums are in L2 before its count is
-    __syncthreads();
-    if (tid == 0) {
-      int* cnt = tile_count + blockIdx.y * gridDim.x + blockIdx.x;
-      last = atomicAdd(cnt, 1) == static_cast<int>(gridDim.z) - 1;
-      if (last) *cnt = 0;  // every block of the tile has counted: ready for the next launch
-    }
-    __syncthreads();
-    if (last) {
-      __threadfence();
-      constexpr int kQuads = BM * BN / 4 / THREADS;  // 4 columns a quad, every quad of the tile once
-      if constexpr (ALIGNED && BM * BN % (4 * THREADS) == 0) {
-        // All of the thread's sums read first (one trip to L2), then zeroed and stored.
-        float4 v[kQuads];
-        bool in[kQuads];
+    if (split && tile_count) {
+      __shared__ int last;
+      __threadfence();  // this block's sums are in L2 before its count is
+      __syncthreads();
+      if (tid == 0) {
+        int* cnt = tile_count + blockIdx.y * gridDim.x + blockIdx.x;
+        last = atomicAdd(cnt, 1) == static_cast<int>(gridDim.z) - 1;
+        if (last) *cnt = 0;  // every block of the tile has counted: ready for the next launch
+      }
+      __syncthreads();
+      if (last) {
+        __threadfence();
+        constexpr int kQuads = BM * BN / 4 / THREADS;  // 4 columns a quad, every quad of the tile once
+        if constexpr (ALIGNED && BM * BN % (4 * THREADS) == 0) {
+          // All of the thread's sums read first (one trip to L2), then zeroed and stored.
+          float4 v[kQuads];
+          bool in[kQuads];
 #pragma unroll
-        for (int u = 0; u < kQuads; ++u) {
-          const int e = 4 * (tid + u * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
-          in[u] = gm < M && gn < N;  // N a multiple of 8: the quad is whole
-          if (in[u]) v[u] = __ldcg(reinterpret_cast<const float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn));
-        }
+          for (int u = 0; u < kQuads; ++u) {
+            const int e = 4 * (tid + u * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
+            in[u] = gm < M && gn < N;  // N a multiple of 8: the quad is whole
+            if (in[u]) v[u] = __ldcg(reinterpret_cast<const float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn));
+          }
 #pragma unroll
-        for (int u = 0; u < kQuads; ++u) {
-          if (!in[u]) continue;
-          const int e = 4 * (tid + u * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
-          __stcg(reinterpret_cast<float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn), make_float4(0.f, 0.f, 0.f, 0.f));
-          float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+          for (int u = 0; u < kQuads; ++u) {
+            if (!in[u]) continue;
+            const int e = 4 * (tid + u * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
+            __stcg(reinterpret_cast<float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn), make_float4(0.f, 0.f, 0.f, 0.f));
+            float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
 #pragma unroll
-          for (int q = 0; q < 4; ++q) x[q] = act<A>(x[q] + (bias ? to_f(bias[gn + q]) : 0.f));
-          unsigned* c = reinterpret_cast<unsigned*>(C + static_cast<std::size_t>(gm) * ldc + gn);
-          c[0] = pack2<T>(x[0], x[1]);
-          c[1] = pack2<T>(x[2], x[3]);
-        }
-      } else {
-        for (int e = tid; e < BM * BN; e += THREADS) {
-          const int gm = m0 + e / BN, gn = n0 + e % BN;
-          if (gm >= M || gn >= N) continue;
-          float* p = split_acc + static_cast<std::size_t>(gm) * N + gn;
-          const float v = __ldcg(p) + (bias ? to_f(bias[gn]) : 0.f);
-          __stcg(p, 0.f);
-          C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v));
+            for (int q = 0; q < 4; ++q) x[q] = act<A>(x[q] + (bias ? to_f(bias[gn + q]) : 0.f));
+            unsigned* c = reinterpret_cast<unsigned*>(C + static_cast<std::size_t>(gm) * ldc + gn);
+            c[0] = pack2<T>(x[0], x[1]);
+            c[1] = pack2<T>(x[2], x[3]);
+          }
+        } else {
+          for (int e = tid; e < BM * BN; e += THREADS) {
+            const int gm = m0 + e / BN, gn = n0 + e % BN;
+            if (gm >= M || gn >= N) continue;
+            float* p = split_acc + static_cast<std::size_t>(gm) * N + gn;
+            const float v = __ldcg(p) + (bias ? to_f(bias[gn]) : 0.f);
+            __stcg(p, 0.f);
+            C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v));
+          }
         }
       }
     }
-  }
   }
 }
 
