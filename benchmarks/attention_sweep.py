@@ -23,6 +23,7 @@ points compare a paged read with SDPA's contiguous one.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 
@@ -155,7 +156,8 @@ def sdpa_kernels(p, dtype):
 
 def _o_tma_default(p) -> bool:
     """Where flash_sm90.hip stores O by the copy engine by default."""
-    return "block_size" not in p and (p["head_dim"] == 64 or (p["head_dim"] <= 128 and p["seq_kv"] <= 512))
+    return "block_size" not in p and ((p["head_dim"] == 64 and p["seq_kv"] <= 1024) or
+                                      (p["head_dim"] <= 128 and p["seq_kv"] <= 512))
 
 
 # The other kernels timed at each point: (column, environment, parameters changed, where).
@@ -201,6 +203,25 @@ CANDIDATES = {
 }
 
 
+# Grid columns, named on request only (--candidates): `s<N>w<W>` the decode kernel with each warp's
+# ring N steps deep and its keys split for W waves (both knobs at once; the fixed columns above move
+# one at a time), `sp<N>` the decode kernel with N splits.
+GRID_COLUMN = re.compile(r"^(?:s([2-8])w(\d+(?:\.\d+)?)|sp(\d+))$")
+
+
+def grid_column(name):
+    """The (column, environment, parameters changed, where) of a decode grid column, else None."""
+    m = GRID_COLUMN.match(name)
+    if not m or (m.group(2) is not None and float(m.group(2)) <= 0) or (m.group(3) is not None and int(m.group(3)) < 1):
+        return None
+    env = {"BWPROF_ATTN_KERNEL": "decode"}
+    if m.group(3) is not None:
+        env["BWPROF_ATTN_DECODE_SPLITS"] = m.group(3)
+    else:
+        env.update(BWPROF_ATTN_DECODE_STAGES=m.group(1), BWPROF_ATTN_DECODE_WAVES=m.group(2))
+    return (name, env, {}, None)
+
+
 def measure_us(variant, dtype, p, repeats, env=None):
     with knob_env(env):
         return bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, repeats=repeats,
@@ -238,8 +259,12 @@ def main(argv=None) -> int:
     columns = None
     if args.candidates:
         columns = {c.strip() for c in args.candidates.split(",") if c.strip()}
-        if columns - known:
-            ap.error(f"--candidates: unknown {', '.join(sorted(columns - known))} (known: {', '.join(sorted(known))})")
+        unknown = {c for c in columns - known if grid_column(c) is None}
+        if unknown:
+            ap.error(f"--candidates: unknown {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))}, "
+                     "and the decode grid's s<N>w<W>, sp<N>)")
+    grid = [grid_column(c) for c in sorted(columns or ()) if c not in known]
+    columns_of = {k: v + (grid if k == "decode" else []) for k, v in CANDIDATES.items()}
     dev = bwprof.device("gpu")
     print(f"device: {dev.name} ({dev.arch}); target: bwprof >= {TARGET}x PyTorch SDPA", flush=True)
     t0 = time.time()
@@ -271,7 +296,7 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
             row["failed"] = f"{type(e).__name__}: {e}"
         if "failed" not in row and not args.no_candidates:
-            for col, env, more, where in CANDIDATES[kind]:
+            for col, env, more, where in columns_of[kind]:
                 if (where is not None and not where(p)) or (columns is not None and col not in columns):
                     continue
                 try:
@@ -295,7 +320,7 @@ def main(argv=None) -> int:
         else:
             print(f"  {name}: {row['us']:.1f} us{'' if row['verified'] else ' WRONG'} ({row['blocks_sm']} blocks/SM)"
                   + (f", torch {row['torch_us']:.1f} us, ratio {row['ratio']:.2f}" if row.get("torch_us") else "")
-                  + "".join(f", {c[0]} {row[c[0] + '_us']:.1f} us" for c in CANDIDATES[kind] if c[0] + "_us" in row),
+                  + "".join(f", {c[0]} {row[c[0] + '_us']:.1f} us" for c in columns_of[kind] if c[0] + "_us" in row),
                   flush=True)
     hdr = (f"{'point':62s} {'bwprof us':>10s} {'torch us':>9s} {'ratio':>6s} {'TFLOP/s':>8s} {'TB/s':>6s} ok  verdict"
            f"  {'best':>5s}  candidates (us)")
@@ -309,9 +334,9 @@ def main(argv=None) -> int:
         ratio = r.get("ratio")
         verdict = "-" if ratio is None else ("PASS" if ratio >= TARGET and r["verified"] else "FAIL")
         fails += verdict == "FAIL" or not r["verified"]
-        cands = [(c[0], r[c[0] + "_us"]) for c in CANDIDATES[r["kind"]] if r.get(c[0] + "_us") == r.get(c[0] + "_us")
+        cands = [(c[0], r[c[0] + "_us"]) for c in columns_of[r["kind"]] if r.get(c[0] + "_us") == r.get(c[0] + "_us")
                  and c[0] + "_us" in r]
-        same = {c[0] for c in CANDIDATES[r["kind"]] if not c[2]}  # the same problem (bs128 is another one)
+        same = {c[0] for c in columns_of[r["kind"]] if not c[2]}  # the same problem (bs128 is another one)
         fastest = min([r["us"]] + [us for c, us in cands if c in same])
         best = f"{r['torch_us'] / fastest:5.2f}" if r.get("torch_us") else f"{'-':>5s}"
         print(f"{r['name']:62s} {r['us']:10.1f} "
@@ -328,7 +353,7 @@ def main(argv=None) -> int:
           "(mma.sync), wgmma1 (a block per tile), st<S>q<Q> (S K/V stages, Q Q slots), "
           "o4 / o16 (O stored 4 / 16 bytes a thread), o_reg / o_tma (O from registers / by the copy engine "
           "from shared memory, where the default is the other), wide (P.V 128 wide at head dims 80/96), tma / cpl (paged by "
-          "the copy engine / cp.async), bs128 (pages of 128); decode flash, rows, w1 (one wave of splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep); nan: wrong, failed or does not fit",
+          "the copy engine / cp.async), bs128 (pages of 128); decode flash, rows, w1 (one wave of splits), s2-s6 (each warp's ring 2-6 steps of 16 keys deep), s<N>w<W> (ring N deep, W waves), sp<N> (N splits); nan: wrong, failed or does not fit",
           flush=True)
     ratios = [r["ratio"] for r in rows if r.get("ratio")]
     if args.csv:

@@ -20,9 +20,12 @@ off 16 bytes, BWPROF_GEMM_PAD=1: the rule before 128-byte rows) and `p128` (copi
 bytes wherever rows are off them, BWPROF_GEMM_PAD=128). A second table lists them, with what
 bwprof chose (engine, tile, splits: the lines that BWPROF_GEMM_EXPLAIN collects).
 --large times only the points with M >= 128 that the target misses or nearly misses, and the same
-shapes with N and K aligned to 128 bytes (N = 1024 beside N = 1000), for the large-M choices.
+shapes with N and K aligned to 128 bytes (N = 1024 beside N = 1000), for the large-M choices;
+--misses only the points the last whole sweep missed. --grid adds every wgmma tile with every K
+split (columns `<tile>s<splits>`, M > 16), both knobs set at once.
 
-    PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick | --large] [--max-m 64] [--repeats 20] [--csv FILE]
+    PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick | --large | --misses] [--grid] [--max-m 64]
+        [--repeats 20] [--csv FILE]
 """
 from __future__ import annotations
 
@@ -47,7 +50,16 @@ LARGE = (("fp16", 128, 1000, 11008), ("fp16", 128, 4096, 4096), ("fp16", 128, 40
          ("fp16", 8192, 1000, 11008), ("fp16", 8192, 4096, 4096))
 
 
-def points(quick: bool, max_m: int | None = None, large: bool = False):
+# The points the whole sweep at c58e622 (H100) left over 1.25x: --misses times these alone.
+MISSES = (("fp16", 16, 4096, 4096), ("fp16", 33, 4095, 4097), ("fp16", 33, 4097, 4095), ("fp16", 33, 11007, 4096),
+          ("fp16", 128, 4096, 4096), ("fp16", 1000, 1000, 11008), ("bf16", 1000, 1000, 11008))
+GRID_SPLITS = (1, 2, 3, 4, 6, 8)
+WG_TILES = ("128x256", "128x128", "64x128", "64x64")
+
+
+def points(quick: bool, max_m: int | None = None, large: bool = False, misses: bool = False):
+    if misses:
+        return [(dt, dict(M=m, N=n, K=k)) for dt, m, n, k in MISSES if max_m is None or m <= max_m]
     if large:
         return [(dt, dict(M=m, N=n, K=k)) for dt, m, n, k in LARGE]
     out = []
@@ -61,6 +73,14 @@ def points(quick: bool, max_m: int | None = None, large: bool = False):
             if m in BF16_MS:
                 out.append(("bf16", dict(M=m, N=n, K=k)))
     return out
+
+
+def grid(p):
+    """(name, env) for every wgmma tile with every K split of GRID_SPLITS (both knobs at once; the
+    `candidates` move one at a time): `<tile>s<splits>`, M > 16 only."""
+    if p["M"] <= 16:
+        return []
+    return [(f"{t}s{sp}", {"BWPROF_GEMM_TILE": t, "BWPROF_GEMM_SPLITS": str(sp)}) for t in WG_TILES for sp in GRID_SPLITS]
 
 
 def candidates(p):
@@ -124,6 +144,10 @@ def main(argv=None) -> int:
     ap.add_argument("--max-m", type=int, help="only the points with M at most this (64: the few-row kernels)")
     ap.add_argument("--large", action="store_true", help="only the M >= 128 points that miss or nearly miss, "
                     "with aligned controls")
+    ap.add_argument("--misses", action="store_true", help="only the points the last whole H100 sweep left over "
+                    f"{TARGET}x")
+    ap.add_argument("--grid", action="store_true", help="also every wgmma tile with every K split of "
+                    f"{GRID_SPLITS} (M > 16), as columns <tile>s<splits>")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
@@ -137,7 +161,8 @@ def main(argv=None) -> int:
     print(f"device: {dev.name} ({dev.arch}); target: tensor <= {TARGET}x vendor time", flush=True)
     t0 = time.time()
     rows = []
-    for dtype, p in points(args.quick, args.max_m, args.large):
+    names = CAND_NAMES + (tuple(f"{t}s{sp}" for t in WG_TILES for sp in GRID_SPLITS) if args.grid else ())
+    for dtype, p in points(args.quick, args.max_m, args.large, args.misses):
         name = f"{dtype} M={p['M']} N={p['N']} K={p['K']}"
         row = dict(name=name, dtype=dtype, **p)
         for v in ("tensor", "vendor"):
@@ -155,7 +180,7 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
         if "tensor" in variants and not args.no_candidates:  # each engine/tile instead of bwprof's choice
-            for cname, env in candidates(p):
+            for cname, env in candidates(p) + (grid(p) if args.grid else []):
                 try:
                     with knob_env(env):
                         m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
@@ -196,15 +221,15 @@ def main(argv=None) -> int:
               f"{f(ratio, 8, 2)} {f(tt, 7, 2)} {f(r.get('tensor_tflops'), 8)} {f(r.get('tensor_gbs'), 7, 0)} "
               f"{'yes' if ok else 'NO ':3s} {verdict}")
     if not args.no_candidates:
-        hdr = f"{'candidates (us)':30s} {'chosen':>8s} " + " ".join(f"{c:>8s}" for c in CAND_NAMES) + "  best    choice"
+        hdr = f"{'candidates (us)':30s} {'chosen':>8s} " + " ".join(f"{c:>8s}" for c in names) + "  best    choice"
         print("\n" + hdr + "\n" + "-" * len(hdr))
         for r in rows:
-            got = {c: r[f"{c}_us"] for c in CAND_NAMES if isinstance(r.get(f"{c}_us"), float) and r[f"{c}_us"] == r[f"{c}_us"]}
+            got = {c: r[f"{c}_us"] for c in names if isinstance(r.get(f"{c}_us"), float) and r[f"{c}_us"] == r[f"{c}_us"]}
             best = min(got, key=got.get) if got else "-"
-            print(f"{r['name']:30s} {f(r.get('tensor_us'), 8)} " + " ".join(f(r.get(f"{c}_us"), 8) for c in CAND_NAMES)
+            print(f"{r['name']:30s} {f(r.get('tensor_us'), 8)} " + " ".join(f(r.get(f"{c}_us"), 8) for c in names)
                   + f"  {best:7s} {r.get('choice', '')}")
         for r in rows:
-            for c in CAND_NAMES:
+            for c in names:
                 if f"{c}_failed" in r:
                     print(f"  {r['name']} {c}: {r[f'{c}_failed']}")
     rs = [r["ratio"] for r in rows if r.get("ratio")]

@@ -49,7 +49,7 @@ namespace {
 using namespace gpu;
 using namespace sm90;
 
-template <class T, int DP, int DK, int DN, int BC_, bool PAGED>
+template <class T, int DP, int DK, int DN, int BC_, bool PAGED, bool OTMA>
 __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     bwprof_attention_flash_sm90(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                                 const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO,
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   // S512 81.1 -> 71.1). Up to 128 (three stages where they fit), one pair guards both: split there was
   // as fast or slower (D80 S16384 causal 2739 -> 3211 us) and its branches cost D64 time.
   constexpr bool split = DP == 256;
-  const unsigned full = o_s + (a.o_tma ? C::kQBytes : 0), empty = full + 8 * MR, qfull = empty + 8 * MR,
+  const unsigned full = o_s + (OTMA ? C::kQBytes : 0), empty = full + 8 * MR, qfull = empty + 8 * MR,
                  qempty = qfull + 8 * MR, vfull0 = qempty + 8 * MR, vempty0 = vfull0 + 8 * MR;
   const unsigned vfull = split ? vfull0 : full, vempty = split ? vempty0 : empty;
   // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
@@ -345,12 +345,12 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     kv.next(ST);
     // O normalized and stored: from registers (flash_sm90.hpp), or (o_tma) by the copy engine from
     // the O buffer's half of this warpgroup.
-    if (a.o_tma)
+    if constexpr (OTMA)
       sm90_store_o_tma<T, DP, DN>(o, lsum, o_s + c * (C::kQBytes / 2), &tmO, row_first, w.bh, c, t, a);
     else
       sm90_store_o_regs<T, DN>(o, lsum, r0, w.bh, l, a);
   }
-  if (a.o_tma && t == 0) bulk_wait();  // the last tile's O stored before the block's shared memory goes
+  if (OTMA && t == 0) bulk_wait();  // the last tile's O stored before the block's shared memory goes
 #endif
 }
 
@@ -397,16 +397,19 @@ class FlashSm90Impl final : public FlashSm90 {
 
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
     // O written to shared memory and stored by the copy engine, so that the consumers go on to their
-    // next tile without waiting for the stores: contiguous K/V at head dim 64 (rings as before: 3+1
-    // or 2+2 fit beside the buffer) and at head dims 80-128 where rows are up to 512 keys (the buffer
+    // next tile without waiting for the stores: contiguous K/V at head dim 64 up to 1024 keys (rings as
+    // before: 3+1 or 2+2 fit beside the buffer) and at head dims 80-128 up to 512 keys (the buffer
     // takes the third stage from 129 keys on). H100 sweep, 2026-11-23, us from registers -> copy
-    // engine: S128 B16 H64/8 causal D64 29.2 -> 24.5, D80 34.7 -> 26.9, D96 40.2 -> 28.3, D128 36.5 ->
-    // 30.2; S512 B16 H8/1 causal D64 32.8 -> 27.7, D96 37.1 -> 34.5, D128 38.2 -> 36.8; longer D64
-    // 0.3-5 % faster (S4096 non-causal 359.5 -> 342.1); longer D128, two stages instead of three,
-    // 5-21 % slower (S16384 causal 3323 -> 3879, S1024 163.5 -> 171.6). Paged K/V: registers (not
-    // measured with it). Head dim 256: no rings fit beside the buffer. BWPROF_ATTN_O_TMA=0|1 forces
-    // either where it fits (a knob for benchmarks).
-    args_.o_tma = !l.paged && (dp_ == 64 || (dp_ == 128 && l.kv.seq_kv <= 512));
+    // engine: S128 B16 H64/8 causal D80 34.7 -> 26.9, D96 40.2 -> 28.3, D128 36.5 -> 30.2; S512 B16
+    // H8/1 causal D96 37.1 -> 34.5, D128 38.2 -> 36.8; longer D128, two stages instead of three,
+    // 5-21 % slower (S16384 causal 3323 -> 3879, S1024 163.5 -> 171.6). At head dim 64, with the
+    // store a template argument (go()), H100 2026-11-27, two passes, us: S128 B16 H64/8 26.8/27.6 ->
+    // 23.7/24.4, S512 B16 H8/1 27.9/28.8 -> 27.0/27.0, S1024 B8 H32/4 114.6/114.5 -> 114.8/114.5; from
+    // 2048 keys registers are ahead (S2048 195.1/195.2 against 197.4/198.8, S4096 non-causal
+    // 338.5/345.7 against 341.7/347.4, S16384 causal 2341.3/2336.7 against 2434.5/2417.6). Paged K/V:
+    // registers (not measured with it). Head dim 256: no rings fit beside the buffer.
+    // BWPROF_ATTN_O_TMA=0|1 forces either where it fits (a knob for benchmarks).
+    args_.o_tma = !l.paged && ((dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512));
     if (const char* e = std::getenv("BWPROF_ATTN_O_TMA"); e && *e) {
       const std::string v(e);
       if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_O_TMA=" + v + ": expected 0 or 1");
@@ -481,10 +484,19 @@ class FlashSm90Impl final : public FlashSm90 {
       return l.paged ? go<T, DP, DK, DN, 128, true>(l, launch) : go<T, DP, DK, DN, 128, false>(l, launch);
     }
   }
+  // O's store is a template argument, not a launch flag: with both stores in one kernel (b1b452c)
+  // its code around the key loop was not that of the kernel before the store existed (5aa3bdb), and
+  // the D64 kernel took 2615-2631 us at B1 H32/8 S16384 causal against 2359-2381 at 5aa3bdb; the
+  // register store's kernel now compiles to 5aa3bdb's instructions but 16 (nvdisasm) and took
+  // 2337-2341 us (H100, 2026-11-27, the three kernels in one call). Only contiguous K/V at head dims
+  // up to 128 can take the copy engine's store.
   template <class T, int DP, int DK, int DN, int BC, bool PAGED>
   Resources go(const Launch& l, bool launch) {
     using C = Sm90Cfg<DP, BC>;
-    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED>;
+    auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED, false>;
+    if constexpr (!PAGED && DP <= 128) {
+      if (args_.o_tma) fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED, true>;
+    }
     const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots, PAGED, args_.o_tma);
     if (!launch) {
       // The most any rings take (a kernel's launches differ in shared memory now: one instance's

@@ -95,7 +95,8 @@ class AttentionGpu final : public KernelInstance {
       // H32/4 S16384 42.3 against 48.4; the eighth even), each split keeping at least 128 keys, in
       // steps of 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a benchmark knob).
       // BWPROF_ATTN_DECODE_STAGES=n: each warp's ring n steps of 16 keys deep (2-8; the default by
-      // head dim: 5 at 64, 3 up to 128, 2 at 256), BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
+      // head dim: 5 at 64, 3 up to 128 (4 at 80 up to 8192 keys), 2 at 256: decode_sm80.hpp),
+      // BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
       // as the keys in steps of 16 and the merge allow); knobs for benchmarks. WAVES may be a
       // fraction (0.5: half a wave, fewer splits to merge).
       const std::int64_t blocks = a_.B * a_.Hkv;

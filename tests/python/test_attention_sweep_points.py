@@ -30,3 +30,19 @@ def test_bad_selection_is_a_usage_error(argv, msg, capsys):
     with pytest.raises(SystemExit) as e:
         sweep.main(argv)
     assert e.value.code == 2 and msg in capsys.readouterr().err
+
+
+def test_decode_grid_columns_set_both_knobs():
+    name, env, more, where = sweep.grid_column("s5w1.5")
+    assert name == "s5w1.5" and more == {} and where is None
+    assert env == {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": "5", "BWPROF_ATTN_DECODE_WAVES": "1.5"}
+    assert sweep.grid_column("sp12")[1] == {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_SPLITS": "12"}
+    for bad in ("s9w1", "s1w1", "s5w0", "s5w", "sp0", "w1x", "s5w1.5x"):
+        assert sweep.grid_column(bad) is None, bad
+
+
+def test_unknown_candidate_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        sweep.main(["--only", "decode", "--candidates", "s5w1,bogus"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "bogus" in err and "s5w1" not in err.split("unknown")[1].split("(")[0]

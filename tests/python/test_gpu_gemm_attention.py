@@ -296,6 +296,30 @@ def test_decode_stages_out_of_range_is_an_error(value):
         os.environ.pop("BWPROF_ATTN_DECODE_STAGES", None)
 
 
+def _decode_smem(d, stages, mt=1):
+    # decode_sm80.hpp's DecodeCfg<D, MT>::bytes(stages): the ring (or the merges' buffers), Q, statistics
+    chunk = 16 * (d + 8)
+    ring, merge, need = 4 * stages * 2 * chunk * 2, 4 * 16 * mt * d * 4, 4 * (4096 + 4096)
+    big = max(ring, need) if ring > merge else max(merge, need)
+    return big + 16 * mt * (d + 8) * 2 + (2 * 4 + 2) * 16 * mt * 4 + 16
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("head_dim,seq_kv,stages", [(80, 8192, 4), (80, 8193, 3), (80, 300, 4), (96, 300, 3),
+                                                    (64, 300, 5), (128, 300, 3)])
+def test_decode_default_ring_by_head_dim_and_keys(dtype, head_dim, seq_kv, stages):
+    # The decode kernel's default ring: 5 steps at head dim 64, 3 up to 128, but 4 at 80 up to 8192 keys;
+    # read from the kernel's shared memory a block, then right on random data.
+    os.environ["BWPROF_ATTN_KERNEL"] = "decode"
+    try:
+        d = bwprof.measure("attention", dtype=dtype, device="gpu", batch=2, heads=8, kv_heads=2, seq_q=1,
+                           seq_kv=seq_kv, head_dim=head_dim, **Q).to_dict()
+    finally:
+        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+    assert d["shared_mem_per_block"] == _decode_smem(head_dim, stages)
+    assert d["verified"], f"decode D{head_dim} S{seq_kv}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
 @settings(max_examples=30, deadline=None)
 @given(m=st.integers(1, 300), n=st.integers(1, 700), k=st.integers(1, 3000), bias=st.booleans(),
        act=st.sampled_from(["none", "relu", "gelu"]), dtype=st.sampled_from(["fp16", "bf16"]))
@@ -387,6 +411,8 @@ def _sm90_rings_with_o(dp, bc, seq_kv, paged):
 WGMMA_ATTN = [
     (dict(batch=3, heads=48, kv_heads=6, seq_q=100, head_dim=64, causal=True), (64, 128, 2, 2)),  # one key tile
     (dict(batch=2, heads=24, kv_heads=3, seq_q=260, head_dim=64, causal=True), (64, 128, 3, 1)),
+    # head dim 64 past 1024 keys: O from registers by default (the copy engine's store up to 1024)
+    (dict(heads=4, kv_heads=2, seq_q=90, seq_kv=1100, head_dim=64, causal=True), (64, 128, 3, 1)),
     (dict(batch=3, heads=16, kv_heads=2, seq_q=130, seq_kv=203, head_dim=128), (128, 128, 3, 1)),
     (dict(batch=2, heads=8, kv_heads=1, seq_q=384, seq_kv=700, head_dim=80, causal=True), (128, 128, 3, 1)),
     (dict(heads=2, seq_q=200, seq_kv=333, head_dim=256), (256, 64, 2, 1)),
@@ -422,8 +448,10 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
         pytest.skip("a paged cache's knob")
     variant = "flash_paged" if "block_size" in shape else "flash"
     o_tma = False
-    # O by the copy engine: the default for contiguous K/V at head dim 64 and at 80-128 up to 512 keys
-    o_default = variant == "flash" and (dp == 64 or (dp == 128 and shape.get("seq_kv", shape["seq_q"]) <= 512))
+    # O by the copy engine: the default for contiguous K/V at head dim 64 up to 1024 keys and at 80-128
+    # up to 512 keys
+    keys = shape.get("seq_kv", shape["seq_q"])
+    o_default = variant == "flash" and ((dp == 64 and keys <= 1024) or (dp == 128 and keys <= 512))
     if knobs.get("BWPROF_ATTN_O_TMA", "1" if o_default else "0") == "1":
         stages, qslots, o_tma = _sm90_rings_with_o(dp, bc, shape.get("seq_kv", shape["seq_q"]), variant == "flash_paged")
     stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
