@@ -162,3 +162,26 @@ def test_rocprofv3_json_invalid_dispatches(tmp_path, kinds):
     path.write_text(json.dumps(doc))
     expect(path, kinds, traces.read, valid,
            lambda i: f"rocprofiler-sdk-tool[0].buffer_records.kernel_dispatch[{i}]")
+
+
+def test_an_orjson_without_a_depth_limit_is_not_used(monkeypatch):
+    # source._fast_json asks the installed orjson for 1100 nested arrays once: one that parses them
+    # (no depth limit: 200,000 end the process) is not used, one that refuses them is.
+    import sys
+    import types
+
+    from bwprof.traces import source
+
+    def deep_ok(data):
+        return []
+
+    def deep_refused(data):
+        raise ValueError("array and object recursion depth exceeded")
+
+    for loads, used in ((deep_ok, False), (deep_refused, True)):
+        monkeypatch.setitem(sys.modules, "orjson", types.SimpleNamespace(loads=loads))
+        monkeypatch.setattr(source, "_FAST_JSON", [])
+        assert (source._fast_json() is loads) == used
+    monkeypatch.setitem(sys.modules, "orjson", None)  # not installed
+    monkeypatch.setattr(source, "_FAST_JSON", [])
+    assert source._fast_json() is None

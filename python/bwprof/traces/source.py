@@ -136,13 +136,27 @@ def paused_gc():
                 gc.enable()
 
 
+_FAST_JSON = []  # [loads or None], once probed
+
+
 def _fast_json():
-    """orjson's loads where it is installed (about twice as fast on large traces), else None."""
-    try:
-        import orjson
-    except ImportError:
-        return None
-    return orjson.loads
+    """orjson's loads where it is installed (about twice as fast on large traces) and refuses nesting
+    deeper than 1024, else None. Releases before that limit (up to 3.9.0; 3.9.15 has it) parse any
+    depth on the C stack: 200,000 nested arrays end the interpreter with a segmentation fault
+    (orjson 3.8.3, seen), where the standard library raises RecursionError. So the installed orjson
+    is asked once for 1100 nested arrays, and used only if it refuses them."""
+    if not _FAST_JSON:
+        try:
+            import orjson
+        except ImportError:
+            _FAST_JSON.append(None)
+        else:
+            try:
+                orjson.loads(b"[" * 1100 + b"]" * 1100)
+                _FAST_JSON.append(None)  # no depth limit: deep input could crash the process
+            except ValueError:
+                _FAST_JSON.append(orjson.loads)
+    return _FAST_JSON[0]
 
 
 def _read_json(path, text=None):
