@@ -55,6 +55,7 @@ MISSES = (("fp16", 16, 4096, 4096), ("fp16", 33, 4095, 4097), ("fp16", 33, 4097,
           ("fp16", 128, 4096, 4096), ("fp16", 1000, 1000, 11008), ("bf16", 1000, 1000, 11008))
 GRID_SPLITS = (1, 2, 3, 4, 6, 8)
 WG_TILES = ("128x256", "128x128", "64x128", "64x64")
+GRID = tuple((f"{t}s{sp}", t, sp) for t in WG_TILES for sp in GRID_SPLITS)  # (column, tile, splits)
 
 
 def points(quick: bool, max_m: int | None = None, large: bool = False, misses: bool = False):
@@ -80,7 +81,7 @@ def grid(p):
     `candidates` move one at a time): `<tile>s<splits>`, M > 16 only."""
     if p["M"] <= 16:
         return []
-    return [(f"{t}s{sp}", {"BWPROF_GEMM_TILE": t, "BWPROF_GEMM_SPLITS": str(sp)}) for t in WG_TILES for sp in GRID_SPLITS]
+    return [(name, {"BWPROF_GEMM_TILE": t, "BWPROF_GEMM_SPLITS": str(sp)}) for name, t, sp in GRID]
 
 
 def candidates(p):
@@ -161,7 +162,7 @@ def main(argv=None) -> int:
     print(f"device: {dev.name} ({dev.arch}); target: tensor <= {TARGET}x vendor time", flush=True)
     t0 = time.time()
     rows = []
-    names = CAND_NAMES + (tuple(f"{t}s{sp}" for t in WG_TILES for sp in GRID_SPLITS) if args.grid else ())
+    names = CAND_NAMES + (tuple(name for name, _, _ in GRID) if args.grid else ())
     for dtype, p in points(args.quick, args.max_m, args.large, args.misses):
         name = f"{dtype} M={p['M']} N={p['N']} K={p['K']}"
         row = dict(name=name, dtype=dtype, **p)

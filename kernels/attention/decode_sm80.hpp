@@ -19,6 +19,7 @@
 #pragma once
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -418,7 +419,7 @@ Resources launch_decode(const Launch& l, bool launch) {
                      " bytes of shared memory a block, this GPU has " + std::to_string(most));
     // The limit never below what either default ring needs: instances of one kernel differ by their
     // keys' count and by the knob, and one's limit holds for all of them until another sets it.
-    const int limit = bytes > C::bytes(C::kStagesMost) ? bytes : C::bytes(C::kStagesMost);
+    const int limit = std::max(bytes, C::bytes(C::kStagesMost));
     BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, limit));
     return kernel_resources(fn, kThreads, bytes);

@@ -409,14 +409,14 @@ class FlashSm90Impl final : public FlashSm90 {
     // 338.5/345.7 against 341.7/347.4, S16384 causal 2341.3/2336.7 against 2434.5/2417.6). Paged K/V:
     // registers (not measured with it). Head dim 256: no rings fit beside the buffer.
     // BWPROF_ATTN_O_TMA=0|1 forces either where it fits (a knob for benchmarks).
-    args_.o_tma = !l.paged && ((dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512));
+    o_tma_ = !l.paged && ((dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512));
     if (const char* e = std::getenv("BWPROF_ATTN_O_TMA"); e && *e) {
       const std::string v(e);
       if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_O_TMA=" + v + ": expected 0 or 1");
-      args_.o_tma = v == "1";
+      o_tma_ = v == "1";
     }
     choose_rings(l, bc);
-    if (args_.o_tma) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);
+    if (o_tma_) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);
     res_ = dispatch(l, false);
   }
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
@@ -432,8 +432,8 @@ class FlashSm90Impl final : public FlashSm90 {
   // they do not fit).
   void choose_rings(const Launch& l, int bc) {
     constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
-    if (args_.o_tma && sm90_smem_bytes(dp_, bc, 2, 1, l.paged, true) > lim) args_.o_tma = false;
-    const bool o = args_.o_tma;
+    if (o_tma_ && sm90_smem_bytes(dp_, bc, 2, 1, l.paged, true) > lim) o_tma_ = false;
+    const bool o = o_tma_;
     const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged, o); };
     int st = 2, qs = 1;
     if (l.kv.seq_kv <= bc && smem_bytes(2, 2) <= lim)
@@ -495,9 +495,9 @@ class FlashSm90Impl final : public FlashSm90 {
     using C = Sm90Cfg<DP, BC>;
     auto* fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED, false>;
     if constexpr (!PAGED && DP <= 128) {
-      if (args_.o_tma) fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED, true>;
+      if (o_tma_) fn = &bwprof_attention_flash_sm90<T, DP, DK, DN, BC, PAGED, true>;
     }
-    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots, PAGED, args_.o_tma);
+    const int smem = sm90_smem_bytes(DP, BC, args_.stages, args_.qslots, PAGED, o_tma_);
     if (!launch) {
       // The most any rings take (a kernel's launches differ in shared memory now: one instance's
       // setting must not refuse another's larger launch).
@@ -511,6 +511,9 @@ class FlashSm90Impl final : public FlashSm90 {
   }
 
   bool bf16_, narrow_ = true;
+  // O written to shared memory and stored by the copy engine (one thread a warpgroup): the host's
+  // choice, passed to the kernel as its OTMA template argument (go()).
+  bool o_tma_ = false;
   int dp_;
   DeviceBuffer counter_;
   CUtensorMap tmQ_{}, tmK_{}, tmV_{}, tmO_{};

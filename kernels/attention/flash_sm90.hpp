@@ -67,7 +67,6 @@ struct Sm90Args {
   bool store16;          // O stored 16 bytes a thread (quad shuffles), 32 columns at a time
   bool page_tma;         // paged: K/V pages read by the copy engine (pages of 8k rows dividing the key tile)
   int stages, qslots;    // K/V stages, Q slots (each 1 .. kMaxRing; stages >= 2)
-  bool o_tma = false;    // O written to shared memory and stored by the copy engine (one thread a warpgroup)
 };
 
 #if defined(BWPROF_WGMMA_DEVICE)
