@@ -237,6 +237,15 @@ DECODE_PAGED = [
     ("bf16", dict(batch=1, heads=2, kv_heads=2, seq_q=129, seq_kv=129, head_dim=256, block_size=16, causal=True),
      {"BWPROF_ATTN_PAGED_LOAD": "cp"}),
     ("bf16", dict(batch=2, heads=6, kv_heads=2, seq_q=200, seq_kv=333, head_dim=96, block_size=64, causal=True), {}),
+    # The decode kernel's merge of its splits: 32 rows of 128 (four passes of two items a thread),
+    # 33 splits (five batches of 8, the last partial); one row of 32 (16 parts a column); 3 rows of 80
+    # (2 parts) over 9 splits.
+    ("fp16", dict(batch=1, heads=8, kv_heads=1, seq_q=4, seq_kv=4099, head_dim=128, causal=True),
+     {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_SPLITS": "33"}),
+    ("bf16", dict(batch=2, heads=3, kv_heads=3, seq_q=1, seq_kv=5000, head_dim=32),
+     {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_SPLITS": "37"}),
+    ("fp16", dict(batch=1, heads=6, kv_heads=2, seq_q=1, seq_kv=2000, head_dim=80, block_size=16),
+     {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_SPLITS": "9"}),
 ]
 
 
