@@ -329,6 +329,20 @@ def test_decode_default_ring_by_head_dim_and_keys(dtype, head_dim, seq_kv, stage
     assert d["verified"], f"decode D{head_dim} S{seq_kv}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
+@pytest.mark.parametrize("head_dim,seq_kv,stages", [(64, 1024, 2), (64, 1008, 5), (128, 2048, 2), (128, 1000, 3)])
+def test_decode_ring_without_splits(head_dim, seq_kv, stages):
+    # 512 KV heads fill half a wave of any GPU here without a split: a 2-step ring from 1024 keys, the
+    # default ring below.
+    os.environ["BWPROF_ATTN_KERNEL"] = "decode"
+    try:
+        d = bwprof.measure("attention", dtype="fp16", device="gpu", batch=16, heads=32, kv_heads=32, seq_q=1,
+                           seq_kv=seq_kv, head_dim=head_dim, **Q).to_dict()
+    finally:
+        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+    assert d["shared_mem_per_block"] == _decode_smem(head_dim, stages)
+    assert d["verified"], f"decode D{head_dim} S{seq_kv}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
 @settings(max_examples=30, deadline=None)
 @given(m=st.integers(1, 300), n=st.integers(1, 700), k=st.integers(1, 3000), bias=st.booleans(),
        act=st.sampled_from(["none", "relu", "gelu"]), dtype=st.sampled_from(["fp16", "bf16"]))
