@@ -51,11 +51,12 @@ struct DecodeCfg {
   // 2026-11-27, us, 3 -> 4 deep at half a wave: B1 H32/8 S8192 21.6 -> 20.1, B16 H8/1 S2048 18.3 ->
   // 16.9, B16 H32/8 S4096 76.1 -> 75.6, B1 H64/64 S128 7.0 -> 6.9, B8 H32/32 S1024 35.6 -> 36.6; over
   // 16384 keys slower (B4 H64/8 78.0 -> 81.4; B1 H8/8, 27.3 -> 25.9, kept at 3 with it).
-  // (The host asks for 2 steps where the KV heads fill the GPU unsplit with long streams: gpu.hip.)
-  static constexpr int kStages = D <= 64 ? 5 : D <= 128 ? 3 : 2;
-  static constexpr int kStagesShort = D == 80 ? 4 : kStages, kShortKeys = 8192;
+  // (The numbers live in attention/gpu.hpp: decode_ring_long, decode_ring_short; where nothing is
+  // split the host may ask for a shallower ring: decode_unsplit_ring.)
+  static constexpr int kStages = decode_ring_long(D);
+  static constexpr int kStagesShort = decode_ring_short(D);
   static constexpr int kStagesMost = kStagesShort > kStages ? kStagesShort : kStages;
-  __host__ __device__ static constexpr int default_stages(int seq_kv) { return seq_kv <= kShortKeys ? kStagesShort : kStages; }
+  static int default_stages(std::int64_t seq_kv) { return decode_default_ring(D, seq_kv); }
   static constexpr int kChunk = kKeys * kStride;                 // K or V of one step
   static constexpr int kQBytes = 16 * MT * kStride * 2;
   static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32

@@ -95,7 +95,7 @@ class AttentionGpu final : public KernelInstance {
       // H32/4 S16384 42.3 against 48.4; the eighth even), each split keeping at least 128 keys, in
       // steps of 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a benchmark knob).
       // BWPROF_ATTN_DECODE_STAGES=n: each warp's ring n steps of 16 keys deep (2-8; the default by
-      // head dim: 5 at 64, 3 up to 128 (4 at 80 up to 8192 keys), 2 at 256: decode_sm80.hpp; 2 where
+      // head dim: 5 at 64, 3 up to 128 (4 at 80 up to 8192 keys), 2 at 256: gpu.hpp; shallower where
       // nothing is split, below),
       // BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
       // as the keys in steps of 16 and the merge allow); knobs for benchmarks. WAVES may be a
@@ -125,13 +125,11 @@ class AttentionGpu final : public KernelInstance {
         splits = std::min<std::int64_t>(n, std::max<std::int64_t>(1, most));
       }
       split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + 15) / 16 * 16);
-      // Where the KV heads alone fill the half wave (no split) and each has 1024 keys or more, a
-      // 2-step ring: more blocks an SM, and the long stream hides its latency anyway. H100,
-      // 2026-11-28, fp16, us, default ring -> 2 steps (session 9's probe harness, bwprof's timing):
-      // B8 H32/32 S1024 D64 31.0 -> 29.1, D80 36.0 -> 35.5, D96 41.9 -> 41.3, D128 53.3 -> 52.5;
-      // B16 H32/8 S4096 D128 97.0 -> 96.2. Shorter streams keep the default ring (B1 H64/64 S128 D64:
-      // 6.8 at 5 steps against 6.9 at 2).
-      if (l_.decode_stages == 0 && splits == 1 && a_.Skv >= 1024) l_.decode_stages = 2;
+      // Nothing split: the ring that keeps the SMs' bytes in flight near what they need (gpu.hpp).
+      if (l_.decode_stages == 0 && splits == 1) {
+        const int ring = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, blocks, sms);
+        if (ring != attention::decode_default_ring(static_cast<int>(a_.D), a_.Skv)) l_.decode_stages = ring;
+      }
     } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;
       if (a_.D > 128) G_ = std::min(G_, 4);  // q and o of 8 heads of 256 would not fit the registers

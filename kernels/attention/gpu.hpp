@@ -66,6 +66,31 @@ Resources decode_bf16(const Launch& l, bool launch);
 constexpr int kDecodeMaxMerge = 4096;
 // The deepest ring the decode kernel takes (BWPROF_ATTN_DECODE_STAGES).
 constexpr int kDecodeStagesMax = 8;
+// The decode kernel's default ring, in steps of 16 keys each warp holds (stages - 1 in flight while
+// it computes one; the measurements behind it are in decode_sm80.hpp): 5 at head dim 64, 3 up to
+// 128, 2 at 256; at head dim 80, 4 where a KV head has up to kDecodeShortKeys keys.
+constexpr std::int64_t kDecodeShortKeys = 8192;
+constexpr int decode_ring_long(int d) { return d <= 64 ? 5 : d <= 128 ? 3 : 2; }
+constexpr int decode_ring_short(int d) { return d == 80 ? 4 : decode_ring_long(d); }
+constexpr int decode_default_ring(int d, std::int64_t seq_kv) {
+  return seq_kv <= kDecodeShortKeys ? decode_ring_short(d) : decode_ring_long(d);
+}
+// Where nothing is split (the KV heads alone fill the GPU) and each KV head has kDecodeLongKeys keys
+// or more: the ring that keeps about kDecodeFlightBytes of K and V in flight an SM (blocks an SM x 4
+// warps x (ring - 1) steps), at least 2 steps, never deeper than the default. H100, 2026-11-28, fp16,
+// us (session 9's probe harness and sweeps, bwprof's timing): 256 KV heads (two blocks an SM) want 2
+// steps (B8 H32/32 S1024 D64 31.0 at the default 5 -> 29.1, D128 53.3 -> 52.5); 128 (one an SM) want
+// 3 at D64 (B16 H32/8 S4096: 52.3 against 58.7 at 2 and 53.5 at 5) and 2 at D128 (96.2 against 97.0).
+constexpr std::int64_t kDecodeLongKeys = 1024;
+constexpr double kDecodeFlightBytes = 32768.0;
+inline int decode_unsplit_ring(int d, std::int64_t seq_kv, std::int64_t blocks, std::int64_t sms) {
+  const int dflt = decode_default_ring(d, seq_kv);
+  if (seq_kv < kDecodeLongKeys || sms < 1) return dflt;
+  const double step = double((blocks + sms - 1) / sms) * 4 * 16 * d * 4;  // one step of every warp an SM
+  int ring = 2;
+  while (ring < dflt && (ring - 1) * step < kDecodeFlightBytes) ++ring;
+  return ring;
+}
 inline bool decode_takes(const Launch& l) {
   const std::int64_t rows = l.Sq * l.group;
   return rows <= 16 || (rows <= 32 && l.D <= 128);

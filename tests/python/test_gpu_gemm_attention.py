@@ -331,8 +331,9 @@ def test_decode_default_ring_by_head_dim_and_keys(dtype, head_dim, seq_kv, stage
 
 @pytest.mark.parametrize("head_dim,seq_kv,stages", [(64, 1024, 2), (64, 1008, 5), (128, 2048, 2), (128, 1000, 3)])
 def test_decode_ring_without_splits(head_dim, seq_kv, stages):
-    # 512 KV heads fill half a wave of any GPU here without a split: a 2-step ring from 1024 keys, the
-    # default ring below.
+    # 512 KV heads fill half a wave of an H100 or H200 without a split: from 1024 keys the ring that
+    # keeps about 32 KB in flight an SM (gpu.hpp's decode_unsplit_ring: 2 steps at four blocks an SM),
+    # the default ring below.
     os.environ["BWPROF_ATTN_KERNEL"] = "decode"
     try:
         d = bwprof.measure("attention", dtype="fp16", device="gpu", batch=16, heads=32, kv_heads=32, seq_q=1,
