@@ -36,7 +36,7 @@ namespace decode_detail {
 
 using namespace gpu;
 
-constexpr int kWarps = 4, kThreads = 32 * kWarps, kKeys = 16;
+constexpr int kWarps = kDecodeWarps, kThreads = 32 * kWarps, kKeys = kDecodeStepKeys;
 
 template <int D, int MT>
 struct DecodeCfg {

@@ -66,6 +66,8 @@ Resources decode_bf16(const Launch& l, bool launch);
 constexpr int kDecodeMaxMerge = 4096;
 // The deepest ring the decode kernel takes (BWPROF_ATTN_DECODE_STAGES).
 constexpr int kDecodeStagesMax = 8;
+// The decode kernel's warps a block and keys a warp's step.
+constexpr int kDecodeWarps = 4, kDecodeStepKeys = 16;
 // The decode kernel's default ring, in steps of 16 keys each warp holds (stages - 1 in flight while
 // it computes one; the measurements behind it are in decode_sm80.hpp): 5 at head dim 64, 3 up to
 // 128, 2 at 256; at head dim 80, 4 where a KV head has up to kDecodeShortKeys keys.
@@ -86,7 +88,8 @@ constexpr double kDecodeFlightBytes = 32768.0;
 inline int decode_unsplit_ring(int d, std::int64_t seq_kv, std::int64_t blocks, std::int64_t sms) {
   const int dflt = decode_default_ring(d, seq_kv);
   if (seq_kv < kDecodeLongKeys || sms < 1) return dflt;
-  const double step = double((blocks + sms - 1) / sms) * 4 * 16 * d * 4;  // one step of every warp an SM
+  // K and V (2 bytes an element) of one step of every warp of an SM
+  const double step = double((blocks + sms - 1) / sms) * kDecodeWarps * kDecodeStepKeys * d * 2 * 2;
   int ring = 2;
   while (ring < dflt && (ring - 1) * step < kDecodeFlightBytes) ++ring;
   return ring;
