@@ -221,7 +221,7 @@ gpu-notebooks: gpu-build
 gpu-check-compute: gpu-build
 	mkdir -p $(OUT)
 	-ctest --test-dir $(GPU_BUILD) --output-on-failure -j 4 2>&1 | tail -n 30 | tee $(OUT)/ctest.log
-	-$(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_gemm_rules.py 2>&1 | tee $(OUT)/pytest_compute.log | tail -n 40
+	-$(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_attention_decode.py tests/python/test_gpu_gemm_rules.py 2>&1 | tee $(OUT)/pytest_compute.log | tail -n 40
 	-command -v compute-sanitizer >/dev/null && compute-sanitizer --tool memcheck --error-exitcode 3 \
 	  $(GPU_BUILD)/bwprof_tests --gtest_filter='Small/GpuCompute.*:GpuComputeErrors.*' > $(OUT)/memcheck.log 2>&1; \
 	  echo "memcheck exit $$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $(OUT)/memcheck.log | tail -n 8
@@ -311,13 +311,13 @@ BF16_LOGS = $(OUT)/bf16_attn_logs
 GEMM_LOGS = $(OUT)/gemm_fast_logs
 ATTN_LOGS = $(OUT)/attn_fast_logs
 gpu-bf16-attn: gpu-build
-	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_gemm_rules.py tests/python/test_bf16.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
+	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_attention_decode.py tests/python/test_gpu_gemm_rules.py tests/python/test_bf16.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
 	$(call gpu_sweep,attention_sweep,$(BF16_LOGS),230,attention_sweep.py --repeats 12 --no-candidates --csv $(OUT)/attention_sweep.csv)
 	$(call gpu_sweep,gemm_sweep,$(BF16_LOGS),120,gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep.csv)
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
 
 gpu-bf16-attn-quick: gpu-build
-	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor_bf16*,tests/python/test_gpu_gemm_attention.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
+	$(call gpu_compute_tests,$(BF16_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*:Small/GpuCompute.*gemm_tensor_bf16*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_attention_decode.py,Small/GpuCompute.*:GpuComputeErrors.*,150)
 	$(call gpu_sweep,attention_sweep,$(BF16_LOGS),150,attention_sweep.py --quick --csv $(OUT)/attention_sweep_quick.csv)
 	$(call gpu_sweep,gemm_sweep,$(BF16_LOGS),90,gemm_sweep.py --quick --csv $(OUT)/gemm_sweep_quick.csv)
 	tar -czf $(OUT)/bf16_attn_logs.tar.gz -C $(OUT) bf16_attn_logs && rm -rf $(BF16_LOGS)
@@ -328,7 +328,7 @@ gpu-gemm-fast: gpu-build
 	tar -czf $(OUT)/gemm_fast_logs.tar.gz -C $(OUT) gemm_fast_logs && rm -rf $(GEMM_LOGS)
 
 gpu-attn-fast: gpu-build
-	$(call gpu_compute_tests,$(ATTN_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*,tests/python/test_gpu_gemm_attention.py -k attention,Small/GpuCompute.*attention*:GpuComputeErrors.*,170)
+	$(call gpu_compute_tests,$(ATTN_LOGS),Small/GpuCompute.*attention_flash_bf16*:Small/GpuCompute.*attention_flash_paged_fp16*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_attention_decode.py -k attention,Small/GpuCompute.*attention*:GpuComputeErrors.*,170)
 	$(call gpu_sweep,attention_sweep,$(ATTN_LOGS),110,attention_sweep.py --quick --repeats 12 --csv $(OUT)/attention_sweep_quick.csv)
 	tar -czf $(OUT)/attn_fast_logs.tar.gz -C $(OUT) attn_fast_logs && rm -rf $(ATTN_LOGS)
 # Issue #12's C++ items on the GPU: the footprint of every GPU instance against what it allocates,

@@ -15,7 +15,7 @@ ADEC_ALL = attention_sweep.py --only decode,paged --no-candidates --repeats 12 -
 .PHONY: gpu-attn-decode
 gpu-attn-decode: gpu-build
 	rm -rf $(ADEC_LOGS) && mkdir -p $(ADEC_LOGS)
-	$(call gpu_compute_tests,$(ADEC_LOGS),Small/GpuCompute.*attention_flash_paged_bf16*,tests/python/test_gpu_gemm_attention.py -k "flash_attention or decode or each_attention",Small/GpuCompute.*attention*:GpuComputeErrors.*,150)
+	$(call gpu_compute_tests,$(ADEC_LOGS),Small/GpuCompute.*attention_flash_paged_bf16*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_attention_decode.py -k "flash_attention or decode or each_attention",Small/GpuCompute.*attention*:GpuComputeErrors.*,150)
 	-for pt in "fp16 1 32 8 1 8192 64 0 0 -" "bf16 16 32 8 1 4096 64 0 0 -" "bf16 1 32 8 4096 4096 128 16 1 cp"; do \
 	  set -- $$pt; env PYTHONPATH=python $$([ $${10} = cp ] && echo BWPROF_ATTN_PAGED_LOAD=cp) timeout 50 $(ADEC_NCU) \
 	  $(PYTHON) -c "import bwprof; \

@@ -18,7 +18,7 @@ gpu-attn-prefill: gpu-build
 	  $(PYTHON) -m pytest -q -x tests/python/test_gpu_gemm_attention.py -p no:cacheprovider \
 	  -k "wgmma_attention_rings and fp16 and (knobs0 or knobs2 or knobs5)" \
 	  > $(APRE_LOGS)/memcheck.log 2>&1; echo "memcheck rc=$$?"; grep -E "ERROR SUMMARY|passed|failed" $(APRE_LOGS)/memcheck.log | tail -n 4
-	-PYTHONPATH=python timeout 120 $(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py -k attention \
+	-PYTHONPATH=python timeout 120 $(PYTHON) -m pytest -q tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_attention_decode.py -k attention \
 	  -p no:cacheprovider > $(APRE_LOGS)/pytest.log 2>&1; echo "pytest rc=$$?"; tail -n 8 $(APRE_LOGS)/pytest.log
 	-PYTHONPATH=python timeout 100 $(PYTHON) benchmarks/attention_sweep.py --only prefill --d 256 \
 	  --csv $(APRE_LOGS)/d256.csv > $(APRE_LOGS)/d256.log 2>&1; echo "sweep d256 rc=$$?"; sed -n '/^point/,$$p' $(APRE_LOGS)/d256.log
