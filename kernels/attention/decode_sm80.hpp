@@ -46,17 +46,14 @@ struct DecodeCfg {
   // Each warp's ring of 16-key steps: 5 deep at head dim 64 (faster than 4 at 5 of 7 points of the
   // H100 decode sweep, e.g. B16 H8/1 S2048 14.8 against 16.3 us, B4 H64/8 S16384 57.2 against 60.6;
   // 1.4 % slower at B16 H32/8 S4096), 3 up to 128, 2 at 256; at head dim 80, 4 where a KV head has
-  // up to kShortKeys keys (default_stages). At 4 a D80 block takes 90 KB instead of 68 (two blocks an
+  // up to kDecodeShortKeys keys. At 4 a D80 block takes 90 KB instead of 68 (two blocks an
   // SM instead of three, so fewer splits at half a wave): H100 grid of ring depths and waves,
   // 2026-11-27, us, 3 -> 4 deep at half a wave: B1 H32/8 S8192 21.6 -> 20.1, B16 H8/1 S2048 18.3 ->
   // 16.9, B16 H32/8 S4096 76.1 -> 75.6, B1 H64/64 S128 7.0 -> 6.9, B8 H32/32 S1024 35.6 -> 36.6; over
   // 16384 keys slower (B4 H64/8 78.0 -> 81.4; B1 H8/8, 27.3 -> 25.9, kept at 3 with it).
-  // (The numbers live in attention/gpu.hpp: decode_ring_long, decode_ring_short; where nothing is
-  // split the host may ask for a shallower ring: decode_unsplit_ring.)
-  static constexpr int kStages = decode_ring_long(D);
-  static constexpr int kStagesShort = decode_ring_short(D);
-  static constexpr int kStagesMost = kStagesShort > kStages ? kStagesShort : kStages;
-  static int default_stages(std::int64_t seq_kv) { return decode_default_ring(D, seq_kv); }
+  // (The numbers live in attention/gpu.hpp: decode_default_ring; where nothing is split the host
+  // may ask for a shallower ring: decode_unsplit_ring.) The deeper of the two defaults:
+  static constexpr int kStagesMost = std::max(decode_ring_long(D), decode_ring_short(D));
   static constexpr int kChunk = kKeys * kStride;                 // K or V of one step
   static constexpr int kQBytes = 16 * MT * kStride * 2;
   static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32
@@ -442,7 +439,7 @@ template <class T, int D, int MT, bool PAGED>
 Resources launch_decode(const Launch& l, bool launch) {
   using C = DecodeCfg<D, MT>;
   auto* fn = &bwprof_attention_decode<T, D, MT, PAGED>;
-  const int stages = l.decode_stages > 0 ? l.decode_stages : C::default_stages(l.kv.seq_kv);
+  const int stages = l.decode_stages > 0 ? l.decode_stages : decode_default_ring(D, l.kv.seq_kv);
   const int bytes = C::bytes(stages);
   if (!launch) {
     int dev = 0, most = 0;

@@ -117,19 +117,18 @@ class AttentionGpu final : public KernelInstance {
       if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(0.05, std::atof(e));
       const std::int64_t slots = std::max<std::int64_t>(1, static_cast<std::int64_t>(waves * per_sm * sms));
       const std::int64_t rows = a_.Sq * group_;
-      const std::int64_t most = std::min<std::int64_t>({(a_.Skv + 15) / 16, attention::kDecodeMaxMerge / rows, 65535});
+      constexpr int step = attention::kDecodeStepKeys;  // a warp's step: splits are whole steps
+      const std::int64_t most = std::min<std::int64_t>({(a_.Skv + step - 1) / step, attention::kDecodeMaxMerge / rows, 65535});
       splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + 127) / 128, most});
       if (const char* e = std::getenv("BWPROF_ATTN_DECODE_SPLITS")) {
         const long n = std::atol(e);
         if (n < 1) BWPROF_INVALID("BWPROF_ATTN_DECODE_SPLITS=" + std::string(e) + ": a positive count");
         splits = std::min<std::int64_t>(n, std::max<std::int64_t>(1, most));
       }
-      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + 15) / 16 * 16);
+      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + step - 1) / step * step);
       // Nothing split: the ring that keeps the SMs' bytes in flight near what they need (gpu.hpp).
-      if (l_.decode_stages == 0 && splits == 1) {
-        const int ring = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, blocks, sms);
-        if (ring != attention::decode_default_ring(static_cast<int>(a_.D), a_.Skv)) l_.decode_stages = ring;
-      }
+      if (l_.decode_stages == 0 && splits == 1)
+        l_.decode_stages = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, blocks, sms);
     } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;
       if (a_.D > 128) G_ = std::min(G_, 4);  // q and o of 8 heads of 256 would not fit the registers
@@ -143,7 +142,7 @@ class AttentionGpu final : public KernelInstance {
       const std::int64_t cap = std::max<std::int64_t>(1, kMaxPartialRows / rows_all);
       if ((a_.Skv + split_len_ - 1) / split_len_ > cap) {
         const int step = kernel_ == Kernel::kFlash ? attention::flash_tile_keys(tile_, static_cast<int>(a_.D))
-                                                   : kernel_ == Kernel::kDecode ? 16 : 1;
+                                                   : kernel_ == Kernel::kDecode ? attention::kDecodeStepKeys : 1;
         split_len_ = static_cast<int>(((a_.Skv + cap - 1) / cap + step - 1) / step * step);
       }
       splits_ = static_cast<int>((a_.Skv + split_len_ - 1) / split_len_);
