@@ -37,9 +37,14 @@ inline std::int64_t pad_ld(std::int64_t n) { return (n + 7) / 8 * 8; }
 // copies beats running mma.sync on them in place, by estimates in microseconds on an H100:
 //   pad    bytes read and written by the copies at 2.5 TB/s, plus 3 us a copy launch;
 //   wgmma  the longer of its FLOPs at 400 TFLOP/s and its operands at 2.8 TB/s;
-//   mma    the longer of its FLOPs at 55 TFLOP/s and its operands at 0.4 TB/s, what mma.sync
-//          reached on unaligned rows (H100: M=8192 N=4097 K=4095 in 5005 us; M=16 N=11007
-//          K=4096 and M=33 N=11009 K=1000 read B at 0.4-0.45 TB/s).
+//   mma    where A and B start on 16 bytes (`realign`: mma_sm80.hip's windows realigned in shared
+//          memory), the longer of its FLOPs at 40 TFLOP/s and its operands at 1.0 TB/s; otherwise
+//          (rows loaded through registers) at 55 TFLOP/s and 0.4 TB/s.
+// Measured on an H100 (2026-11-28, fp16, us, in place -> padded): M=17 N=4097 K=4095 32.1 -> 43.5,
+// M=33 N=4095 K=4097 36.9 -> 42.4, M=33 N=11007 K=4096 73.5 -> 109.4, M=48 N=4097 K=4095 40.8, M=64
+// N=4095 K=4097 45.6 -> 43.2, M=96 61.7 -> 53.4, M=128 N=4097 K=4095 66.4 -> 47.4, M=64 N=11009 K=1000
+// 42.7 -> 31.8, M=33 N=1000 K=11007 (A alone copied) 31.3 -> 19.3, M=8192 N=4097 K=4095 2753 -> 751;
+// through registers M=33 N=4095 K=4097 80.9, M=8192 5049. The estimates pick the faster at each.
 // Pad where pad + wgmma < mma. pad_a / pad_b: which operands need the copy.
 inline double pad_us(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a, bool pad_b) {
   const double a = pad_a ? 4.0 * M * K : 0.0, b = pad_b ? 4.0 * K * N : 0.0;
@@ -49,11 +54,13 @@ inline double wgmma_us(std::int64_t M, std::int64_t N, std::int64_t K) {
   const double flops = 2.0 * M * N * K, bytes = 2.0 * (double(M) * K + double(K) * N + double(M) * N);
   return std::max(flops / 400e6, bytes / 2.8e6);
 }
-inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a, bool pad_b) {
-  if (!pad_a && !pad_b) return false;
+inline double mma_unaligned_us(std::int64_t M, std::int64_t N, std::int64_t K, bool realign) {
   const double flops = 2.0 * M * N * K, bytes = 2.0 * (double(M) * K + double(K) * N + double(M) * N);
-  const double mma = std::max(flops / 55e6, bytes / 0.4e6);
-  return pad_us(M, N, K, pad_a, pad_b) + wgmma_us(M, N, K) < mma;
+  return realign ? std::max(flops / 40e6, bytes / 1.0e6) : std::max(flops / 55e6, bytes / 0.4e6);
+}
+inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a, bool pad_b, bool realign) {
+  if (!pad_a && !pad_b) return false;
+  return pad_us(M, N, K, pad_a, pad_b) + wgmma_us(M, N, K) < mma_unaligned_us(M, N, K, realign);
 }
 
 // From kPad128Rows rows on wgmma (Hopper): operands whose rows are not a multiple of 128 bytes (the
@@ -73,11 +80,11 @@ inline bool pad128_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool nee
 }
 
 // The scratch the copies take, in bytes, where the GEMM of a family instance (lda = K, ldb = N,
-// 16-byte aligned buffers) would pad; 0 where it would not (dispatch.hip's rules).
+// buffers on 16 bytes: mma.sync realigns in place) would pad; 0 where it would not (dispatch.hip's rules).
 inline double pad_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
   const bool pad_a = K % 8 != 0, pad_b = N % 8 != 0;
   if (M <= kSmallRows) return 0.0;
-  const bool pad16 = pad_pays(M, N, K, pad_a, pad_b), wgmma = (!pad_a && !pad_b) || pad16;
+  const bool pad16 = pad_pays(M, N, K, pad_a, pad_b, true), wgmma = (!pad_a && !pad_b) || pad16;
   const bool a128 = K % 64 != 0, b128 = N % 64 != 0;
   if (wgmma && pad128_pays(M, N, K, pad_a, pad_b, a128, b128))
     return (a128 ? 2.0 * M * ((K + 63) / 64 * 64) : 0.0) + (b128 ? 2.0 * K * ((N + 63) / 64 * 64) : 0.0);
@@ -103,9 +110,9 @@ inline double wgmma_split_bytes(std::int64_t M, std::int64_t N, std::int64_t K) 
 // Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: one engine
 // runs; up to kSmallRows rows the skinny kernels' FP32 accumulator [M, N] and their tile counters
 // (skinny.hip: one int per 8 rows x 248 columns or more; skinny_mma.hip: one per 128 columns;
-// mma.sync's 16-row tile: the accumulator alone), else the larger of mma.sync's accumulator [M, N]
-// and wgmma's tile sums (held where K is split: counted always); plus the padded copies (which
-// wgmma then reads).
+// mma.sync's 16-row tile: one per 128 columns), else the larger of mma.sync's accumulator [M, N]
+// with its tile counters (one per 64 x 64 or more) and wgmma's tile sums with theirs (held where
+// K is split: counted always; wgmma's are the larger); plus the padded copies (which wgmma reads).
 inline double tensor_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
   if (M <= kSmallRows)
     return 4.0 * M * N + 4.0 * double(std::max((M + 7) / 8 * ((N + 247) / 248), (N + 127) / 128));

@@ -3,7 +3,8 @@
 //   tensor  FP16 or BF16 on the matrix units: wgmma fed by the bulk tensor copy engine on NVIDIA Hopper
 //           (sm_90a builds), mma.sync m16n8k16 on other NVIDIA GPUs (sm_80+) and for shapes wgmma
 //           cannot take (on Hopper, operands whose rows are off 16 bytes are copied into padded
-//           scratch for wgmma where that pays: choice.hpp), MFMA 32x32x8 on AMD CDNA (gfx90a,
+//           scratch for wgmma where that pays, else mma.sync realigns them in shared memory:
+//           choice.hpp), MFMA 32x32x8 on AMD CDNA (gfx90a,
 //           gfx94x), WMMA 16x16x16 on RDNA3 (gfx11, wave32); GPUs without matrix units (RDNA2) run
 //           the tiled kernel. On NVIDIA, up to 16 rows of A (decode steps) run kernels built
 //           around B's stream instead, whose time is reading B, as a GEMV's is: mma.sync's 16-row
@@ -67,7 +68,8 @@ std::unique_ptr<GemmRunner> large_m_choice(GpuBackend& g, DType dtype, const Gem
   if (pad != "128") {
     const bool need_a = !gemm::tma_addressable(A, s.lda), need_b = !gemm::tma_addressable(B, s.ldb);
     const bool a128 = need_a || s.lda % 64 != 0, b128 = need_b || s.ldb % 64 != 0;
-    const bool wgmma = (!need_a && !need_b) || want_wgmma || gemm::pad_pays(s.M, s.N, s.K, need_a, need_b);
+    const bool wgmma = (!need_a && !need_b) || want_wgmma ||
+                       gemm::pad_pays(s.M, s.N, s.K, need_a, need_b, gemm::on16(A) && gemm::on16(B));
     if (!wgmma || !gemm::pad128_pays(s.M, s.N, s.K, need_a, need_b, a128, b128)) return nullptr;
   }
   return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act, 64);
@@ -165,15 +167,17 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
       // available (Hopper, sm_90a build): wgmma on A and B in place where the copy engine can
       // address them (16-byte aligned rows), else on padded copies of the misaligned ones where
       // pad_pays() (choice.hpp: the copies' estimated time plus wgmma's against mma.sync's on the
-      // unaligned rows). Otherwise mma.sync, which reads unaligned rows in place, has a 16-row tile
-      // and splits K over blocks.
+      // unaligned rows: a few rows with B off 16 bytes stay in place). Otherwise mma.sync, which
+      // reads unaligned rows in place (realigned in shared memory where A and B start on 16 bytes),
+      // has a 16-row tile and splits K over blocks.
       // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the vector-unit
       // skinny kernel, "tc_skinny" the skinny tensor one, each up to 64 rows; a wgmma tile such as
       // "64x128" wgmma, padding as needed; an mma.sync tile "large", "medium", "small" or "skinny"
       // mma.sync); BWPROF_GEMM_PAD=1 pads to 16-byte rows wherever wgmma needs it (never to 128
       // bytes), =0 never, =128 (M >= kPad128Rows) to 128-byte rows (large_m_choice);
       // BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS and BWPROF_GEMM_REDUCE (slots, chain)
-      // set wgmma's split K (wgmma_sm90.hip); BWPROF_GEMM_SMALL_WAVES the skinny tensor kernel's.
+      // set wgmma's split K (wgmma_sm90.hip); BWPROF_GEMM_SMALL_WAVES the skinny tensor kernel's;
+      // BWPROF_GEMM_UNALIGNED=regs has mma.sync load unaligned rows through registers.
       const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
       const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
       const bool want_wgmma = forced.find('x') != std::string::npos;
@@ -201,7 +205,8 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
       if (!want_mma && gemm::wgmma_available(g)) {
         if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
         const bool pad_a = !gemm::tma_addressable(A, s.lda), pad_b = !gemm::tma_addressable(B, s.ldb);
-        if (pad != "0" && (want_wgmma || pad == "1" || gemm::pad_pays(s.M, s.N, s.K, pad_a, pad_b)))
+        if (pad != "0" && (want_wgmma || pad == "1" ||
+                           gemm::pad_pays(s.M, s.N, s.K, pad_a, pad_b, gemm::on16(A) && gemm::on16(B))))
           return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act);
       }
       return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);

@@ -96,7 +96,10 @@ std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, con
 // kSmallRows where rows are off 16 bytes: small_m_mma).
 std::unique_ptr<GemmRunner> make_skinny_mma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
                                             void* C, const void* bias, Act act);
-// mma_sm80.hip (NVIDIA, sm_80+).
+// Whether a buffer starts on 16 bytes (the size of cp.async's and the copy engine's pieces).
+inline bool on16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+// mma_sm80.hip (NVIDIA, sm_80+): rows off 16 bytes are realigned in shared memory where A and B
+// start on 16 bytes (on16), else loaded through registers.
 std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                           const void* bias, Act act);
 // wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds), where wgmma_fits(): wgmma_available() on this

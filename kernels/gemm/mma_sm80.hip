@@ -4,6 +4,7 @@
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -20,31 +21,60 @@ namespace {
 
 using namespace gpu;
 
+// How a stage reaches shared memory (the kernel's LOAD):
+//   kLoadAsync    cp.async of whole 16-byte pieces (rows on 16 bytes: K, N, lda, ldb multiples of 8)
+//   kLoadRealign  rows at any 2-byte offset, A and B starting on 16 bytes: cp.async of the aligned
+//                 16-byte window around each row's piece of the tile (one piece more than the row's),
+//                 then, when the stage is used, a pass that shifts each row by its offset into one
+//                 aligned buffer (shift_b16) for ldmatrix: the loads stay asynchronous and STAGES deep
+//   kLoadRegs     rows at any 2-byte offset and any base: aligned 4-byte loads into registers one
+//                 stage ahead, joined by funnel shifts (load8_b16)
+enum : int { kLoadAsync = 0, kLoadRealign = 1, kLoadRegs = 2 };
+
 // BK: K per pipeline stage (64 halves the barriers per multiply-add against 32).
-template <int BM, int BN, int WM, int WN, int STAGES, int BK>
+template <int BM, int BN, int WM, int WN, int STAGES, int BK, int LOAD>
 struct MmaConfig {
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN, kThreads = kWarpsM * kWarpsN * 32;
   static constexpr int kAStride = BK + 8;  // halves; +16 bytes keeps ldmatrix's 8 rows in 8 bank groups
-  static constexpr int kBStride = BN + 8;
-  static constexpr int kSmemBytes = STAGES * (BM * kAStride + BK * kBStride) * 2;
+  static constexpr int kBStride = BN + 8;  // (and holds a row's aligned window, one piece longer)
+  static constexpr int kStageElems = BM * kAStride + BK * kBStride;
+  static constexpr int kSmemBytes = (LOAD == kLoadRealign ? STAGES + 1 : STAGES) * kStageElems * 2;
 };
 
-// ALIGNED: K, N and the leading dimensions are multiples of 8, so every 16-byte piece of a row is
-// wholly inside or outside the matrix and cp.async can move it. Otherwise (odd N or K: rows start
-// at any 2-byte boundary) each thread loads its pieces into registers one stage ahead (aligned
-// 4-byte loads joined by funnel shifts: load8_b16) and stores them to shared memory after the
-// stage's multiply-adds, so that the loads' latency hides behind the matrix units as cp.async's does.
+// 8 elements of a shared-memory row from s (0..7) elements past p (p on 16 bytes, the row's
+// window at least 16 elements from p): five aligned 4-byte loads from the word that holds element s,
+// joined by a 16-bit funnel shift where s is odd.
+__device__ __forceinline__ uint4 shifted8(const void* p, unsigned s) {
+  const unsigned* w = static_cast<const unsigned*>(p) + s / 2;
+  const unsigned r = (s & 1u) * 16u, x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3], x4 = w[4];
+  return make_uint4(__funnelshift_r(x0, x1, r), __funnelshift_r(x1, x2, r), __funnelshift_r(x2, x3, r),
+                    __funnelshift_r(x3, x4, r));
+}
+
+// v's 8 elements with those from n on (n < 8; none where n <= 0) made zero.
+__device__ __forceinline__ uint4 keep_b16(uint4 v, int n) {
+  auto m = [&](int w) { return n >= 2 * w + 2 ? 0xffffffffu : n == 2 * w + 1 ? 0x0000ffffu : 0u; };
+  return make_uint4(v.x & m(0), v.y & m(1), v.z & m(2), v.w & m(3));
+}
+
+// LOAD (above): kLoadAsync where K, N and the leading dimensions are multiples of 8, so every 16-byte
+// piece of a row is wholly inside or outside the matrix and cp.async can move it. Otherwise (odd N or
+// K: rows start at any 2-byte boundary) kLoadRealign, or kLoadRegs where A or B does not start on 16
+// bytes: each thread loads its pieces into registers one stage ahead and stores them to shared
+// memory after the stage's multiply-adds, so that the loads' latency hides behind the matrix units.
 // Split K: grid.z blocks share an output tile, each taking split_len of K (a multiple of kMmaK);
 // with more than one they add FP32 partial sums into split_k.hip's accumulator. Then either
 // split_k.hip's finishing kernel applies the bias and activation and stores C (tile_count null), or
 // the last block of each tile to count itself in tile_count does so for its tile and zeroes its part
-// of the accumulator and its count for the next launch: one launch instead of two.
-template <class T, int BM, int BN, int WM, int WN, int STAGES, int kMmaK, bool ALIGNED, int A>
-__global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThreads)
+// of the accumulator and its count for the next launch: one launch instead of two. Warps skip the
+// multiply-adds of their 16-row slices that lie wholly past M.
+template <class T, int BM, int BN, int WM, int WN, int STAGES, int kMmaK, int LOAD, int A>
+__global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>::kThreads)
     bwprof_gemm_mma(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
                     T* __restrict__ C, float* __restrict__ split_acc, int* __restrict__ tile_count, int M, int N, int K,
                     int lda, int ldb, int ldc, int split_len) {
-  using Cfg = MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>;
+  using Cfg = MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>;
+  constexpr bool ALIGNED = LOAD == kLoadAsync, REGS = LOAD == kLoadRegs;
   constexpr int AS = Cfg::kAStride, BS = Cfg::kBStride, THREADS = Cfg::kThreads;
   constexpr int MT = WM / 16, NT = WN / 8;
   constexpr int kAChunks = BM * kMmaK / 8, kBChunks = kMmaK * BN / 8;  // 16-byte pieces of a stage
@@ -64,7 +94,7 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
     for (int j = 0; j < NT; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
   // The unaligned path's registers: one stage of this thread's pieces of A and B.
-  uint4 ra[ALIGNED ? 1 : kAPer], rb[ALIGNED ? 1 : kBPer];
+  uint4 ra[REGS ? kAPer : 1], rb[REGS ? kBPer : 1];
   // 8 elements of a row from column col, zeros from col_end on; `after_ok`: the element after the
   // eighth lies inside the matrix's allocation (its row or the next).
   auto piece = [&](const T* base, std::size_t row_off, int col, int col_end, bool row_in, bool after_ok) {
@@ -79,7 +109,7 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       const int c = tid + u * THREADS;
       const int r = c / (kMmaK / 8), kc = (c % (kMmaK / 8)) * 8;
       const int gm = m0 + r;
-      ra[ALIGNED ? 0 : u] = c < kAChunks ? piece(Am, static_cast<std::size_t>(gm) * lda, k0 + kc, k_end, gm < M,
+      ra[REGS ? u : 0] = c < kAChunks ? piece(Am, static_cast<std::size_t>(gm) * lda, k0 + kc, k_end, gm < M,
                                                  k0 + kc + 8 < K || gm + 1 < M || lda > K)
                                          : make_uint4(0, 0, 0, 0);
     }
@@ -88,7 +118,7 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       const int c = tid + u * THREADS;
       const int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
       const int gk = k0 + r;
-      rb[ALIGNED ? 0 : u] = c < kBChunks ? piece(Bm, static_cast<std::size_t>(gk) * ldb, n0 + nc, N, gk < k_end,
+      rb[REGS ? u : 0] = c < kBChunks ? piece(Bm, static_cast<std::size_t>(gk) * ldb, n0 + nc, N, gk < k_end,
                                                  n0 + nc + 8 < N || gk + 1 < K || ldb > N)
                                          : make_uint4(0, 0, 0, 0);
     }
@@ -100,12 +130,12 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
     for (int u = 0; u < kAPer; ++u) {
       const int c = tid + u * THREADS;
       if (c < kAChunks)
-        *reinterpret_cast<uint4*>(as + (c / (kMmaK / 8)) * AS + (c % (kMmaK / 8)) * 8) = ra[ALIGNED ? 0 : u];
+        *reinterpret_cast<uint4*>(as + (c / (kMmaK / 8)) * AS + (c % (kMmaK / 8)) * 8) = ra[REGS ? u : 0];
     }
 #pragma unroll
     for (int u = 0; u < kBPer; ++u) {
       const int c = tid + u * THREADS;
-      if (c < kBChunks) *reinterpret_cast<uint4*>(bs + (c / (BN / 8)) * BS + (c % (BN / 8)) * 8) = rb[ALIGNED ? 0 : u];
+      if (c < kBChunks) *reinterpret_cast<uint4*>(bs + (c / (BN / 8)) * BS + (c % (BN / 8)) * 8) = rb[REGS ? u : 0];
     }
   };
   auto load_async = [&](int stage, int kt) {  // aligned: cp.async global -> shared memory
@@ -127,12 +157,112 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       cp_async16(bs + r * BS + nc, in ? Bm + static_cast<std::size_t>(gk) * ldb + gn : Bm, in);
     }
   };
+  // kLoadRealign: each row's window, from the 16-byte boundary at or before the row's first element
+  // of the tile, one 16-byte piece more than the tile's; pieces past the matrix's last element read
+  // only up to it. Rows outside the matrix (or this block's K) are not read. A step along K moves a
+  // window by kMmaK elements of A and kMmaK rows of B, both multiples of 8: each piece's place in its
+  // 16-byte window and its row's shift stay as they were at k_begin, so they are worked out once.
+  constexpr bool RA = LOAD == kLoadRealign;
+  constexpr int kAWin = kMmaK / 8 + 1, kBWin = BN / 8 + 1;  // 16-byte pieces a row's window
+  constexpr int kARaw = (BM * kAWin + THREADS - 1) / THREADS, kBRaw = (kMmaK * kBWin + THREADS - 1) / THREADS;
+  constexpr int kAOut = (BM * (kMmaK / 8) + THREADS - 1) / THREADS, kBOut = (kMmaK * (BN / 8) + THREADS - 1) / THREADS;
+  static_assert(!RA || (kAOut + kBOut) * 4 <= 64, "realign: a 4-bit shift for each of a thread's pieces");
+  const long long a_end = static_cast<long long>(M - 1) * lda + K, b_end = static_cast<long long>(K - 1) * ldb + N;
+  const T* a_src[RA ? kARaw : 1];  // a piece's first element at k_begin; null: none
+  const T* b_src[RA ? kBRaw : 1];
+  unsigned long long shifts = 0;  // realign()'s pieces: their rows' offsets from 16 bytes, 4 bits each
+  T* Aal = As + STAGES * Cfg::kStageElems;  // the aligned buffer, past the STAGES stages
+  T* Bal = Aal + BM * AS;
+  // Whether a window of this block can reach past the matrix's last element (only then are the
+  // pieces' lengths worked out: block-uniform).
+  const bool a_clamp = static_cast<long long>(min(M, m0 + BM) - 1) * lda + k_begin + ktiles * kMmaK + 8 > a_end;
+  const bool b_clamp = static_cast<long long>(k_end - 1) * ldb + n0 + BN + 8 > b_end;
+  if constexpr (RA) {
+#pragma unroll
+    for (int u = 0; u < kARaw; ++u) {
+      const int c = tid + u * THREADS, r = c / kAWin, i = c % kAWin;
+      a_src[u] = c < BM * kAWin && m0 + r < M ? Am + ((static_cast<long long>(m0 + r) * lda + k_begin) & ~7LL) + 8 * i : nullptr;
+    }
+#pragma unroll
+    for (int u = 0; u < kBRaw; ++u) {
+      const int c = tid + u * THREADS, r = c / kBWin, i = c % kBWin;
+      b_src[u] = c < kMmaK * kBWin ? Bm + ((static_cast<long long>(k_begin + r) * ldb + n0) & ~7LL) + 8 * i : nullptr;
+    }
+#pragma unroll
+    for (int u = 0; u < kAOut; ++u) {
+      const long long r = (tid + u * THREADS) / (kMmaK / 8);
+      shifts |= static_cast<unsigned long long>(((m0 + r) * lda + k_begin) & 7) << (4 * u);
+    }
+#pragma unroll
+    for (int u = 0; u < kBOut; ++u) {
+      const long long r = (tid + u * THREADS) / (BN / 8);
+      shifts |= static_cast<unsigned long long>(((k_begin + r) * ldb + n0) & 7) << (4 * (kAOut + u));
+    }
+    // Rows of A past M: zeros in the aligned buffer once (realign() leaves them; the loop's first
+    // barrier orders these stores before any multiply-add).
+    for (int c = tid; c < BM * (kMmaK / 8); c += THREADS)
+      if (m0 + c / (kMmaK / 8) >= M) *reinterpret_cast<uint4*>(Aal + (c / (kMmaK / 8)) * AS + (c % (kMmaK / 8)) * 8) = make_uint4(0, 0, 0, 0);
+  }
+  // A window's piece; where it can reach past the matrix (clamp), only up to the last element
+  // (`base`: the matrix, `stop`: past its last element).
+  auto window = [&](T* dst, const T* src, const T* base, long long stop, bool clamp) {
+    if (!clamp) return cp_async16(dst, src, true);
+    const long long left = base + stop - src;
+    const int bytes = left <= 0 ? 0 : left >= 8 ? 16 : static_cast<int>(left) * 2;
+    cp_async16_bytes(dst, bytes > 0 ? src : base, bytes);
+  };
+  auto load_raw = [&](int stage, int kt) {
+    const long long step_a = static_cast<long long>(kt) * kMmaK, step_b = step_a * ldb;
+    const int rows_b = k_end - (k_begin + kt * kMmaK);  // rows of B in this block's K
+    T* as = As + stage * BM * AS;
+    T* bs = Bs + stage * kMmaK * BS;
+#pragma unroll
+    for (int u = 0; u < kARaw; ++u) {
+      const int c = tid + u * THREADS;
+      if (a_src[u]) window(as + (c / kAWin) * AS + (c % kAWin) * 8, a_src[u] + step_a, Am, a_end, a_clamp);
+    }
+#pragma unroll
+    for (int u = 0; u < kBRaw; ++u) {
+      const int c = tid + u * THREADS;
+      if (b_src[u] && c / kBWin < rows_b) window(bs + (c / kBWin) * BS + (c % kBWin) * 8, b_src[u] + step_b, Bm, b_end, b_clamp);
+    }
+  };
+  // kLoadRealign: the stage's windows shifted by each row's offset into the aligned buffer, zeros in
+  // the rows of B and the columns of A past this block's K (columns of B past N only reach outputs
+  // past N, which are not stored).
+  auto realign = [&](int stage, int kt) {
+    const int k0 = k_begin + kt * kMmaK;
+    const T* as = As + stage * BM * AS;
+    const T* bs = Bs + stage * kMmaK * BS;
+#pragma unroll
+    for (int u = 0; u < kAOut; ++u) {
+      const int c = tid + u * THREADS, r = c / (kMmaK / 8), j = c % (kMmaK / 8);
+      if (c < BM * (kMmaK / 8) && m0 + r < M) {
+        uint4 v = shifted8(as + r * AS + 8 * j, static_cast<unsigned>(shifts >> (4 * u)) & 15u);
+        if (k0 + kMmaK > k_end) v = keep_b16(v, k_end - (k0 + 8 * j));
+        *reinterpret_cast<uint4*>(Aal + r * AS + 8 * j) = v;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kBOut; ++u) {
+      const int c = tid + u * THREADS, r = c / (BN / 8), j = c % (BN / 8);
+      if (c < kMmaK * (BN / 8)) {
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (k0 + r < k_end) {
+          v = shifted8(bs + r * BS + 8 * j, static_cast<unsigned>(shifts >> (4 * (kAOut + u))) & 15u);
+        }
+        *reinterpret_cast<uint4*>(Bal + r * BS + 8 * j) = v;
+      }
+    }
+  };
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < ktiles) {
       if (ALIGNED) {
         load_async(s, s);
+      } else if (!REGS) {
+        load_raw(s, s);
       } else {
         fetch(s);
         stash(s);
@@ -144,20 +274,29 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
     cp_async_wait<STAGES - 2>();
     __syncthreads();  // tile kt is in shared memory, and every warp is done with tile kt - 1
     const int next = kt + STAGES - 1;
-    if (ALIGNED) {
-      if (next < ktiles) load_async(next % STAGES, next);
+    if (!REGS) {
+      if (next < ktiles) {
+        if (ALIGNED)
+          load_async(next % STAGES, next);
+        else
+          load_raw(next % STAGES, next);
+      }
       cp_async_commit();
     } else if (next < ktiles) {
       fetch(next);  // in flight during this tile's multiply-adds
     }
-    const T* as = As + (kt % STAGES) * BM * AS;
-    const T* bs = Bs + (kt % STAGES) * kMmaK * BS;
+    if (!ALIGNED && !REGS) {
+      realign(kt % STAGES, kt);
+      __syncthreads();  // the aligned buffer holds tile kt
+    }
+    const T* as = ALIGNED || REGS ? As + (kt % STAGES) * BM * AS : Aal;
+    const T* bs = ALIGNED || REGS ? Bs + (kt % STAGES) * kMmaK * BS : Bal;
 #pragma unroll
     for (int kk = 0; kk < kMmaK; kk += 16) {
       unsigned a[MT][4], b[NT][2];
 #pragma unroll
-      for (int i = 0; i < MT; ++i)
-        ldmatrix_x4(a[i], as + (wm * WM + i * 16 + (lane % 16)) * AS + kk + (lane / 16) * 8);
+      for (int i = 0; i < MT; ++i)  // (16 rows of the warp's wholly past M: no loads, no multiply-adds)
+        if (m0 + wm * WM + i * 16 < M) ldmatrix_x4(a[i], as + (wm * WM + i * 16 + (lane % 16)) * AS + kk + (lane / 16) * 8);
 #pragma unroll
       for (int j = 0; j < NT / 2; ++j) {
         unsigned r[4];
@@ -166,11 +305,12 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       }
 #pragma unroll
       for (int i = 0; i < MT; ++i)
+        if (m0 + wm * WM + i * 16 < M)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma_16816_t<T>(acc[i][j], a[i], b[j]);
+          for (int j = 0; j < NT; ++j) mma_16816_t<T>(acc[i][j], a[i], b[j]);
     }
     // Stage next % STAGES held tile kt - 1, which every warp finished before this iteration's barrier.
-    if (!ALIGNED && next < ktiles) stash(next % STAGES);
+    if (REGS && next < ktiles) stash(next % STAGES);
   }
   cp_async_wait<0>();
 
@@ -204,50 +344,63 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK>::kThr
       }
     }
   }
-  if constexpr (BM == 16) {  // (the 16-row tile only: the host passes tile_count for it alone)
-    if (split && tile_count) {
-      __shared__ int last;
-      __threadfence();  // this block's sums are in L2 before its count is
-      __syncthreads();
-      if (tid == 0) {
-        int* cnt = tile_count + blockIdx.y * gridDim.x + blockIdx.x;
-        last = atomicAdd(cnt, 1) == static_cast<int>(gridDim.z) - 1;
-        if (last) *cnt = 0;  // every block of the tile has counted: ready for the next launch
-      }
-      __syncthreads();
-      if (last) {
-        __threadfence();
-        constexpr int kQuads = BM * BN / 4 / THREADS;  // 4 columns a quad, every quad of the tile once
-        if constexpr (ALIGNED && BM * BN % (4 * THREADS) == 0) {
-          // All of the thread's sums read first (one trip to L2), then zeroed and stored.
-          float4 v[kQuads];
-          bool in[kQuads];
+  if (split && tile_count) {
+    __shared__ int last;
+    __threadfence();  // this block's sums are in L2 before its count is
+    __syncthreads();
+    if (tid == 0) {
+      int* cnt = tile_count + blockIdx.y * gridDim.x + blockIdx.x;
+      last = atomicAdd(cnt, 1) == static_cast<int>(gridDim.z) - 1;
+      if (last) *cnt = 0;  // every block of the tile has counted: ready for the next launch
+    }
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      // The tile's sums in batches, each batch's loads all issued before its stores (one trip to L2
+      // a batch), then zeroed for the next launch, finished and stored.
+      if constexpr (ALIGNED && BM * BN % (4 * THREADS) == 0) {
+        constexpr int kQuads = BM * BN / 4 / THREADS, kBatch = kQuads < 8 ? kQuads : 8;  // 4 columns a quad
+        static_assert(kQuads % kBatch == 0, "whole batches");
 #pragma unroll
-          for (int u = 0; u < kQuads; ++u) {
-            const int e = 4 * (tid + u * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
-            in[u] = gm < M && gn < N;  // N a multiple of 8: the quad is whole
-            if (in[u]) v[u] = __ldcg(reinterpret_cast<const float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn));
+        for (int b0 = 0; b0 < kQuads; b0 += kBatch) {
+          float4 v[kBatch];
+          bool in[kBatch];
+#pragma unroll
+          for (int q = 0; q < kBatch; ++q) {
+            const int e = 4 * (tid + (b0 + q) * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
+            in[q] = gm < M && gn < N;  // N a multiple of 8: the quad is whole
+            if (in[q]) v[q] = __ldcg(reinterpret_cast<const float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn));
           }
 #pragma unroll
-          for (int u = 0; u < kQuads; ++u) {
-            if (!in[u]) continue;
-            const int e = 4 * (tid + u * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
+          for (int q = 0; q < kBatch; ++q) {
+            if (!in[q]) continue;
+            const int e = 4 * (tid + (b0 + q) * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
             __stcg(reinterpret_cast<float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn), make_float4(0.f, 0.f, 0.f, 0.f));
-            float x[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+            float x[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
 #pragma unroll
-            for (int q = 0; q < 4; ++q) x[q] = act<A>(x[q] + (bias ? to_f(bias[gn + q]) : 0.f));
+            for (int i = 0; i < 4; ++i) x[i] = act<A>(x[i] + (bias ? to_f(bias[gn + i]) : 0.f));
             unsigned* c = reinterpret_cast<unsigned*>(C + static_cast<std::size_t>(gm) * ldc + gn);
             c[0] = pack2<T>(x[0], x[1]);
             c[1] = pack2<T>(x[2], x[3]);
           }
-        } else {
-          for (int e = tid; e < BM * BN; e += THREADS) {
-            const int gm = m0 + e / BN, gn = n0 + e % BN;
-            if (gm >= M || gn >= N) continue;
-            float* p = split_acc + static_cast<std::size_t>(gm) * N + gn;
-            const float v = __ldcg(p) + (bias ? to_f(bias[gn]) : 0.f);
-            __stcg(p, 0.f);
-            C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v));
+        }
+      } else {
+        constexpr int kItems = (BM * BN + THREADS - 1) / THREADS, kBatch = kItems < 16 ? kItems : 16;
+        static_assert(kItems % kBatch == 0, "whole batches");
+#pragma unroll
+        for (int b0 = 0; b0 < kItems; b0 += kBatch) {
+          float v[kBatch];
+#pragma unroll
+          for (int q = 0; q < kBatch; ++q) {
+            const int e = tid + (b0 + q) * THREADS, gm = m0 + e / BN, gn = n0 + e % BN;
+            if (e < BM * BN && gm < M && gn < N) v[q] = __ldcg(split_acc + static_cast<std::size_t>(gm) * N + gn);
+          }
+#pragma unroll
+          for (int q = 0; q < kBatch; ++q) {
+            const int e = tid + (b0 + q) * THREADS, gm = m0 + e / BN, gn = n0 + e % BN;
+            if (e >= BM * BN || gm >= M || gn >= N) continue;
+            __stcg(split_acc + static_cast<std::size_t>(gm) * N + gn, 0.f);
+            C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v[q] + (bias ? to_f(bias[gn]) : 0.f)));
           }
         }
       }
@@ -266,7 +419,15 @@ class MmaRunner final : public GemmRunner {
   MmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
       : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
-    aligned_ = s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 && s.ldb % 8 == 0 && s.ldc % 2 == 0;
+    const bool aligned = s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 && s.ldb % 8 == 0 && s.ldc % 2 == 0;
+    const bool on16 = gemm::on16(A) && gemm::on16(B);
+    load_ = aligned && on16 ? kLoadAsync : on16 ? kLoadRealign : kLoadRegs;
+    // A knob for benchmarks and tests: BWPROF_GEMM_UNALIGNED=regs loads unaligned rows through registers.
+    if (const char* e = std::getenv("BWPROF_GEMM_UNALIGNED"); e && *e) {
+      const std::string v(e);
+      if (v != "regs" && v != "realign") BWPROF_INVALID("BWPROF_GEMM_UNALIGNED=" + v + ": expected regs or realign");
+      if (load_ == kLoadRealign && v == "regs") load_ = kLoadRegs;
+    }
     const std::int64_t sms = g.sm_count();
     auto tiles = [&](int bm, int bn) { return ((s.M + bm - 1) / bm) * ((s.N + bn - 1) / bn); };
     // Measured on an H100 at 4096^3: 128x128 ahead of 128x256 (one block an SM) and 64x64.
@@ -290,23 +451,25 @@ class MmaRunner final : public GemmRunner {
     split_len_ = static_cast<int>((ksteps + splits - 1) / splits * 64);
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
     if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
-    // The 16-row tile's splits (up to 16 rows) finished by the last block of each tile (a count a tile,
-    // within the scratch choice.hpp reserves) rather than by split_k.hip's second kernel: H100, 2026-11-23,
-    // gemm_sweep --max-m 16, every mma.sync point faster, e.g. M=16 N=4096 K=4096 23.8 -> 21.1 us, M=7
-    // 21.8 -> 19.0, M=16 N=1000 K=11008 19.7 -> 17.7, M=1 N=4096 20.3 -> 18.2. BWPROF_GEMM_SPLIT_FINISH=
-    // last|kernel forces either (a knob for benchmarks).
+    // The splits finished by the last block of each tile (a count a tile, within the scratch
+    // choice.hpp reserves) rather than by split_k.hip's second kernel. H100, 2026-11-23, gemm_sweep
+    // --max-m 16, the 16-row tile: every point faster, e.g. M=16 N=4096 K=4096 23.8 -> 21.1 us, M=7
+    // 21.8 -> 19.0, M=16 N=1000 K=11008 19.7 -> 17.7, M=1 N=4096 20.3 -> 18.2; 2026-11-28, the 64x64
+    // tile at M=33: N=4096 K=4096 28.0 -> 24.8, N=4095 K=4097 (realigned) 38.7 -> 36.9, N=11007
+    // K=4096 81.2 -> 73.0. BWPROF_GEMM_SPLIT_FINISH=last|kernel forces either (a knob for benchmarks).
     if (const char* e = std::getenv("BWPROF_GEMM_SPLIT_FINISH"); e && *e) {
       const std::string v(e);
       if (v != "last" && v != "kernel") BWPROF_INVALID("BWPROF_GEMM_SPLIT_FINISH=" + v + ": expected last or kernel");
       finish_last_ = v == "last";
     }
-    if (splits_ > 1 && finish_last_ && tile_ == MmaTile::kSkinny && s.M <= 16) {
+    if (splits_ > 1 && finish_last_) {
       tile_count_ = DeviceBuffer(static_cast<std::size_t>(tiles(bm, bn)) * sizeof(int), "GEMM split-K tile counts");
       tile_count_.fill(0);
     }
     sms_ = static_cast<int>(sms);
     static const char* const kNames[] = {"large", "medium", "small", "skinny"};
-    gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + (aligned_ ? "" : " unaligned") +
+    static const char* const kLoads[] = {"", " unaligned (realigned in shared memory)", " unaligned (registers)"};
+    gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + kLoads[load_] +
                   " splits " + std::to_string(splits_) + (tile_count_.get() ? " last-block finish" : ""));
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
@@ -324,15 +487,19 @@ class MmaRunner final : public GemmRunner {
   }
   template <int BM, int BN, int WM, int WN, int ST, int BK>
   Resources by_align(hipStream_t st, bool launch) {
-    return aligned_ ? go<BM, BN, WM, WN, ST, BK, true>(st, launch) : go<BM, BN, WM, WN, ST, BK, false>(st, launch);
+    switch (load_) {
+      case kLoadAsync: return go<BM, BN, WM, WN, ST, BK, kLoadAsync>(st, launch);
+      case kLoadRealign: return go<BM, BN, WM, WN, ST, BK, kLoadRealign>(st, launch);
+      default: return go<BM, BN, WM, WN, ST, BK, kLoadRegs>(st, launch);
+    }
   }
-  template <int BM, int BN, int WM, int WN, int ST, int BK, bool AL>
+  template <int BM, int BN, int WM, int WN, int ST, int BK, int AL>
   Resources go(hipStream_t st, bool launch) {
     return bf16_ ? go_t<bf16, BM, BN, WM, WN, ST, BK, AL>(st, launch) : go_t<__half, BM, BN, WM, WN, ST, BK, AL>(st, launch);
   }
-  template <class T, int BM, int BN, int WM, int WN, int ST, int BK, bool AL>
+  template <class T, int BM, int BN, int WM, int WN, int ST, int BK, int AL>
   Resources go_t(hipStream_t st, bool launch) {
-    using Cfg = MmaConfig<BM, BN, WM, WN, ST, BK>;
+    using Cfg = MmaConfig<BM, BN, WM, WN, ST, BK, AL>;
     const bool fused = tile_count_.get() != nullptr;
     return gemm::with_act(splits_ > 1 && !fused ? Act::kNone : act_, [&](auto a) {  // split: the finishing kernel's
       auto* fn = &bwprof_gemm_mma<T, BM, BN, WM, WN, ST, BK, AL, decltype(a)::value>;
@@ -362,7 +529,7 @@ class MmaRunner final : public GemmRunner {
   void* C_;
   const void* bias_;
   Act act_;
-  bool aligned_ = false;
+  int load_ = kLoadAsync;
   MmaTile tile_ = MmaTile::kSmall;
   int splits_ = 1, split_len_ = 0, sms_ = 1;
   bool finish_last_ = true;

@@ -365,7 +365,7 @@ bool gemm::wgmma_available(GpuBackend& g) {
 }
 
 bool gemm::tma_addressable(const void* p, std::int64_t ld) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0;
+  return on16(p) && ld % 8 == 0;
 }
 
 bool gemm::wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C) {

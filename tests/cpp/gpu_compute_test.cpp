@@ -91,7 +91,9 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
     // with padding wherever it needs it (BWPROF_GEMM_PAD=1); the splits meet in slots that the last
     // split adds (the default) and, the same splits, one after another (BWPROF_GEMM_REDUCE=chain);
-    // from 128 rows copies padded to 128-byte rows (BWPROF_GEMM_PAD=128), alone and with 2 splits
+    // from 128 rows copies padded to 128-byte rows (BWPROF_GEMM_PAD=128), alone and with 2 splits;
+    // mma.sync on the rows in place (BWPROF_GEMM_PAD=0: realigned in shared memory, or through
+    // registers) and its 64x64 and 128x256 tiles with K split (finished by each tile's last block)
     runs = {{},
             {{"BWPROF_GEMM_TILE", "small"}},
             {{"BWPROF_GEMM_TILE", "skinny"}},
@@ -112,7 +114,11 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}, {"BWPROF_GEMM_REDUCE", "chain"}},
             {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "7"}, {"BWPROF_GEMM_REDUCE", "chain"}},
             {{"BWPROF_GEMM_PAD", "128"}},
-            {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}}};
+            {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}},
+            {{"BWPROF_GEMM_PAD", "0"}},
+            {{"BWPROF_GEMM_PAD", "0"}, {"BWPROF_GEMM_UNALIGNED", "regs"}},
+            {{"BWPROF_GEMM_TILE", "small"}, {"BWPROF_GEMM_SPLITS", "4"}},
+            {{"BWPROF_GEMM_TILE", "large"}, {"BWPROF_GEMM_SPLITS", "3"}}};
   }
   for (const Env& env : runs) {
     std::string what;

@@ -224,7 +224,9 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
 # whole), the skinny tensor kernel up to 64 rows (from 1; K split its way, whole, 3 ways), wgmma on padded
 # copies of operands whose rows are off 16 bytes (mma.sync where the device has no wgmma), and K split over
 # blocks (wgmma's tile sums in slots that the last split adds, or in split order; mma.sync's accumulator),
-# up to more splits than K has steps of 64; from 128 rows, wgmma on copies padded to 128-byte rows.
+# up to more splits than K has steps of 64; from 128 rows, wgmma on copies padded to 128-byte rows;
+# mma.sync on the rows in place (realigned in shared memory, or through registers) and its tiles with
+# K split, finished by each tile's last block or by a second kernel.
 KNOBS = {
     "gemv": {"BWPROF_GEMM_TILE": "gemv"},
     "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
@@ -242,10 +244,16 @@ KNOBS = {
     "chain-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32", "BWPROF_GEMM_REDUCE": "chain"},
     "pad128": {"BWPROF_GEMM_PAD": "128"},
     "pad128-split-4": {"BWPROF_GEMM_PAD": "128", "BWPROF_GEMM_SPLITS": "4"},
+    "mma-in-place": {"BWPROF_GEMM_PAD": "0"},
+    "mma-registers": {"BWPROF_GEMM_PAD": "0", "BWPROF_GEMM_UNALIGNED": "regs"},
+    "mma-small-split-5": {"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "5"},
+    "mma-large-split-3": {"BWPROF_GEMM_TILE": "large", "BWPROF_GEMM_SPLITS": "3"},
+    "mma-medium-split-2-kernel": {"BWPROF_GEMM_TILE": "medium", "BWPROF_GEMM_SPLITS": "2",
+                                  "BWPROF_GEMM_SPLIT_FINISH": "kernel"},
 }
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(knob=st.sampled_from(sorted(KNOBS)), m=st.integers(1, 300), n=st.integers(1, 1100), k=st.integers(1, 3000),
        bias=st.booleans(), act=st.sampled_from(["none", "relu", "gelu", "silu"]), dtype=st.sampled_from(["fp16", "bf16"]))
 def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dtype):

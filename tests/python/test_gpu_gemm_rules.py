@@ -142,3 +142,65 @@ def test_gemm_128_byte_rows_where_the_copy_is_small_against_the_gemm(tmp_path, m
     assert said and said[0] == "pad B, then:" and said[1].startswith("wgmma"), said
     said = _explained(log, dtype="fp16", M=128, N=1000, K=4096)
     assert said and said[0].startswith("wgmma"), said
+
+
+@pytest.mark.parametrize("m,n,k,want", [(33, 4095, 4097, "mma.sync small unaligned (realigned in shared memory)"),
+                                        (17, 4097, 4095, "mma.sync small unaligned (realigned in shared memory)"),
+                                        (64, 4095, 4097, "pad B, then:"),
+                                        (33, 1000, 11007, "pad A, then:")])
+def test_gemm_few_rows_with_b_off_16_bytes_stay_in_place(m, n, k, want, tmp_path, monkeypatch):
+    # choice.hpp's pad_pays with mma.sync realigning in place: up to about 48 rows with B's rows off
+    # 16 bytes, B is read in place (a copy would move it twice more); from 64 rows, or where only A
+    # (small) needs the copy, wgmma on padded copies. Graph timing: the 64x64 tile's K splits, finished
+    # by each tile's last block, leave their counts and sums at zero for the next launch.
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    for dtype in ("fp16", "bf16"):
+        log.write_text("")
+        d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True,
+                           act="gelu", timing="graph", **Q).to_dict()
+        assert d["verified"], f"{dtype} M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
+        said = log.read_text()
+        assert want in said, said
+        if "realigned" in want:
+            assert "last-block finish" in said and "pad" not in said, said
+
+
+@pytest.mark.parametrize("load", ["realign", "regs", "aligned"])
+@pytest.mark.parametrize("tile", ["small", "medium", "large"])
+def test_gemm_mma_tiles_split_and_finished_by_their_last_block(tile, load, tmp_path, monkeypatch):
+    # Each mma.sync tile with K split 3 ways and its tiles finished by their last block (or by the
+    # second kernel: the large tile here), on rows off 16 bytes realigned in shared memory, loaded
+    # through registers (BWPROF_GEMM_UNALIGNED=regs) and on aligned rows; M = 130 and N = 1001 / 1000
+    # leave partial tiles, K = 3001 / 3000 a short last step. Graph timing replays the launch.
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    monkeypatch.setenv("BWPROF_GEMM_TILE", tile)
+    monkeypatch.setenv("BWPROF_GEMM_SPLITS", "3")
+    if tile == "large":
+        monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "kernel")
+    if load == "regs":
+        monkeypatch.setenv("BWPROF_GEMM_UNALIGNED", "regs")
+    n, k = (1000, 3000) if load == "aligned" else (1001, 3001)
+    for dtype, act in (("fp16", "silu"), ("bf16", "relu")):
+        log.write_text("")
+        d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=130, N=n, K=k, bias=True,
+                           act=act, timing="graph", **Q).to_dict()
+        assert d["verified"], f"{tile} {load} {dtype}: error {d['max_rel_error']} > {d['tolerance']}"
+        said = log.read_text()
+        assert f"mma.sync {tile}" in said and "splits 3" in said, said
+        assert ("last-block finish" in said) == (tile != "large"), said
+        assert ("realigned" in said) == (load == "realign") and ("registers" in said) == (load == "regs"), said
+
+
+def test_gemm_unaligned_knob_takes_regs_or_realign(monkeypatch):
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    monkeypatch.setenv("BWPROF_GEMM_UNALIGNED", "shift")
+    monkeypatch.setenv("BWPROF_GEMM_TILE", "small")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_UNALIGNED=shift: expected regs or realign"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=40, N=1001, K=1003, **Q)
