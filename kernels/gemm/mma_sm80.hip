@@ -204,12 +204,13 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
       if (m0 + c / (kMmaK / 8) >= M) *reinterpret_cast<uint4*>(Aal + (c / (kMmaK / 8)) * AS + (c % (kMmaK / 8)) * 8) = make_uint4(0, 0, 0, 0);
   }
   // A window's piece; where it can reach past the matrix (clamp), only up to the last element
-  // (`base`: the matrix, `stop`: past its last element).
+  // (`base`: the matrix, `stop`: past its last element): the piece that holds the last element is
+  // read an element at a time (cp.async reads whole pieces), those past it are zeros.
   auto window = [&](T* dst, const T* src, const T* base, long long stop, bool clamp) {
-    if (!clamp) return cp_async16(dst, src, true);
-    const long long left = base + stop - src;
-    const int bytes = left <= 0 ? 0 : left >= 8 ? 16 : static_cast<int>(left) * 2;
-    cp_async16_bytes(dst, bytes > 0 ? src : base, bytes);
+    const long long left = clamp ? base + stop - src : 8;
+    if (left >= 8) return cp_async16(dst, src, true);
+    *reinterpret_cast<uint4*>(dst) = left <= 0 ? make_uint4(0, 0, 0, 0)
+                                               : load_b16_tail(reinterpret_cast<const unsigned short*>(src), static_cast<int>(left));
   };
   auto load_raw = [&](int stage, int kt) {
     const long long step_a = static_cast<long long>(kt) * kMmaK, step_b = step_a * ldb;

@@ -146,7 +146,7 @@ def test_gemm_128_byte_rows_where_the_copy_is_small_against_the_gemm(tmp_path, m
 
 @pytest.mark.parametrize("m,n,k,want", [(33, 4095, 4097, "mma.sync small unaligned (realigned in shared memory)"),
                                         (17, 4097, 4095, "mma.sync small unaligned (realigned in shared memory)"),
-                                        (64, 4095, 4097, "pad B, then:"),
+                                        (64, 4095, 4097, "pad A B, then:"),
                                         (33, 1000, 11007, "pad A, then:")])
 def test_gemm_few_rows_with_b_off_16_bytes_stay_in_place(m, n, k, want, tmp_path, monkeypatch):
     # choice.hpp's pad_pays with mma.sync realigning in place: up to about 48 rows with B's rows off
