@@ -13,5 +13,7 @@ GINPLACE_LOGS = $(OUT)/gemm_inplace_logs
 gpu-gemm-inplace: gpu-build
 	$(call gpu_compute_tests,$(GINPLACE_LOGS),Small/GpuCompute.*gemm_tensor*,tests/python/test_gpu_gemm_attention.py tests/python/test_gpu_gemm_rules.py -k gemm,Small/GpuCompute.*gemm*:Small/GpuCompute.*qkv*:GpuComputeErrors.*,150)
 	$(call gpu_sweep,gemm_sweep,$(GINPLACE_LOGS),150,gemm_sweep.py --repeats 12 --no-candidates --csv $(OUT)/gemm_sweep_whole.csv)
-	if [ -n "$(GEMM_SMALL)" ]; then $(call gpu_sweep,gemm_small_sweep,$(GINPLACE_LOGS),120,gemm_sweep.py --max-m 64 --repeats 10 --csv $(OUT)/gemm_sweep_small.csv); fi
+ifneq ($(GEMM_SMALL),)
+	$(call gpu_sweep,gemm_small_sweep,$(GINPLACE_LOGS),120,gemm_sweep.py --max-m 64 --repeats 10 --csv $(OUT)/gemm_sweep_small.csv)
+endif
 	tar -czf $(OUT)/gemm_inplace_logs.tar.gz -C $(OUT) gemm_inplace_logs && rm -rf $(GINPLACE_LOGS)
