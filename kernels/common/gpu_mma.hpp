@@ -18,13 +18,6 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool full
                "r"(full ? 16 : 0));
 #endif
 }
-// The same with the first `bytes` (0..16) of the 16 read and the rest zeroed: a piece that ends past
-// the last element of a matrix reads nothing beyond it.
-__device__ __forceinline__ void cp_async16_bytes(void* dst, const void* src, int bytes) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
-#endif
-}
 __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

@@ -26,7 +26,7 @@ using namespace gpu;
 //   kLoadRealign  rows at any 2-byte offset, A and B starting on 16 bytes: cp.async of the aligned
 //                 16-byte window around each row's piece of the tile (one piece more than the row's),
 //                 then, when the stage is used, a pass that shifts each row by its offset into one
-//                 aligned buffer (shift_b16) for ldmatrix: the loads stay asynchronous and STAGES deep
+//                 aligned buffer (shifted8) for ldmatrix: the loads stay asynchronous and STAGES deep
 //   kLoadRegs     rows at any 2-byte offset and any base: aligned 4-byte loads into registers one
 //                 stage ahead, joined by funnel shifts (load8_b16)
 enum : int { kLoadAsync = 0, kLoadRealign = 1, kLoadRegs = 2 };
