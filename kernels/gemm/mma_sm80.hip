@@ -434,11 +434,33 @@ class MmaRunner final : public GemmRunner {
     // Measured on an H100 at 4096^3: 128x128 ahead of 128x256 (one block an SM) and 64x64.
     tile_ = s.M <= 16 ? MmaTile::kSkinny : tiles(128, 128) >= sms ? MmaTile::kMedium : MmaTile::kSmall;
     // A tuning knob for benchmarks: BWPROF_GEMM_TILE=large|medium|small|skinny overrides the choice.
+    const char* named = nullptr;  // the tile asked for by name
     if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {
-      if (!std::strcmp(e, "large")) tile_ = MmaTile::kLarge;
-      if (!std::strcmp(e, "medium")) tile_ = MmaTile::kMedium;
-      if (!std::strcmp(e, "small")) tile_ = MmaTile::kSmall;
-      if (!std::strcmp(e, "skinny")) tile_ = MmaTile::kSkinny;
+      static const char* const kTiles[] = {"large", "medium", "small", "skinny"};
+      for (int t = 0; t < 4; ++t)
+        if (!std::strcmp(e, kTiles[t])) tile_ = static_cast<MmaTile>(t), named = e;
+    }
+    // The block's shared memory must fit this GPU's limit (163 KB on an A100, 99 KB on sm_86/89;
+    // realigned, the 128x256 tile takes 209 KB and 128x128 143 KB): else rows off 16 bytes go through
+    // registers, and where that does not fit either, the chosen tile gives way to 64x64 (a tile asked
+    // for by name is an error instead).
+    {
+      int dev = 0, most = 0;
+      BWPROF_GPU_CHECK(hipGetDevice(&dev));
+      BWPROF_GPU_CHECK(hipDeviceGetAttribute(&most, hipDeviceAttributeSharedMemPerBlockOptin, dev));
+      auto need = [&] {
+        sizing_ = true;
+        const int bytes = dispatch(nullptr, false).shared_mem_per_block;
+        sizing_ = false;
+        return bytes;
+      };
+      if (load_ == kLoadRealign && need() > most) load_ = kLoadRegs;
+      if (need() > most) {
+        if (named)
+          BWPROF_INVALID(std::string("BWPROF_GEMM_TILE=") + named + ": the mma.sync tile needs " + std::to_string(need()) +
+                         " bytes of shared memory a block, this GPU has " + std::to_string(most));
+        tile_ = MmaTile::kSmall;
+      }
     }
     const int bm = tile_ == MmaTile::kSkinny ? 16 : tile_ == MmaTile::kSmall ? 64 : 128;
     const int bn = tile_ == MmaTile::kLarge ? 256 : tile_ == MmaTile::kSmall ? 64 : 128;
@@ -501,6 +523,11 @@ class MmaRunner final : public GemmRunner {
   template <class T, int BM, int BN, int WM, int WN, int ST, int BK, int AL>
   Resources go_t(hipStream_t st, bool launch) {
     using Cfg = MmaConfig<BM, BN, WM, WN, ST, BK, AL>;
+    if (sizing_) {  // the shared memory a block alone (the constructor's fit to this GPU)
+      Resources r;
+      r.shared_mem_per_block = Cfg::kSmemBytes;
+      return r;
+    }
     const bool fused = tile_count_.get() != nullptr;
     return gemm::with_act(splits_ > 1 && !fused ? Act::kNone : act_, [&](auto a) {  // split: the finishing kernel's
       auto* fn = &bwprof_gemm_mma<T, BM, BN, WM, WN, ST, BK, AL, decltype(a)::value>;
@@ -531,6 +558,7 @@ class MmaRunner final : public GemmRunner {
   const void* bias_;
   Act act_;
   int load_ = kLoadAsync;
+  bool sizing_ = false;
   MmaTile tile_ = MmaTile::kSmall;
   int splits_ = 1, split_len_ = 0, sms_ = 1;
   bool finish_last_ = true;
