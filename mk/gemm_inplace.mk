@@ -1,5 +1,5 @@
 # Issue #18's GEMM with few rows and B's rows off 16 bytes (mma.sync realigning them in shared memory,
-# kernels/gemm/mma_sm80.hip; the rule in choice.hpp's pad_pays), on the GPU machine in one call after
+# kernels/gemm/mma_sm80_kernel.hpp; the rule in choice.hpp's pad_pays), on the GPU machine in one call after
 # gpu-build, under 6 minutes, through the Makefile's shared recipes. Tests side by side (150 s): the
 # C++ GEMM cases (every engine and knob, mma.sync in place and through registers, its tiles with K
 # split) and the footprints, compute-sanitizer memcheck of the tensor GEMM cases, the Python GEMM
