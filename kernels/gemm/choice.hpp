@@ -50,12 +50,16 @@ inline double pad_us(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a,
   const double a = pad_a ? 4.0 * M * K : 0.0, b = pad_b ? 4.0 * K * N : 0.0;
   return (a + b) / 2.5e6 + 3.0 * (int(pad_a) + int(pad_b));
 }
+// A GEMM's FLOPs, and the bytes of its 2-byte operands and output read and written once.
+inline double gemm_flops(std::int64_t M, std::int64_t N, std::int64_t K) { return 2.0 * M * N * K; }
+inline double gemm_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
+  return 2.0 * (double(M) * K + double(K) * N + double(M) * N);
+}
 inline double wgmma_us(std::int64_t M, std::int64_t N, std::int64_t K) {
-  const double flops = 2.0 * M * N * K, bytes = 2.0 * (double(M) * K + double(K) * N + double(M) * N);
-  return std::max(flops / 400e6, bytes / 2.8e6);
+  return std::max(gemm_flops(M, N, K) / 400e6, gemm_bytes(M, N, K) / 2.8e6);
 }
 inline double mma_unaligned_us(std::int64_t M, std::int64_t N, std::int64_t K, bool realign) {
-  const double flops = 2.0 * M * N * K, bytes = 2.0 * (double(M) * K + double(K) * N + double(M) * N);
+  const double flops = gemm_flops(M, N, K), bytes = gemm_bytes(M, N, K);
   return realign ? std::max(flops / 40e6, bytes / 1.0e6) : std::max(flops / 55e6, bytes / 0.4e6);
 }
 inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a, bool pad_b, bool realign) {

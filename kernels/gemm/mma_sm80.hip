@@ -33,8 +33,8 @@ class MmaRunner final : public GemmRunner {
       : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(act) {
     gemm::check_int_sizes(s);
     const bool aligned = s.K % 8 == 0 && s.N % 8 == 0 && s.lda % 8 == 0 && s.ldb % 8 == 0 && s.ldc % 2 == 0;
-    const bool on16 = gemm::on16(A) && gemm::on16(B);
-    load_ = aligned && on16 ? kLoadAsync : on16 ? kLoadRealign : kLoadRegs;
+    const bool bases16 = gemm::on16(A) && gemm::on16(B);
+    load_ = aligned && bases16 ? kLoadAsync : bases16 ? kLoadRealign : kLoadRegs;
     // A knob for benchmarks and tests: BWPROF_GEMM_UNALIGNED=regs loads unaligned rows through registers.
     if (const char* e = std::getenv("BWPROF_GEMM_UNALIGNED"); e && *e) {
       const std::string v(e);
