@@ -97,6 +97,14 @@ class MmaRunner final : public GemmRunner {
       if (v != "last" && v != "kernel") BWPROF_INVALID("BWPROF_GEMM_SPLIT_FINISH=" + v + ": expected last or kernel");
       finish_last_ = v == "last";
     }
+    // Partial sums four columns a request (red.global.add.v4.f32, sm_90+) where N is a multiple of 4,
+    // else one element an atomic. BWPROF_GEMM_SPLIT_ADD=vector|scalar forces either (a benchmark knob).
+    add4_ = s.N % 4 == 0;
+    if (const char* e = std::getenv("BWPROF_GEMM_SPLIT_ADD"); e && *e) {
+      const std::string v(e);
+      if (v != "vector" && v != "scalar") BWPROF_INVALID("BWPROF_GEMM_SPLIT_ADD=" + v + ": expected vector or scalar");
+      add4_ = add4_ && v == "vector";
+    }
     if (splits_ > 1 && finish_last_) {
       tile_count_ = DeviceBuffer(static_cast<std::size_t>(tiles(bm, bn)) * sizeof(int), "GEMM split-K tile counts");
       tile_count_.fill(0);
@@ -105,7 +113,8 @@ class MmaRunner final : public GemmRunner {
     static const char* const kNames[] = {"large", "medium", "small", "skinny"};
     static const char* const kLoads[] = {"", " unaligned (realigned in shared memory)", " unaligned (registers)"};
     gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + kLoads[load_] +
-                  " splits " + std::to_string(splits_) + (tile_count_.get() ? " last-block finish" : ""));
+                  " splits " + std::to_string(splits_) + (tile_count_.get() ? " last-block finish" : "") +
+                  (splits_ > 1 && add4_ ? " vector adds" : ""));
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
   void run(hipStream_t st) override { dispatch(st, true); }
@@ -154,7 +163,7 @@ class MmaRunner final : public GemmRunner {
                                                        static_cast<const T*>(bias_), static_cast<T*>(C_),
                                                        acc_.get<float>(), fused ? tile_count_.get<int>() : nullptr,
                                                        int(s_.M), int(s_.N), int(s_.K), int(s_.lda),
-                                                       int(s_.ldb), int(s_.ldc), split_len_);
+                                                       int(s_.ldb), int(s_.ldc), split_len_, int(add4_));
       BWPROF_CHECK_LAUNCH("bwprof_gemm_mma");
       if (splits_ > 1 && !fused)
         gemm::split_finish(bf16_ ? DType::kBF16 : DType::kF16, act_, acc_.get<float>(), bias_, C_, s_.M, s_.N, s_.ldc,
@@ -173,7 +182,7 @@ class MmaRunner final : public GemmRunner {
   bool sizing_ = false;
   MmaTile tile_ = MmaTile::kSmall;
   int splits_ = 1, split_len_ = 0, sms_ = 1;
-  bool finish_last_ = true;
+  bool finish_last_ = true, add4_ = false;
   DeviceBuffer tile_count_;
   DeviceBuffer acc_;
   Resources res_;

@@ -66,7 +66,7 @@ template <class T, int BM, int BN, int WM, int WN, int STAGES, int kMmaK, int LO
 __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>::kThreads)
     bwprof_gemm_mma(const T* __restrict__ Am, const T* __restrict__ Bm, const T* __restrict__ bias,
                     T* __restrict__ C, float* __restrict__ split_acc, int* __restrict__ tile_count, int M, int N, int K,
-                    int lda, int ldb, int ldc, int split_len) {
+                    int lda, int ldb, int ldc, int split_len, int add4) {
   using Cfg = MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>;
   constexpr bool ALIGNED = LOAD == kLoadAsync, REGS = LOAD == kLoadRegs;
   constexpr int AS = Cfg::kAStride, BS = Cfg::kBStride, THREADS = Cfg::kThreads;
@@ -311,30 +311,53 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
 
   const int g = lane / 4, t = lane % 4;
   const bool split = gridDim.z > 1;
+  if (split && add4) {
+    // Partial sums four columns at a time (add4: N a multiple of 4, so a row's quads are on 16
+    // bytes): lanes t and t ^ 1 swap halves, the even lane then holds row g's four columns from
+    // 2t, the odd lane row g + 8's from 2t - 2, each one vector reduction instead of four atomics.
+    const bool odd = t & 1;
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int gm = m0 + wm * WM + i * 16 + g + 8 * h;
-      if (gm >= M) continue;
-      T* crow = C + static_cast<std::size_t>(gm) * ldc;
-      float* arow = split_acc + static_cast<std::size_t>(gm) * N;
+    for (int i = 0; i < MT; ++i) {
+      const int gm = m0 + wm * WM + i * 16 + g + (odd ? 8 : 0);
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        const int gn = n0 + wn * WN + j * 8 + 2 * t;
-        float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
-        if (split) {
-          if (gn < N) atomicAdd(arow + gn, v0);
-          if (gn + 1 < N) atomicAdd(arow + gn + 1, v1);
-        } else if (ALIGNED && gn + 1 < N) {
-          if (bias) {
-            const float2 bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
-            v0 += bb.x, v1 += bb.y;
+        const float* c = acc[i][j];
+        const float s0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 1);
+        const float s1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 1);
+        const int gn = n0 + wn * WN + j * 8 + 2 * (t & ~1);
+        if (gm < M && gn < N) {  // N a multiple of 4: the quad is whole
+          float* p = split_acc + static_cast<std::size_t>(gm) * N + gn;
+          if (odd) red_add4(p, s0, s1, c[2], c[3]);
+          else red_add4(p, c[0], c[1], s0, s1);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int gm = m0 + wm * WM + i * 16 + g + 8 * h;
+        if (gm >= M) continue;
+        T* crow = C + static_cast<std::size_t>(gm) * ldc;
+        float* arow = split_acc + static_cast<std::size_t>(gm) * N;
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const int gn = n0 + wn * WN + j * 8 + 2 * t;
+          float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+          if (split) {
+            if (gn < N) atomicAdd(arow + gn, v0);
+            if (gn + 1 < N) atomicAdd(arow + gn + 1, v1);
+          } else if (ALIGNED && gn + 1 < N) {
+            if (bias) {
+              const float2 bb = unpack2<T>(*reinterpret_cast<const unsigned*>(bias + gn));
+              v0 += bb.x, v1 += bb.y;
+            }
+            *reinterpret_cast<unsigned*>(crow + gn) = pack2<T>(act<A>(v0), act<A>(v1));
+          } else {
+            if (gn < N) crow[gn] = from_f<T>(act<A>(v0 + (bias ? to_f(bias[gn]) : 0.f)));
+            if (gn + 1 < N) crow[gn + 1] = from_f<T>(act<A>(v1 + (bias ? to_f(bias[gn + 1]) : 0.f)));
           }
-          *reinterpret_cast<unsigned*>(crow + gn) = pack2<T>(act<A>(v0), act<A>(v1));
-        } else {
-          if (gn < N) crow[gn] = from_f<T>(act<A>(v0 + (bias ? to_f(bias[gn]) : 0.f)));
-          if (gn + 1 < N) crow[gn + 1] = from_f<T>(act<A>(v1 + (bias ? to_f(bias[gn + 1]) : 0.f)));
         }
       }
     }

@@ -93,7 +93,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // split adds (the default) and, the same splits, one after another (BWPROF_GEMM_REDUCE=chain);
     // from 128 rows copies padded to 128-byte rows (BWPROF_GEMM_PAD=128), alone and with 2 splits;
     // mma.sync on the rows in place (BWPROF_GEMM_PAD=0: realigned in shared memory, or through
-    // registers) and its 64x64 and 128x256 tiles with K split (finished by each tile's last block)
+    // registers) and its 64x64 and 128x256 tiles with K split (finished by each tile's last block;
+    // the 64x64 tile's partial sums also one element an atomic, BWPROF_GEMM_SPLIT_ADD=scalar)
     runs = {{},
             {{"BWPROF_GEMM_TILE", "small"}},
             {{"BWPROF_GEMM_TILE", "skinny"}},
@@ -118,6 +119,7 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_PAD", "0"}},
             {{"BWPROF_GEMM_PAD", "0"}, {"BWPROF_GEMM_UNALIGNED", "regs"}},
             {{"BWPROF_GEMM_TILE", "small"}, {"BWPROF_GEMM_SPLITS", "4"}},
+            {{"BWPROF_GEMM_TILE", "small"}, {"BWPROF_GEMM_SPLITS", "4"}, {"BWPROF_GEMM_SPLIT_ADD", "scalar"}},
             {{"BWPROF_GEMM_TILE", "large"}, {"BWPROF_GEMM_SPLITS", "3"}}};
   }
   for (const Env& env : runs) {

@@ -247,6 +247,8 @@ KNOBS = {
     "mma-in-place": {"BWPROF_GEMM_PAD": "0"},
     "mma-registers": {"BWPROF_GEMM_PAD": "0", "BWPROF_GEMM_UNALIGNED": "regs"},
     "mma-small-split-5": {"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "5"},
+    "mma-small-split-5-scalar-adds": {"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "5",
+                                      "BWPROF_GEMM_SPLIT_ADD": "scalar"},
     "mma-large-split-3": {"BWPROF_GEMM_TILE": "large", "BWPROF_GEMM_SPLITS": "3"},
     "mma-medium-split-2-kernel": {"BWPROF_GEMM_TILE": "medium", "BWPROF_GEMM_SPLITS": "2",
                                   "BWPROF_GEMM_SPLIT_FINISH": "kernel"},

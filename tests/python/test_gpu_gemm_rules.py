@@ -74,24 +74,36 @@ def test_gemm_few_rows_take_the_kernels_built_around_b(m, n, k, engine, dtype, t
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("add", ["vector", "scalar"])
 @pytest.mark.parametrize("finish", ["last", "kernel"])
 @pytest.mark.parametrize("m,n,k", [(1, 1024, 4096), (7, 1160, 1544), (16, 4096, 4096)])
-def test_gemm_split_k_finish_matches_reference(m, n, k, finish, dtype, tmp_path, monkeypatch):
+def test_gemm_split_k_finish_matches_reference(m, n, k, finish, add, dtype, tmp_path, monkeypatch):
     # mma.sync's 16-row tile with K split, its tiles finished by their last block (the default) or
-    # by a second kernel (BWPROF_GEMM_SPLIT_FINISH=kernel). Graph timing replays the launch many
-    # times and checks the output after the replays: the counts and the accumulator must be back at
-    # zero after every launch.
+    # by a second kernel (BWPROF_GEMM_SPLIT_FINISH=kernel), the partial sums added four columns a
+    # request (the default where N is a multiple of 4) or one element an atomic
+    # (BWPROF_GEMM_SPLIT_ADD=scalar). Graph timing replays the launch many times and checks the
+    # output after the replays: the counts and the accumulator must be back at zero after every launch.
     if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
     if finish == "kernel":
         monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "kernel")
+    monkeypatch.setenv("BWPROF_GEMM_SPLIT_ADD", add)
     d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True,
                        act="silu", timing="graph", **Q).to_dict()
     assert d["verified"], f"M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
     said = log.read_text()
     assert "mma.sync skinny" in said and ("last-block finish" in said) == (finish == "last"), said
+    assert ("vector adds" in said) == (add == "vector"), said
+
+
+def test_gemm_split_add_knob_takes_vector_or_scalar(monkeypatch):
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    monkeypatch.setenv("BWPROF_GEMM_SPLIT_ADD", "atomic")
+    with pytest.raises(ValueError, match="BWPROF_GEMM_SPLIT_ADD=atomic: expected vector or scalar"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=4, N=1024, K=4096, **Q)
 
 
 def test_gemm_split_finish_knob_takes_last_or_kernel(monkeypatch):
@@ -195,6 +207,7 @@ def test_gemm_mma_tiles_split_and_finished_by_their_last_block(tile, load, tmp_p
         assert f"mma.sync {tile}" in said and "splits 3" in said, said
         assert ("last-block finish" in said) == (tile != "large"), said
         assert ("realigned" in said) == (load == "realign") and ("registers" in said) == (load == "regs"), said
+        assert ("vector adds" in said) == (n % 4 == 0), said  # N = 1001: one element an atomic
 
 
 def test_gemm_unaligned_knob_takes_regs_or_realign(monkeypatch):
