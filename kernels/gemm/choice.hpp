@@ -32,6 +32,10 @@ inline bool small_m_mma(bool a_aligned, bool b_aligned) { return a_aligned && b_
 
 // A leading dimension padded so that rows start on 16 bytes (8 two-byte elements).
 inline std::int64_t pad_ld(std::int64_t n) { return (n + 7) / 8 * 8; }
+// The split-K FP32 accumulator's row stride (split_k.hip): N rounded up to 4 floats, so that every
+// row starts on 16 bytes and mma.sync adds its partial sums four columns a vector reduction.
+// Host and device (constexpr).
+constexpr std::int64_t split_acc_ld(std::int64_t n) { return (n + 3) / 4 * 4; }
 
 // Whether copying the misaligned operands into padded scratch (pad.hip) and running wgmma on the
 // copies beats running mma.sync on them in place, by estimates in microseconds on an H100:
@@ -112,15 +116,15 @@ inline double wgmma_split_bytes(std::int64_t M, std::int64_t N, std::int64_t K) 
 }
 
 // Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: one engine
-// runs; up to kSmallRows rows the skinny kernels' FP32 accumulator [M, N] and their tile counters
+// runs; up to kSmallRows rows the skinny kernels' FP32 accumulator [M, split_acc_ld(N)] and their tile counters
 // (skinny.hip: one int per 8 rows x 248 columns or more; skinny_mma.hip: one per 128 columns;
-// mma.sync's 16-row tile: one per 128 columns), else the larger of mma.sync's accumulator [M, N]
+// mma.sync's 16-row tile: one per 128 columns), else the larger of mma.sync's accumulator
 // with its tile counters (one per 64 x 64 or more) and wgmma's tile sums with theirs (held where
 // K is split: counted always; wgmma's are the larger); plus the padded copies (which wgmma reads).
 inline double tensor_scratch_bytes(std::int64_t M, std::int64_t N, std::int64_t K) {
   if (M <= kSmallRows)
-    return 4.0 * M * N + 4.0 * double(std::max((M + 7) / 8 * ((N + 247) / 248), (N + 127) / 128));
-  return std::max(4.0 * M * N, wgmma_split_bytes(M, N, K)) + pad_scratch_bytes(M, N, K);
+    return 4.0 * M * split_acc_ld(N) + 4.0 * double(std::max((M + 7) / 8 * ((N + 247) / 248), (N + 127) / 128));
+  return std::max(4.0 * M * split_acc_ld(N), wgmma_split_bytes(M, N, K)) + pad_scratch_bytes(M, N, K);
 }
 
 }  // namespace gemm

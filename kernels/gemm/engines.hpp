@@ -68,8 +68,9 @@ inline void check_int_sizes(const GemmRunner::Shape& s) {
     BWPROF_INVALID("M/N/K: at most 2^31-1 on the GPU");
 }
 
-// Split K (split_k.hip): the FP32 accumulator [M, N] (zeroed) that the splits of a tile add into
-// (atomicAdd), and the kernel that turns it into C (bias, activation) and zeroes it again.
+// Split K (split_k.hip): the FP32 accumulator [M, N] (zeroed; rows split_acc_ld(N) floats apart,
+// choice.hpp) that the splits of a tile add into (atomics), and the kernel that turns it into C
+// (bias, activation) and zeroes it again.
 DeviceBuffer split_accumulator(std::int64_t M, std::int64_t N);
 void split_finish(DType dtype, Act a, float* acc, const void* bias, void* C, std::int64_t M, std::int64_t N,
                   std::int64_t ldc, int sms, hipStream_t st);

@@ -9,6 +9,7 @@
 
 #include "common/gpu_common.hpp"
 #include "common/gpu_mma.hpp"
+#include "gemm/choice.hpp"
 
 namespace bwprof {
 namespace {
@@ -311,10 +312,11 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
 
   const int g = lane / 4, t = lane % 4;
   const bool split = gridDim.z > 1;
+  const std::size_t ald = static_cast<std::size_t>(gemm::split_acc_ld(N));  // the accumulator's rows: 16 bytes apart
   if (split && add4) {
-    // Partial sums four columns at a time (add4: N a multiple of 4, so a row's quads are on 16
-    // bytes): lanes t and t ^ 1 swap halves, the even lane then holds row g's four columns from
-    // 2t, the odd lane row g + 8's from 2t - 2, each one vector reduction instead of four atomics.
+    // Partial sums four columns at a time: lanes t and t ^ 1 swap halves, the even lane then holds
+    // row g's four columns from 2t, the odd lane row g + 8's from 2t - 2, each one vector reduction
+    // instead of four atomics (a quad that passes N, at the row's end: an atomic a column in it).
     const bool odd = t & 1;
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
@@ -325,10 +327,16 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
         const float s0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 1);
         const float s1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 1);
         const int gn = n0 + wn * WN + j * 8 + 2 * (t & ~1);
-        if (gm < M && gn < N) {  // N a multiple of 4: the quad is whole
-          float* p = split_acc + static_cast<std::size_t>(gm) * N + gn;
-          if (odd) red_add4(p, s0, s1, c[2], c[3]);
-          else red_add4(p, c[0], c[1], s0, s1);
+        if (gm < M && gn < N) {
+          float* p = split_acc + static_cast<std::size_t>(gm) * ald + gn;
+          const float v[4] = {odd ? s0 : c[0], odd ? s1 : c[1], odd ? c[2] : s0, odd ? c[3] : s1};
+          if (gn + 3 < N) {
+            red_add4(p, v[0], v[1], v[2], v[3]);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 3; ++e)
+              if (gn + e < N) atomicAdd(p + e, v[e]);
+          }
         }
       }
     }
@@ -340,7 +348,7 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
         const int gm = m0 + wm * WM + i * 16 + g + 8 * h;
         if (gm >= M) continue;
         T* crow = C + static_cast<std::size_t>(gm) * ldc;
-        float* arow = split_acc + static_cast<std::size_t>(gm) * N;
+        float* arow = split_acc + static_cast<std::size_t>(gm) * ald;
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
           const int gn = n0 + wn * WN + j * 8 + 2 * t;
@@ -387,13 +395,13 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
           for (int q = 0; q < kBatch; ++q) {
             const int e = 4 * (tid + (b0 + q) * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
             in[q] = gm < M && gn < N;  // N a multiple of 8: the quad is whole
-            if (in[q]) v[q] = __ldcg(reinterpret_cast<const float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn));
+            if (in[q]) v[q] = __ldcg(reinterpret_cast<const float4*>(split_acc + static_cast<std::size_t>(gm) * ald + gn));
           }
 #pragma unroll
           for (int q = 0; q < kBatch; ++q) {
             if (!in[q]) continue;
             const int e = 4 * (tid + (b0 + q) * THREADS), gm = m0 + e / BN, gn = n0 + e % BN;
-            __stcg(reinterpret_cast<float4*>(split_acc + static_cast<std::size_t>(gm) * N + gn), make_float4(0.f, 0.f, 0.f, 0.f));
+            __stcg(reinterpret_cast<float4*>(split_acc + static_cast<std::size_t>(gm) * ald + gn), make_float4(0.f, 0.f, 0.f, 0.f));
             float x[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
 #pragma unroll
             for (int i = 0; i < 4; ++i) x[i] = act<A>(x[i] + (bias ? to_f(bias[gn + i]) : 0.f));
@@ -411,13 +419,13 @@ __global__ void __launch_bounds__(MmaConfig<BM, BN, WM, WN, STAGES, kMmaK, LOAD>
 #pragma unroll
           for (int q = 0; q < kBatch; ++q) {
             const int e = tid + (b0 + q) * THREADS, gm = m0 + e / BN, gn = n0 + e % BN;
-            if (e < BM * BN && gm < M && gn < N) v[q] = __ldcg(split_acc + static_cast<std::size_t>(gm) * N + gn);
+            if (e < BM * BN && gm < M && gn < N) v[q] = __ldcg(split_acc + static_cast<std::size_t>(gm) * ald + gn);
           }
 #pragma unroll
           for (int q = 0; q < kBatch; ++q) {
             const int e = tid + (b0 + q) * THREADS, gm = m0 + e / BN, gn = n0 + e % BN;
             if (e >= BM * BN || gm >= M || gn >= N) continue;
-            __stcg(split_acc + static_cast<std::size_t>(gm) * N + gn, 0.f);
+            __stcg(split_acc + static_cast<std::size_t>(gm) * ald + gn, 0.f);
             C[static_cast<std::size_t>(gm) * ldc + gn] = from_f<T>(act<A>(v[q] + (bias ? to_f(bias[gn]) : 0.f)));
           }
         }

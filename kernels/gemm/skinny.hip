@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kSkThreads, 2)
     for (int q = 0; q < kSkWarps; ++q) v += red[q][tid];
     if (mine && m0 + m < M) {
       if (!split) C[static_cast<std::size_t>(m0 + m) * ldc + col] = from_f<T>(act<A>(v + bb));
-      else atomicAdd(acc + static_cast<std::size_t>(m0 + m) * N + col, v);
+      else atomicAdd(acc + static_cast<std::size_t>(m0 + m) * gemm::split_acc_ld(N) + col, v);
     }
     __syncthreads();
   }
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kSkThreads, 2)
 #pragma unroll
     for (int m = 0; m < MR; ++m) {
       if (m0 + m >= M) break;
-      const float v = atomicExch(acc + static_cast<std::size_t>(m0 + m) * N + col, 0.f);  // read and zero, in L2
+      const float v = atomicExch(acc + static_cast<std::size_t>(m0 + m) * gemm::split_acc_ld(N) + col, 0.f);  // read and zero, in L2
       C[static_cast<std::size_t>(m0 + m) * ldc + col] = from_f<T>(act<A>(v + bb));
     }
   }

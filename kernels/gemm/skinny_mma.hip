@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kThreads) bwprof_gemm_skinny_mma(
         const int n = n0 + warp * 32 + j * 16 + g + (q / 2) * 8, m = mt * 8 + 2 * t + (q % 2);
         if (n >= N || m >= M) continue;
         const float v = d[j][mt][q];
-        if (split) atomicAdd(acc + static_cast<std::size_t>(m) * N + n, v);
+        if (split) atomicAdd(acc + static_cast<std::size_t>(m) * gemm::split_acc_ld(N) + n, v);
         else C[static_cast<std::size_t>(m) * ldc + n] = from_f<T>(act_rt(act_kind, v + (bias ? to_f(bias[n]) : 0.f)));
       }
   if (!split) return;
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(kThreads) bwprof_gemm_skinny_mma(
   for (int i = tid; i < M * kNb; i += kThreads) {
     const int m = i / kNb, n = n0 + i % kNb;
     if (n >= N) continue;
-    const float v = atomicExch(acc + static_cast<std::size_t>(m) * N + n, 0.f);  // read and zero, in L2
+    const float v = atomicExch(acc + static_cast<std::size_t>(m) * gemm::split_acc_ld(N) + n, 0.f);  // read and zero, in L2
     C[static_cast<std::size_t>(m) * ldc + n] = from_f<T>(act_rt(act_kind, v + (bias ? to_f(bias[n]) : 0.f)));
   }
   if (tid == 0) *counter = 0;  // ready for the next launch

@@ -1,8 +1,9 @@
 // Split K, shared by the `tensor` engines: where a GEMM has too few output tiles to fill the GPU,
 // several blocks take one tile each over a part of K and add their FP32 partial sums into one
-// accumulator [M, N] (atomically, in L2); a second kernel then applies the bias and activation,
-// stores C and zeroes the accumulator for the next launch. The accumulator is M x N floats
-// whatever the number of splits, so the family's footprint knows it.
+// accumulator [M, N] (atomically, in L2; rows split_acc_ld(N) floats apart, choice.hpp); a second
+// kernel then applies the bias and activation, stores C and zeroes the accumulator for the next
+// launch. The accumulator is M x split_acc_ld(N) floats whatever the number of splits, so the
+// family's footprint knows it.
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
 #include "gemm/engines.hpp"
@@ -21,8 +22,9 @@ __global__ void __launch_bounds__(256) bwprof_gemm_split_finish(float* __restric
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < mn;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const int n = static_cast<int>(i % N);
-    const float v = acc[i] + (bias ? to_f(bias[n]) : 0.f);
-    acc[i] = 0.f;
+    float* a = acc + (i / N) * gemm::split_acc_ld(N) + n;
+    const float v = *a + (bias ? to_f(bias[n]) : 0.f);
+    *a = 0.f;
     C[(i / N) * ldc + n] = from_f<T>(act<A>(v));
   }
 }
@@ -30,7 +32,8 @@ __global__ void __launch_bounds__(256) bwprof_gemm_split_finish(float* __restric
 }  // namespace
 
 DeviceBuffer gemm::split_accumulator(std::int64_t M, std::int64_t N) {
-  DeviceBuffer acc(static_cast<std::size_t>(M) * static_cast<std::size_t>(N) * sizeof(float), "GEMM split-K accumulator");
+  DeviceBuffer acc(static_cast<std::size_t>(M) * static_cast<std::size_t>(split_acc_ld(N)) * sizeof(float),
+                   "GEMM split-K accumulator");
   acc.fill(0);
   return acc;
 }
