@@ -76,11 +76,18 @@ class MmaRunner final : public GemmRunner {
     }
     const int bm = tile_ == MmaTile::kSkinny ? 16 : tile_ == MmaTile::kSmall ? 64 : 128;
     const int bn = tile_ == MmaTile::kLarge ? 256 : tile_ == MmaTile::kSmall ? 64 : 128;
-    // Split K until about two blocks an SM are under way, each split keeping at least 4 steps of 64.
-    const std::int64_t t = tiles(bm, bn), ksteps = (s.K + 63) / 64, want = 2 * sms;
-    std::int64_t splits = 1;
-    if (t < want)
-      splits = std::max<std::int64_t>(1, std::min<std::int64_t>({(want + t - 1) / t, ksteps / 4, gemm::kMaxSplits}));
+    // Split K until about two blocks an SM are under way, each split keeping at least 4 steps of 64;
+    // the 64x64 tile as many ways as one wave of the GPU's resident blocks holds. H100, 2026-11-28
+    // (vector adds), M=33 N=4095 K=4097: 5 ways (320 blocks) 34.4-34.9 us, 6 (384 of 396 resident)
+    // 31.8-31.9, 7 (two waves) 41.1; N=4097 K=4095: 5 ways 34.1-34.3, 6 32.5.
+    const std::int64_t t = tiles(bm, bn), ksteps = (s.K + 63) / 64;
+    std::int64_t want = 2 * sms, splits = 1;
+    if (tile_ == MmaTile::kSmall) {
+      const int per_sm = dispatch(nullptr, false).runtime_blocks_per_sm;
+      if (per_sm > 0) want = sms * per_sm;
+    }
+    const std::int64_t ways = tile_ == MmaTile::kSmall ? want / t : (want + t - 1) / t;
+    if (t < want) splits = std::max<std::int64_t>(1, std::min<std::int64_t>({ways, ksteps / 4, gemm::kMaxSplits}));
     if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
       splits = std::min<std::int64_t>(std::max(1, std::atoi(e)), std::min<std::int64_t>(ksteps, 65535));
     split_len_ = static_cast<int>((ksteps + splits - 1) / splits * 64);

@@ -180,6 +180,30 @@ def test_gemm_few_rows_with_b_off_16_bytes_stay_in_place(m, n, k, want, tmp_path
             assert "last-block finish" in said and "pad" not in said, said
 
 
+@pytest.mark.parametrize("m,n,k", [(33, 4095, 4097), (17, 4097, 4095), (40, 640, 8192)])
+def test_gemm_mma_small_tile_splits_k_over_one_wave_of_resident_blocks(m, n, k, tmp_path, monkeypatch):
+    # mma.sync's 64x64 tile splits K as many ways as one wave of the GPU's resident blocks holds
+    # (tiles x splits <= SMs x blocks an SM < tiles x (splits + 1)), unless K runs short first (each
+    # split at least 4 steps of 64); rows off 16 bytes in place (BWPROF_GEMM_PAD=0) and aligned ones.
+    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+        pytest.skip("the NVIDIA dispatch (sm_80+)")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    monkeypatch.setenv("BWPROF_GEMM_PAD", "0")
+    monkeypatch.setenv("BWPROF_GEMM_TILE", "small")
+    d = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=m, N=n, K=k, **Q).to_dict()
+    assert d["verified"], f"M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
+    said = [ln for ln in log.read_text().splitlines() if ln.startswith("mma.sync small")]
+    assert said, log.read_text()
+    splits = int(said[0].split(" splits ")[1].split()[0])
+    tiles = -(-m // 64) * -(-n // 64)
+    slots = bwprof.device("gpu").info["compute_units"] * d["runtime_blocks_per_sm"]
+    ksteps = -(-k // 64)
+    ways = max(1, min(slots // tiles, ksteps // 4))  # then K in equal whole steps of 64
+    assert splits == -(-k // (-(-ksteps // ways) * 64)), (splits, ways, tiles, slots)
+    assert tiles * splits <= slots, (splits, tiles, slots)
+
+
 @pytest.mark.parametrize("load", ["realign", "regs", "aligned"])
 @pytest.mark.parametrize("tile", ["small", "medium", "large"])
 def test_gemm_mma_tiles_split_and_finished_by_their_last_block(tile, load, tmp_path, monkeypatch):
