@@ -407,13 +407,14 @@ class FlashSm90Impl final : public FlashSm90 {
     // 23.7/24.4, S512 B16 H8/1 27.9/28.8 -> 27.0/27.0, S1024 B8 H32/4 114.6/114.5 -> 114.8/114.5; from
     // 2048 keys registers are ahead (S2048 195.1/195.2 against 197.4/198.8, S4096 non-causal
     // 338.5/345.7 against 341.7/347.4, S16384 causal 2341.3/2336.7 against 2434.5/2417.6). Paged K/V:
-    // registers (not measured with it). Head dim 256: no rings fit beside the buffer.
-    // BWPROF_ATTN_O_TMA=0|1 forces either where it fits (a knob for benchmarks).
+    // registers (the paged kernels have no copy-engine store). Head dim 256: no rings fit beside the
+    // buffer. BWPROF_ATTN_O_TMA=0|1 forces either where the copy engine's store exists (contiguous
+    // K/V) and fits (a knob for benchmarks); elsewhere O goes from registers and no buffer is held.
     o_tma_ = !l.paged && ((dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512));
     if (const char* e = std::getenv("BWPROF_ATTN_O_TMA"); e && *e) {
       const std::string v(e);
       if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_O_TMA=" + v + ": expected 0 or 1");
-      o_tma_ = v == "1";
+      o_tma_ = v == "1" && !l.paged;
     }
     choose_rings(l, bc);
     if (o_tma_) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);

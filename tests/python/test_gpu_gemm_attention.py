@@ -294,8 +294,9 @@ def _sm90_smem(dp, bc, stages, qslots, paged=False, o_tma=False):
 
 
 def _sm90_rings_with_o(dp, bc, seq_kv, paged):
-    # choose_rings with BWPROF_ATTN_O_TMA=1: (stages, qslots, O buffer), none where 2+1 with it do not fit
-    o = _sm90_smem(dp, bc, 2, 1, paged, True) <= 232448
+    # choose_rings with BWPROF_ATTN_O_TMA=1: (stages, qslots, O buffer), no buffer where 2+1 with it do
+    # not fit or for paged K/V (those kernels store O from registers: the buffer would be held unused)
+    o = not paged and _sm90_smem(dp, bc, 2, 1, paged, True) <= 232448
     if seq_kv <= bc and _sm90_smem(dp, bc, 2, 2, paged, o) <= 232448:
         return 2, 2, o
     return (3 if _sm90_smem(dp, bc, 3, 1, paged, o) <= 232448 else 2), 1, o
