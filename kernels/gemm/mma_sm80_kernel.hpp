@@ -58,7 +58,8 @@ __device__ __forceinline__ uint4 keep_b16(uint4 v, int n) {
 // bytes: each thread loads its pieces into registers one stage ahead and stores them to shared
 // memory after the stage's multiply-adds, so that the loads' latency hides behind the matrix units.
 // Split K: grid.z blocks share an output tile, each taking split_len of K (a multiple of kMmaK);
-// with more than one they add FP32 partial sums into split_k.hip's accumulator. Then either
+// with more than one they add FP32 partial sums into split_k.hip's accumulator (add4: four columns
+// a vector reduction, after a swap within each lane pair; else an atomic an element). Then either
 // split_k.hip's finishing kernel applies the bias and activation and stores C (tile_count null), or
 // the last block of each tile to count itself in tile_count does so for its tile and zeroes its part
 // of the accumulator and its count for the next launch: one launch instead of two. Warps skip the

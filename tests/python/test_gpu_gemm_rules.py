@@ -98,20 +98,19 @@ def test_gemm_split_k_finish_matches_reference(m, n, k, finish, add, dtype, tmp_
     assert ("vector adds" in said) == (add == "vector"), said
 
 
-def test_gemm_split_add_knob_takes_vector_or_scalar(monkeypatch):
+@pytest.mark.parametrize("env,match,m,n,k", [
+    ({"BWPROF_GEMM_SPLIT_ADD": "atomic"}, "BWPROF_GEMM_SPLIT_ADD=atomic: expected vector or scalar", 4, 1024, 4096),
+    ({"BWPROF_GEMM_SPLIT_FINISH": "first"}, "BWPROF_GEMM_SPLIT_FINISH=first: expected last or kernel", 4, 1024, 4096),
+    ({"BWPROF_GEMM_UNALIGNED": "shift", "BWPROF_GEMM_TILE": "small"},
+     "BWPROF_GEMM_UNALIGNED=shift: expected regs or realign", 40, 1001, 1003),
+])
+def test_gemm_mma_knobs_out_of_range_are_clear_errors(env, match, m, n, k, monkeypatch):
     if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
-    monkeypatch.setenv("BWPROF_GEMM_SPLIT_ADD", "atomic")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_SPLIT_ADD=atomic: expected vector or scalar"):
-        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=4, N=1024, K=4096, **Q)
-
-
-def test_gemm_split_finish_knob_takes_last_or_kernel(monkeypatch):
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
-        pytest.skip("the NVIDIA dispatch (sm_80+)")
-    monkeypatch.setenv("BWPROF_GEMM_SPLIT_FINISH", "first")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_SPLIT_FINISH=first: expected last or kernel"):
-        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=4, N=1024, K=4096, **Q)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(ValueError, match=match):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=m, N=n, K=k, **Q)
 
 
 def _explained(log, **kw):
@@ -232,12 +231,3 @@ def test_gemm_mma_tiles_split_and_finished_by_their_last_block(tile, load, tmp_p
         assert ("last-block finish" in said) == (tile != "large"), said
         assert ("realigned" in said) == (load == "realign") and ("registers" in said) == (load == "regs"), said
         assert "vector adds" in said, said  # N = 1001 too: the accumulator's rows are padded to 4 floats
-
-
-def test_gemm_unaligned_knob_takes_regs_or_realign(monkeypatch):
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
-        pytest.skip("the NVIDIA dispatch (sm_80+)")
-    monkeypatch.setenv("BWPROF_GEMM_UNALIGNED", "shift")
-    monkeypatch.setenv("BWPROF_GEMM_TILE", "small")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_UNALIGNED=shift: expected regs or realign"):
-        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=40, N=1001, K=1003, **Q)
