@@ -120,9 +120,11 @@ class MmaRunner final : public GemmRunner {
     sms_ = static_cast<int>(sms);
     static const char* const kNames[] = {"large", "medium", "small", "skinny"};
     static const char* const kLoads[] = {"", " unaligned (realigned in shared memory)", " unaligned (registers)"};
+    // (Before sm_90 the four columns go as four atomics after the swap: no vector reduction.)
+    const bool vector_red = std::atoi(g.info().arch.c_str() + 3) >= 90;  // "sm_90"
     gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + kLoads[load_] +
                   " splits " + std::to_string(splits_) + (tile_count_.get() ? " last-block finish" : "") +
-                  (splits_ > 1 && add4_ ? " vector adds" : ""));
+                  (splits_ > 1 && add4_ ? (vector_red ? " vector adds" : " quad adds") : ""));
     res_ = dispatch(nullptr, false);  // raises the shared-memory limit once, outside any timing
   }
   void run(hipStream_t st) override { dispatch(st, true); }
