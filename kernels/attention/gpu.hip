@@ -22,6 +22,7 @@
 
 #include "attention/attention.hpp"
 #include "attention/gpu.hpp"
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "gpu/gpu_backend.hpp"
 
@@ -186,7 +187,7 @@ class AttentionGpu final : public KernelInstance {
     Kernel k = Kernel::kRows;
     bool decode_ok = false, wgmma_ok = false, flash_ok = false;
 #if defined(BWPROF_CUDA)
-    const int cc = std::atoi(g.info().arch.c_str() + 3);
+    const int cc = sm_version(g.info().arch);
     flash_ok = p_.dtype != DType::kF32 && cc >= 80;
     decode_ok = flash_ok && attention::decode_takes(l_);
     wgmma_ok = flash_ok && attention::sm90_takes(g, l_);

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "bias_act/launch.hpp"
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "gemm/engines.hpp"
 #include "gemm/gemm.hpp"
@@ -49,8 +50,7 @@ class VendorRunner final : public GemmRunner {
 std::string tensor_unavailable(GpuBackend& g) {
 #if defined(BWPROF_CUDA)
   const std::string& arch = g.info().arch;  // "sm_90"
-  const int cc = std::atoi(arch.c_str() + 3);
-  if (cc < 80) return "the tensor variant needs sm_80 or newer (this device: " + arch + ")";
+  if (sm_version(arch) < 80) return "the tensor variant needs sm_80 or newer (this device: " + arch + ")";
 #endif
   return "";
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "gemm/engines.hpp"
 #include "gemm/mma_sm80_kernel.hpp"
@@ -121,7 +122,7 @@ class MmaRunner final : public GemmRunner {
     static const char* const kNames[] = {"large", "medium", "small", "skinny"};
     static const char* const kLoads[] = {"", " unaligned (realigned in shared memory)", " unaligned (registers)"};
     // (Before sm_90 the four columns go as four atomics after the swap: no vector reduction.)
-    const bool vector_red = std::atoi(g.info().arch.c_str() + 3) >= 90;  // "sm_90"
+    const bool vector_red = sm_version(g.info().arch) >= 90;
     gemm::explain(std::string("mma.sync ") + kNames[static_cast<int>(tile_)] + kLoads[load_] +
                   " splits " + std::to_string(splits_) + (tile_count_.get() ? " last-block finish" : "") +
                   (splits_ > 1 && add4_ ? (vector_red ? " vector adds" : " quad adds") : ""));

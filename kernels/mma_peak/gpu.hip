@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
 #include "common/reference.hpp"
@@ -15,9 +16,6 @@ namespace bwprof {
 
 namespace {
 
-int sm_version(const std::string& arch) {  // "sm_90" -> 90; 0 for an AMD target
-  return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
-}
 bool is_cdna(const std::string& arch) { return arch == "gfx908" || arch == "gfx90a" || arch.rfind("gfx94", 0) == 0; }
 bool is_rdna3(const std::string& arch) { return arch.rfind("gfx11", 0) == 0; }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/parallel.hpp"
 #include "gpu/gpu_backend.hpp"
@@ -182,7 +183,7 @@ class MmaMatmul final : public Q4MmaMatmul {
 }  // namespace
 
 std::unique_ptr<Q4MmaMatmul> make_q4_mma_matmul(GpuBackend& g, const Problem& p, const std::uint8_t* w) {
-  if (std::atoi(g.info().arch.c_str() + 3) < 80) return nullptr;  // "sm_90"
+  if (sm_version(g.info().arch) < 80) return nullptr;
   return std::make_unique<MmaMatmul>(g, p, w);
 }
 

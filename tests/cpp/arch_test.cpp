@@ -17,6 +17,16 @@ TEST(Arch, SpellingsOfOneArchitectureFindTheSameRow) {
   EXPECT_EQ(find_arch(""), nullptr);
 }
 
+TEST(Arch, SmVersionIsNvidiasNumberAndZeroElsewhere) {
+  EXPECT_EQ(sm_version("sm_90"), 90);
+  EXPECT_EQ(sm_version("sm_90a"), 90);
+  EXPECT_EQ(sm_version("compute_80"), 80);
+  EXPECT_EQ(sm_version("SM_100a"), 100);
+  EXPECT_EQ(sm_version("gfx90a"), 0);  // an AMD target: not read as 90
+  EXPECT_EQ(sm_version("gfx90a:sramecc+:xnack-"), 0);
+  EXPECT_EQ(sm_version(""), 0);
+}
+
 TEST(Arch, HopperRatesAreThoseOfItsWhitepaper) {
   // H100 SXM: 256 FP32 FLOP/clk per SM, 512 FP16 (vector), 4096 dense FP16 on the tensor cores.
   const Arch* h = find_arch("sm_90");

@@ -80,4 +80,8 @@ std::string normalize_arch(const std::string& raw);
 // The table's entry for `arch` (any spelling normalize_arch() accepts); nullptr when unknown.
 const Arch* find_arch(const std::string& arch);
 
+// An NVIDIA architecture's number (any spelling normalize_arch() accepts): "sm_90" -> 90, "sm_100a"
+// -> 100; 0 for an AMD target or anything else.
+int sm_version(const std::string& arch);
+
 }  // namespace bwprof

@@ -33,6 +33,7 @@
 #include "bwprof/arch.hpp"
 
 #include <cctype>
+#include <cstdlib>
 #include <initializer_list>
 #include <utility>
 
@@ -241,6 +242,11 @@ std::string normalize_arch(const std::string& raw) {
   // sm_90a / sm_100f: the suffix selects instructions, not resources.
   if (s.rfind("sm_", 0) == 0 && s.size() > 3 && (s.back() == 'a' || s.back() == 'f')) s.pop_back();
   return s;
+}
+
+int sm_version(const std::string& arch) {
+  const std::string a = normalize_arch(arch);
+  return a.rfind("sm_", 0) == 0 ? std::atoi(a.c_str() + 3) : 0;
 }
 
 const Arch* find_arch(const std::string& arch) {

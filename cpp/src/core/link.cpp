@@ -93,9 +93,7 @@ Link pcie_link_from_sysfs(const std::string& sysfs_root, const std::string& bus_
 }
 
 double nvlink_gbs_per_link(const std::string& arch) {
-  const std::string a = normalize_arch(arch);
-  if (a.rfind("sm_", 0) != 0) return 0;
-  const int cc = std::atoi(a.c_str() + 3);
+  const int cc = sm_version(arch);
   if (cc >= 70 && cc < 100) return 25.0;  // NVLink 2 (V100), 3 (A100), 4 (H100/H200): 25 GB/s each way
   if (cc >= 100 && cc < 110) return 50.0;  // NVLink 5 (B200): 50 GB/s each way
   return 0;
