@@ -73,6 +73,11 @@ using hipGraphExec_t = cudaGraphExec_t;
 #define hipFuncGetAttributes cudaFuncGetAttributes
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+// Launches with attributes (thread block clusters: CUDA 12+, sm_90+).
+using hipLaunchConfig_t = cudaLaunchConfig_t;
+using hipLaunchAttribute = cudaLaunchAttribute;
+#define hipLaunchAttributeClusterDimension cudaLaunchAttributeClusterDimension
+#define hipLaunchKernelEx cudaLaunchKernelEx
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
 #define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId

@@ -69,6 +69,35 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 #endif
 }
 
+// ---- thread block clusters (blocks of a cluster share each other's shared memory) -------------
+// This block's rank in its cluster (0 without clusters).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r = 0;
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+// Every thread of every block of the cluster meets here (a block's shared memory, barriers
+// included, is ready for the others once they pass). Every thread of the block calls it.
+__device__ __forceinline__ void cluster_sync() {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+// An arrival on the barrier at the same shared-memory offset (`bar`, this block's address) in the
+// cluster's block `rank` (this block's own when rank is its own). The plain arrive: one with
+// .release.cluster semantics made a wgmma GEMM whose stages it freed 1.3-2.6x slower on an H100.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+#endif
+}
+
 // Makes this thread's earlier writes to shared memory (plain stores, cp.async) visible to the
 // async proxy (wgmma's operand reads, the copy engine).
 __device__ __forceinline__ void fence_async_shared() {
@@ -97,6 +126,19 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
           dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+#endif
+}
+
+// The same box into the shared memory of every block of the cluster in `mask` (bit r: rank r), at
+// the same offset `dst` in each, completing on the barrier at offset `bar` in each.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const CUtensorMap* map, int c0, int c1, unsigned bar,
+                                                      unsigned short mask) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 #endif
 }

@@ -80,11 +80,34 @@ inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a,
 //   N = 1000 K = 11008: M = 1000 63.0 -> 54.7 (copy 20.6 against wgmma 55: pads), M = 4096 190.4 ->
 //   139.7, M = 8192 387.2 -> 276.1; M = 128 32.2 against 24.1 in place (copy 20.6 against 8.9: no);
 //   M = 128 N = 4097 K = 4095 (both copied to 16-byte rows anyway: no extra copy) 53.2 -> 48.8.
-constexpr int kPad128Rows = 128;
+// Where B alone is off 128 bytes (its rows on 16 bytes) from kMulticastRows rows, the alternative to
+// the copy is wgmma on B in place with clusters of two blocks along M that share each stage of B
+// (multicast_b): each block reads half of it, so the rows that straddle 128-byte lines cost half
+// as many reads. Measured on an H100 (2026-11-28, harness, fp16, us; copy of B to 128-byte rows ->
+// in place, one block -> in place, clusters): N = 1000 K = 11008: M = 256 31.5 (no copy) -> 31.6
+// -> 26.8, M = 512 37.2 (no copy) -> 37.3 -> 31.2, M = 1000 57.1 -> 62.5 -> 48.5 (bf16 57.0 -> 62.2
+// -> 48.6), M = 2048 86.4 -> 102.7 -> 82.1, M = 4096 142.1 -> 188.5 -> 147.5, M = 8192 281.5 -> 391.9
+// -> 288.0; M = 1000 N = 3000 K = 4096 64.8 -> 66.5 -> 57.8, M = 1000 N = 5000 K = 4096 142.8 ->
+// 127.7 -> 122.1; M = 2048 N = 1000 K = 2048 25.0 -> 25.5 -> 24.4; M = 128 N = 1000 K = 11008 (two
+// 64-row tiles) 19.9 in place, 21.6 in clusters (but 20.5 -> 17.6 in a later call with the kernel
+// as committed; M = 192, 64x128, an odd 3 row tiles, whose last pair's second block lies past M,
+// 27.0 -> 28.7: below 256 rows, the next rule to revisit). So clusters from 256 rows, and the copy of B only
+// where it costs under a tenth of wgmma's estimate (M = 4096 and 8192 above: 20.6 us against 225
+// and 451). Where B's rows are on 128 bytes clusters came out mixed (M = 1000 N = 1024 K = 11008
+// 40.6 -> 45.0 and 43.6 -> 48.6 in two calls, 4096^3 213 -> 208 and 214 -> 233, M = 256 N = 4096
+// K = 4096 25.4 -> 22.3), so they stay off there for now.
+constexpr int kPad128Rows = 128, kMulticastRows = 256;
+inline bool multicast_b(std::int64_t M, bool b128) { return b128 && M >= kMulticastRows; }
+// Rows of a 16-bit matrix at `p` with leading dimension `ld` that do not all start on 128 bytes.
+inline bool rows_off128(const void* p, std::int64_t ld) {
+  return ld % 64 != 0 || reinterpret_cast<std::uintptr_t>(p) % 128 != 0;
+}
 inline bool pad128_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool need_a, bool need_b, bool a128,
                         bool b128) {
   if (M < kPad128Rows || (!a128 && !b128)) return false;
-  return pad_us(M, N, K, a128, b128) - pad_us(M, N, K, need_a, need_b) < 0.5 * wgmma_us(M, N, K);
+  const double extra = pad_us(M, N, K, a128, b128) - pad_us(M, N, K, need_a, need_b);
+  if (!a128 && !need_b && multicast_b(M, b128)) return extra < 0.1 * wgmma_us(M, N, K);
+  return extra < 0.5 * wgmma_us(M, N, K);
 }
 
 // The scratch the copies take, in bytes, where the GEMM of a family instance (lda = K, ldb = N,

@@ -67,7 +67,7 @@ std::unique_ptr<GemmRunner> large_m_choice(GpuBackend& g, DType dtype, const Gem
   if (s.M < gemm::kPad128Rows || !gemm::wgmma_available(g) || pad == "0" || pad == "1") return nullptr;
   if (pad != "128") {
     const bool need_a = !gemm::tma_addressable(A, s.lda), need_b = !gemm::tma_addressable(B, s.ldb);
-    const bool a128 = need_a || s.lda % 64 != 0, b128 = need_b || s.ldb % 64 != 0;
+    const bool a128 = gemm::rows_off128(A, s.lda), b128 = gemm::rows_off128(B, s.ldb);
     const bool wgmma = (!need_a && !need_b) || want_wgmma ||
                        gemm::pad_pays(s.M, s.N, s.K, need_a, need_b, gemm::on16(A) && gemm::on16(B));
     if (!wgmma || !gemm::pad128_pays(s.M, s.N, s.K, need_a, need_b, a128, b128)) return nullptr;

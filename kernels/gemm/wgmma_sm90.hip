@@ -28,6 +28,13 @@ using namespace gpu;
 // issue four wgmma m64nBNk16 (B transposed by the instruction), keep one step in flight and hand
 // the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
 // lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
+// Clusters (MC = 2, where B's rows are off 128 bytes: choice.hpp's multicast_b): two blocks on
+// neighbouring row tiles of one column tile each bring half the rows of every B stage to both
+// (TMA multicast), so B's misaligned rows are read half as often; a stage is free once the
+// consumers of both blocks let it go (its `empty` barrier counts both), and each producer stays
+// until every stage of its block is free, so that no block outlives the other's copies into it
+// or its arrivals. A block past M (the second of a pair on an odd number of row tiles) only
+// brings its half and stores nothing.
 // Split K: grid.z blocks share an output tile, each taking split_steps steps of 64. With more than
 // one, they meet in a buffer of the tile's FP32 sums, held as the threads hold them (coalesced
 // float4s, through L2), in split order: split 0 stores its sums, split z waits for the tile's
@@ -59,7 +66,7 @@ struct WgCfg {
   static constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + 2 * STAGES * 8;  // + alignment, barriers
 };
 
-template <class T, int CONS, int BN, int STAGES, int A>
+template <class T, int CONS, int BN, int STAGES, int MC, int A>
 __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
     bwprof_gemm_wgmma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                       const T* __restrict__ bias, T* __restrict__ C, float4* __restrict__ ws, int* __restrict__ counters,
@@ -77,24 +84,37 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full + 8 * s, 1);
-      mbar_init(empty + 8 * s, CONS);
+      mbar_init(empty + 8 * s, CONS * MC);  // every consumer of the cluster frees a stage
     }
     mbar_init_fence();
   }
-  __syncthreads();
+  if constexpr (MC > 1)
+    cluster_sync();  // the cluster's barriers are ready before any block's copies signal them
+  else
+    __syncthreads();
 
   if (wg == 0) {  // producer
     if constexpr (CONS > 1) regs_shrink<40>();
     if (t == 0) {
+      const unsigned rank = cluster_rank();
       for (int kt = 0; kt < ktiles; ++kt) {
         const int s = kt % STAGES;
         if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
         mbar_expect_tx(full + 8 * s, Cfg::kStageBytes);
         tma_load_2d(a_s + s * Cfg::kABytes, &tmA, (kt0 + kt) * Cfg::kBK, m0, full + 8 * s);
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-          tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, (kt0 + kt) * Cfg::kBK, full + 8 * s);
+        for (int j = 0; j < BN / 64; ++j) {
+          if constexpr (MC > 1)  // this block's 64 / MC rows of each box, to every block of the cluster
+            tma_load_2d_multicast(b_s + s * Cfg::kBBytes + j * 8192 + rank * (8192 / MC), &tmB, n0 + 64 * j,
+                                  (kt0 + kt) * Cfg::kBK + rank * (64 / MC), full + 8 * s, (1u << MC) - 1);
+          else
+            tma_load_2d(b_s + s * Cfg::kBBytes + j * 8192, &tmB, n0 + 64 * j, (kt0 + kt) * Cfg::kBK, full + 8 * s);
+        }
       }
+      // Clusters: stay until every consumer of the cluster has freed every stage, so that no
+      // block's copies into the others' shared memory or arrivals on their barriers outlive them.
+      if constexpr (MC > 1)
+        for (int kt = max(ktiles, STAGES); kt < ktiles + STAGES; ++kt) mbar_wait(empty + 8 * (kt % STAGES), ((kt / STAGES) - 1) & 1);
     }
     return;
   }
@@ -115,9 +135,17 @@ __global__ void __launch_bounds__(WgCfg<CONS, BN, STAGES>::kThreads, 1)
       wgmma_m64k16<BN, std::is_same<T, bf16>::value>(d, wgmma_desc(a0 + kk * 32, 16, 1024), wgmma_desc(b0 + kk * 2048, 8192, 1024), 1);
     wgmma_commit();
     wgmma_wait<1>();  // step kt - 1 is done with its stage
-    if (kt > 0 && t == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
+    if constexpr (MC > 1) {
+      if (kt > 0 && t < MC) mbar_arrive_cluster(empty + 8 * ((kt - 1) % STAGES), t);
+    } else {
+      if (kt > 0 && t == 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
+    }
   }
   wgmma_wait<0>();
+  if constexpr (MC > 1) {
+    if (t < MC) mbar_arrive_cluster(empty + 8 * ((ktiles - 1) % STAGES), t);
+    if (m0 >= M) return;  // a block past M that only brought its share of B to the cluster
+  }
 
   if (gridDim.z > 1 && slots) {  // split K, each split's sums in its own slot, the last split adds them
     constexpr int kCT = 128 * CONS, kQ = BN / 8;
@@ -287,7 +315,16 @@ class WgmmaRunner final : public GemmRunner {
       counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
       counters_.fill(0);
     }
-    gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + (slots_ ? " by slots" : "") + " (" +
+    // Clusters of two blocks along M sharing B's stages where B's rows are off 128 bytes
+    // (choice.hpp's multicast_b, measured there); BWPROF_GEMM_CLUSTER=1|2 decides instead.
+    cluster_ = gemm::multicast_b(s.M, gemm::rows_off128(B, s.ldb)) ? 2 : 1;
+    if (const char* e = std::getenv("BWPROF_GEMM_CLUSTER"); e && *e) {
+      if (std::strcmp(e, "1") && std::strcmp(e, "2"))
+        BWPROF_INVALID(std::string("BWPROF_GEMM_CLUSTER: ") + e + " is neither 1 nor 2");
+      cluster_ = std::atoi(e);
+    }
+    gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + (slots_ ? " by slots" : "") +
+                  (cluster_ > 1 ? " cluster 2 sharing B" : std::string()) + " (" +
                   std::to_string(tiles_ * splits_) + " blocks, estimate " + std::to_string(static_cast<int>(best)) + " us)");
     res_ = dispatch(nullptr, false);
   }
@@ -296,35 +333,45 @@ class WgmmaRunner final : public GemmRunner {
 
  private:
   Resources dispatch(hipStream_t st, bool launch) {
+    return cluster_ > 1 ? tile<2>(st, launch) : tile<1>(st, launch);
+  }
+  template <int MC>
+  Resources tile(hipStream_t st, bool launch) {
     switch (tile_) {
-      case WgTile::k128x256: return go<2, 256, 4>(st, launch);
-      case WgTile::k128x128: return go<2, 128, 6>(st, launch);
-      case WgTile::k64x128: return go<1, 128, 8>(st, launch);
-      default: return go<1, 64, 8>(st, launch);
+      case WgTile::k128x256: return go<2, 256, 4, MC>(st, launch);
+      case WgTile::k128x128: return go<2, 128, 6, MC>(st, launch);
+      case WgTile::k64x128: return go<1, 128, 8, MC>(st, launch);
+      default: return go<1, 64, 8, MC>(st, launch);
     }
   }
-  template <int CONS, int BN, int ST>
+  template <int CONS, int BN, int ST, int MC>
   Resources go(hipStream_t st, bool launch) {
-    return bf16_ ? go_t<bf16, CONS, BN, ST>(st, launch) : go_t<__half, CONS, BN, ST>(st, launch);
+    return bf16_ ? go_t<bf16, CONS, BN, ST, MC>(st, launch) : go_t<__half, CONS, BN, ST, MC>(st, launch);
   }
-  template <class T, int CONS, int BN, int ST>
+  template <class T, int CONS, int BN, int ST, int MC>
   Resources go_t(hipStream_t st, bool launch) {
     using Cfg = WgCfg<CONS, BN, ST>;
     return gemm::with_act(act_, [&](auto a) {
-      auto* fn = &bwprof_gemm_wgmma<T, CONS, BN, ST, decltype(a)::value>;
+      auto* fn = &bwprof_gemm_wgmma<T, CONS, BN, ST, MC, decltype(a)::value>;
       if (!launch) {
         tmA_ = b16_tensor_map(A_, bf16_, s_.M, s_.K, s_.lda, 64, Cfg::kBM);
-        tmB_ = b16_tensor_map(B_, bf16_, s_.K, s_.N, s_.ldb, 64, 64);
+        tmB_ = b16_tensor_map(B_, bf16_, s_.K, s_.N, s_.ldb, 64, 64 / MC);  // each block of a cluster brings 64 / MC rows
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                              hipFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
         return kernel_resources(fn, Cfg::kThreads, Cfg::kSmemBytes);
       }
-      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM),
-                      static_cast<unsigned>(splits_));
+      const unsigned m_tiles = static_cast<unsigned>((s_.M + Cfg::kBM - 1) / Cfg::kBM);
+      const dim3 grid(static_cast<unsigned>((s_.N + BN - 1) / BN), (m_tiles + MC - 1) / MC * MC, static_cast<unsigned>(splits_));
       const int c_pairs = s_.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(C_) % 4 == 0;
-      fn<<<grid, Cfg::kThreads, Cfg::kSmemBytes, st>>>(tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
-                                                       ws_.get<float4>(), counters_.get<int>(), int(s_.M), int(s_.N),
-                                                       int(s_.K), int(s_.ldc), split_steps_, c_pairs, int(slots_));
+      hipLaunchConfig_t cfg{};
+      cfg.gridDim = grid, cfg.blockDim = dim3(Cfg::kThreads), cfg.dynamicSmemBytes = Cfg::kSmemBytes, cfg.stream = st;
+      hipLaunchAttribute attr[1];
+      attr[0].id = hipLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = MC, attr[0].val.clusterDim.z = 1;
+      cfg.attrs = attr, cfg.numAttrs = MC > 1 ? 1 : 0;
+      BWPROF_GPU_CHECK(hipLaunchKernelEx(&cfg, fn, tmA_, tmB_, static_cast<const T*>(bias_), static_cast<T*>(C_),
+                                         ws_.get<float4>(), counters_.get<int>(), int(s_.M), int(s_.N), int(s_.K),
+                                         int(s_.ldc), split_steps_, c_pairs, int(slots_)));
       BWPROF_CHECK_LAUNCH("bwprof_gemm_wgmma");
       return Resources{};
     });
@@ -337,7 +384,7 @@ class WgmmaRunner final : public GemmRunner {
   const void* bias_;
   Act act_;
   WgTile tile_ = WgTile::k64x64;
-  int splits_ = 1, split_steps_ = 1, sms_ = 1;
+  int splits_ = 1, split_steps_ = 1, sms_ = 1, cluster_ = 1;
   bool slots_ = false;
   std::int64_t tiles_ = 1;
   DeviceBuffer ws_, counters_;

@@ -92,6 +92,8 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
     // with padding wherever it needs it (BWPROF_GEMM_PAD=1); the splits meet in slots that the last
     // split adds (the default) and, the same splits, one after another (BWPROF_GEMM_REDUCE=chain);
     // from 128 rows copies padded to 128-byte rows (BWPROF_GEMM_PAD=128), alone and with 2 splits;
+    // wgmma in clusters of two blocks sharing B's stages (BWPROF_GEMM_CLUSTER=2; a block past M
+    // where the row tiles are odd), with K split by slots and by the chain, and never (=1);
     // mma.sync on the rows in place (BWPROF_GEMM_PAD=0: realigned in shared memory, or through
     // registers) and its 64x64 and 128x256 tiles with K split (finished by each tile's last block;
     // the 64x64 tile's partial sums also one element an atomic, BWPROF_GEMM_SPLIT_ADD=scalar)
@@ -116,6 +118,10 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
             {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "7"}, {"BWPROF_GEMM_REDUCE", "chain"}},
             {{"BWPROF_GEMM_PAD", "128"}},
             {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}},
+            {{"BWPROF_GEMM_TILE", "64x128"}, {"BWPROF_GEMM_CLUSTER", "2"}},
+            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_CLUSTER", "2"}},
+            {{"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_REDUCE", "chain"}, {"BWPROF_GEMM_CLUSTER", "2"}},
+            {{"BWPROF_GEMM_CLUSTER", "1"}},
             {{"BWPROF_GEMM_PAD", "0"}},
             {{"BWPROF_GEMM_PAD", "0"}, {"BWPROF_GEMM_UNALIGNED", "regs"}},
             {{"BWPROF_GEMM_TILE", "small"}, {"BWPROF_GEMM_SPLITS", "4"}},
@@ -180,7 +186,8 @@ std::vector<GpuCase> cases() {
       // 17-32 rows over a K that is split many ways, N a ragged 130
       {{"M", "64"}, {"N", "1031"}, {"K", "700"}, {"bias", "true"}, {"act", "silu"}},
       {{"M", "24"}, {"N", "130"}, {"K", "4099"}},
-      // past 128 rows, N = 1000 (rows of B off 128 bytes: the 128-byte padded copy of B and of A)
+      // past 256 rows, N = 1000 (rows of B off 128 bytes: clusters sharing B by default; the
+      // 128-byte padded copy of B and of A by knob)
       {{"M", "257"}, {"N", "1000"}, {"K", "2056"}, {"bias", "true"}, {"act", "silu"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})

@@ -225,6 +225,7 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
 # copies of operands whose rows are off 16 bytes (mma.sync where the device has no wgmma), and K split over
 # blocks (wgmma's tile sums in slots that the last split adds, or in split order; mma.sync's accumulator),
 # up to more splits than K has steps of 64; from 128 rows, wgmma on copies padded to 128-byte rows;
+# wgmma with clusters of two blocks sharing B's stages at any shape, and never;
 # mma.sync on the rows in place (realigned in shared memory, or through registers) and its tiles with
 # K split, finished by each tile's last block or by a second kernel.
 KNOBS = {
@@ -244,6 +245,9 @@ KNOBS = {
     "chain-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32", "BWPROF_GEMM_REDUCE": "chain"},
     "pad128": {"BWPROF_GEMM_PAD": "128"},
     "pad128-split-4": {"BWPROF_GEMM_PAD": "128", "BWPROF_GEMM_SPLITS": "4"},
+    "cluster-64x64": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_CLUSTER": "2"},
+    "cluster-128x256-split-3": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "3", "BWPROF_GEMM_CLUSTER": "2"},
+    "cluster-off": {"BWPROF_GEMM_CLUSTER": "1"},
     "mma-in-place": {"BWPROF_GEMM_PAD": "0"},
     "mma-registers": {"BWPROF_GEMM_PAD": "0", "BWPROF_GEMM_UNALIGNED": "regs"},
     "mma-small-split-5": {"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "5"},

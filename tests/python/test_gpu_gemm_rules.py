@@ -35,11 +35,13 @@ def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, reduce, tmp_path, m
     assert ("by slots" in said) == (reduce != "chain"), said
 
 
-def test_gemm_unknown_split_reduction_is_a_clear_error(monkeypatch):
+@pytest.mark.parametrize("key,value,match", [("BWPROF_GEMM_REDUCE", "tree", "tree is neither chain nor slots"),
+                                             ("BWPROF_GEMM_CLUSTER", "4", "4 is neither 1 nor 2")])
+def test_gemm_wgmma_knobs_out_of_range_are_clear_errors(key, value, match, monkeypatch):
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_GEMM_REDUCE", "tree")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_REDUCE: tree is neither chain nor slots"):
+    monkeypatch.setenv(key, value)
+    with pytest.raises(ValueError, match=f"{key}: {match}"):
         bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=304, K=4096, **Q)
 
 
@@ -148,18 +150,43 @@ def test_gemm_skinny_tensor_halves_its_blocks_where_splits_are_short(tmp_path, m
                 assert -(-k // splits) > 128, ln
 
 
-def test_gemm_128_byte_rows_where_the_copy_is_small_against_the_gemm(tmp_path, monkeypatch):
-    # choice.hpp's pad128_pays: at M = 1024 N = 1000 K = 4096 B's 2000-byte rows are copied into
-    # 128-byte rows (the copy ~9.6 us by the estimate, under half wgmma's ~21 us); at M = 128 they
-    # are not (the copy would cost more than the GEMM).
+def test_gemm_b_rows_off_128_bytes_shared_by_clusters_or_copied(tmp_path, monkeypatch):
+    # choice.hpp: B's 2000-byte rows (N = 1000) are read in place by clusters of two blocks that share
+    # each stage of B from 256 rows (multicast_b; M = 1024 K = 4096: the copy, ~9.6 us by the estimate,
+    # is over a tenth of wgmma's ~21), copied into 128-byte rows where the copy is under a tenth of
+    # wgmma's estimate (M = 8192: 168 us), and read in place by one block at M = 128; rows on 128
+    # bytes (N = 1024) never take clusters.
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
     said = _explained(log, dtype="bf16", M=1024, N=1000, K=4096, bias=True, act="relu")
-    assert said and said[0] == "pad B, then:" and said[1].startswith("wgmma"), said
-    said = _explained(log, dtype="fp16", M=128, N=1000, K=4096)
-    assert said and said[0].startswith("wgmma"), said
+    assert len(said) == 1 and said[0].startswith("wgmma") and "cluster 2 sharing B" in said[0], said
+    said = _explained(log, dtype="fp16", M=8192, N=1000, K=4096)
+    assert said and said[0] == "pad B, then:" and said[1].startswith("wgmma") and "cluster" not in said[1], said
+    for m, n in ((128, 1000), (1024, 1024)):
+        said = _explained(log, dtype="fp16", M=m, N=n, K=4096)
+        assert len(said) == 1 and said[0].startswith("wgmma") and "cluster" not in said[0], (m, n, said)
+
+
+@pytest.mark.parametrize("m,n,k,tile,splits", [(257, 1000, 2056, "64x128", "1"), (300, 520, 700, "128x128", "3"),
+                                               (1000, 1000, 1024, "128x256", "2")])
+def test_gemm_clusters_sharing_b_at_any_shape(m, n, k, tile, splits, tmp_path, monkeypatch):
+    # BWPROF_GEMM_CLUSTER=2: clusters of two blocks sharing B wherever wgmma runs, odd numbers of row
+    # tiles included (the last pair's second block lies past M: it brings its half of B and stores
+    # nothing), K split; graph timing replays the launch with the splits' counters reset.
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    for key, value in (("BWPROF_GEMM_EXPLAIN", str(log)), ("BWPROF_GEMM_CLUSTER", "2"), ("BWPROF_GEMM_TILE", tile),
+                       ("BWPROF_GEMM_SPLITS", splits)):
+        monkeypatch.setenv(key, value)
+    for dtype in ("fp16", "bf16"):
+        log.write_text("")
+        d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=True, act="silu",
+                           timing="graph", **Q).to_dict()
+        assert d["verified"], f"{dtype} M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
+        assert f"wgmma {tile} splits {splits} " in log.read_text() and "cluster 2 sharing B" in log.read_text()
 
 
 @pytest.mark.parametrize("m,n,k,want", [(33, 4095, 4097, "mma.sync small unaligned (realigned in shared memory)"),
