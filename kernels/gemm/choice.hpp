@@ -89,15 +89,30 @@ inline bool pad_pays(std::int64_t M, std::int64_t N, std::int64_t K, bool pad_a,
 // -> 48.6), M = 2048 86.4 -> 102.7 -> 82.1, M = 4096 142.1 -> 188.5 -> 147.5, M = 8192 281.5 -> 391.9
 // -> 288.0; M = 1000 N = 3000 K = 4096 64.8 -> 66.5 -> 57.8, M = 1000 N = 5000 K = 4096 142.8 ->
 // 127.7 -> 122.1; M = 2048 N = 1000 K = 2048 25.0 -> 25.5 -> 24.4; M = 128 N = 1000 K = 11008 (two
-// 64-row tiles) 19.9 in place, 21.6 in clusters (but 20.5 -> 17.6 in a later call with the kernel
-// as committed; M = 192, 64x128, an odd 3 row tiles, whose last pair's second block lies past M,
-// 27.0 -> 28.7: below 256 rows, the next rule to revisit). So clusters from 256 rows, and the copy of B only
+// 64-row tiles) 19.9 in place, 21.6 in clusters (but 20.5 -> 17.6 in two later calls with the
+// kernel as committed: below 256 rows, next paragraph). So clusters from 256 rows, and the copy of B only
 // where it costs under a tenth of wgmma's estimate (M = 4096 and 8192 above: 20.6 us against 225
 // and 451). Where B's rows are on 128 bytes clusters came out mixed (M = 1000 N = 1024 K = 11008
 // 40.6 -> 45.0 and 43.6 -> 48.6 in two calls, 4096^3 213 -> 208 and 214 -> 233, M = 256 N = 4096
 // K = 4096 25.4 -> 22.3), so they stay off there for now.
+// Below kMulticastRows (from kPad128Rows rows), one call over M = 128, 160, 192, 224, 255 and the
+// sweep's N and K (us, one block -> clusters, whatever B's alignment): where the row tiles pair up
+// clusters won almost everywhere (M = 128 N = 1000 K = 11008 20.4 -> 17.0, N = 4096 K = 4096 20.9 ->
+// 18.1, on 16-byte copies N = 4095 K = 4097 46.2 -> 44.5; M = 224 N = 1000 K = 11008 31.7 -> 23.3,
+// N = 4096 K = 4096 25.7 -> 23.1, N = 11007 K = 4096 148.3 -> 138.8; lost by 1-2 %: M = 160 N = 4096
+// K = 4096 28.9 -> 29.3, N = 4097 K = 4095 56.3 -> 57.1, M = 224 N = 11009 K = 1000 49.0 -> 50.1);
+// on an odd number of row tiles the last pair's second block lies past M and they mostly lost (M =
+// 128 on one 128-row tile N = 11007 K = 4096 113.8 -> 131.0, N = 11009 K = 1000 37.3 -> 42.6; M =
+// 160 on three 64-row tiles N = 1000 K = 11008 26.8 -> 28.3, N = 11009 K = 1000 43.5 -> 47.4; won
+// at N = 11007 K = 4096 153.3 -> 149.7). So there: clusters where the row tiles pair up.
 constexpr int kPad128Rows = 128, kMulticastRows = 256;
 inline bool multicast_b(std::int64_t M, bool b128) { return b128 && M >= kMulticastRows; }
+// Whether wgmma runs in clusters (wgmma_sm90.hip), given B's rows off 128 bytes (b128) and the
+// number of row tiles of the chosen tile.
+inline bool clusters_pay(std::int64_t M, bool b128, std::int64_t row_tiles) {
+  if (M >= kMulticastRows) return multicast_b(M, b128);
+  return M >= kPad128Rows && row_tiles % 2 == 0;
+}
 // Rows of a 16-bit matrix at `p` with leading dimension `ld` that do not all start on 128 bytes.
 inline bool rows_off128(const void* p, std::int64_t ld) {
   return ld % 64 != 0 || reinterpret_cast<std::uintptr_t>(p) % 128 != 0;

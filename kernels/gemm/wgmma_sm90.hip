@@ -28,7 +28,8 @@ using namespace gpu;
 // issue four wgmma m64nBNk16 (B transposed by the instruction), keep one step in flight and hand
 // the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
 // lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
-// Clusters (MC = 2, where B's rows are off 128 bytes: choice.hpp's multicast_b): two blocks on
+// Clusters (MC = 2, where B's rows are off 128 bytes or the rows are few: choice.hpp's
+// clusters_pay): two blocks on
 // neighbouring row tiles of one column tile each bring half the rows of every B stage to both
 // (TMA multicast), so B's misaligned rows are read half as often; a stage is free once the
 // consumers of both blocks let it go (its `empty` barrier counts both), and each producer stays
@@ -305,8 +306,8 @@ class WgmmaRunner final : public GemmRunner {
     split_steps_ = static_cast<int>((ksteps + splits_ - 1) / splits_);
     splits_ = static_cast<int>((ksteps + split_steps_ - 1) / split_steps_);
     if (splits_ > 65535 || tiles_ > 2147483647) BWPROF_INVALID("M/N/K: too large for the wgmma GEMM's grid");
+    const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
     if (splits_ > 1) {
-      const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
       const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
       const double sums_bytes = static_cast<double>(tiles_) * bm * bn * sizeof(float);  // every tile once
       // Slots need (splits - 1) tiles' sums: beyond kWgmmaSlotsMaxBytes the chain runs instead.
@@ -315,9 +316,10 @@ class WgmmaRunner final : public GemmRunner {
       counters_ = DeviceBuffer(static_cast<std::size_t>(tiles_) * sizeof(int), "GEMM split-K tile counters");
       counters_.fill(0);
     }
-    // Clusters of two blocks along M sharing B's stages where B's rows are off 128 bytes
-    // (choice.hpp's multicast_b, measured there); BWPROF_GEMM_CLUSTER=1|2 decides instead.
-    cluster_ = gemm::multicast_b(s.M, gemm::rows_off128(B, s.ldb)) ? 2 : 1;
+    // Clusters of two blocks along M sharing B's stages from 256 rows where B's rows are off 128
+    // bytes, and from 128 rows where the row tiles pair up (choice.hpp's clusters_pay, measured
+    // there); BWPROF_GEMM_CLUSTER=1|2 decides instead.
+    cluster_ = gemm::clusters_pay(s.M, gemm::rows_off128(B, s.ldb), (s.M + bm - 1) / bm) ? 2 : 1;
     if (const char* e = std::getenv("BWPROF_GEMM_CLUSTER"); e && *e) {
       if (std::strcmp(e, "1") && std::strcmp(e, "2"))
         BWPROF_INVALID(std::string("BWPROF_GEMM_CLUSTER: ") + e + " is neither 1 nor 2");

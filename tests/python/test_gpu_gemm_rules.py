@@ -151,11 +151,10 @@ def test_gemm_skinny_tensor_halves_its_blocks_where_splits_are_short(tmp_path, m
 
 
 def test_gemm_b_rows_off_128_bytes_shared_by_clusters_or_copied(tmp_path, monkeypatch):
-    # choice.hpp: B's 2000-byte rows (N = 1000) are read in place by clusters of two blocks that share
-    # each stage of B from 256 rows (multicast_b; M = 1024 K = 4096: the copy, ~9.6 us by the estimate,
-    # is over a tenth of wgmma's ~21), copied into 128-byte rows where the copy is under a tenth of
-    # wgmma's estimate (M = 8192: 168 us), and read in place by one block at M = 128; rows on 128
-    # bytes (N = 1024) never take clusters.
+    # choice.hpp: from 256 rows B's 2000-byte rows (N = 1000) are read in place by clusters of two
+    # blocks that share each stage of B (multicast_b; M = 1024 K = 4096: the copy, ~9.6 us by the
+    # estimate, is over a tenth of wgmma's ~21), copied into 128-byte rows where the copy is under a
+    # tenth of wgmma's estimate (M = 8192: 168 us); rows on 128 bytes (N = 1024) take no clusters there.
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
     log = tmp_path / "explain.txt"
@@ -164,9 +163,23 @@ def test_gemm_b_rows_off_128_bytes_shared_by_clusters_or_copied(tmp_path, monkey
     assert len(said) == 1 and said[0].startswith("wgmma") and "cluster 2 sharing B" in said[0], said
     said = _explained(log, dtype="fp16", M=8192, N=1000, K=4096)
     assert said and said[0] == "pad B, then:" and said[1].startswith("wgmma") and "cluster" not in said[1], said
-    for m, n in ((128, 1000), (1024, 1024)):
-        said = _explained(log, dtype="fp16", M=m, N=n, K=4096)
-        assert len(said) == 1 and said[0].startswith("wgmma") and "cluster" not in said[0], (m, n, said)
+    said = _explained(log, dtype="fp16", M=1024, N=1024, K=4096)
+    assert len(said) == 1 and said[0].startswith("wgmma") and "cluster" not in said[0], said
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 1000, 11008), (128, 4096, 4096), (160, 1000, 11008), (128, 11009, 1000),
+                                   (224, 4095, 4097)])
+def test_gemm_clusters_below_256_rows_where_the_row_tiles_pair_up(m, n, k, tmp_path, monkeypatch):
+    # choice.hpp's clusters_pay: from 128 to 255 rows, clusters wherever the chosen tile's row tiles
+    # pair up (B aligned or not; on copies too), never on an odd number of them.
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    log = tmp_path / "explain.txt"
+    monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
+    said = [ln for ln in _explained(log, dtype="fp16", M=m, N=n, K=k) if ln.startswith("wgmma")]
+    assert len(said) == 1, said
+    rows = int(said[0].split()[1].split("x")[0])
+    assert ("cluster 2 sharing B" in said[0]) == ((-(-m // rows)) % 2 == 0), said
 
 
 @pytest.mark.parametrize("m,n,k,tile,splits", [(257, 1000, 2056, "64x128", "1"), (300, 520, 700, "128x128", "3"),
