@@ -29,12 +29,11 @@ using namespace gpu;
 // the previous step's stage back through its `empty` mbarrier. Edges: the copy engine fills what
 // lies outside A and B with zeros; the epilogue (bias, activation, FP16) stores inside C only.
 // Clusters (MC = 2, where B's rows are off 128 bytes or the rows are few: choice.hpp's
-// clusters_pay): two blocks on
-// neighbouring row tiles of one column tile each bring half the rows of every B stage to both
-// (TMA multicast), so B's misaligned rows are read half as often; a stage is free once the
-// consumers of both blocks let it go (its `empty` barrier counts both), and each producer stays
-// until every stage of its block is free, so that no block outlives the other's copies into it
-// or its arrivals. A block past M (the second of a pair on an odd number of row tiles) only
+// clusters_pay): two blocks on neighbouring row tiles of one column tile each bring half the rows
+// of every B stage to both (TMA multicast), so B is read from L2 half as often; a stage is free
+// once the consumers of both blocks let it go (its `empty` barrier counts both), and each producer
+// stays until every stage of its block is free, so that no block outlives the other's copies into
+// it or its arrivals. A block past M (the second of a pair on an odd number of row tiles) only
 // brings its half and stores nothing.
 // Split K: grid.z blocks share an output tile, each taking split_steps steps of 64. With more than
 // one, they meet in a buffer of the tile's FP32 sums, held as the threads hold them (coalesced
