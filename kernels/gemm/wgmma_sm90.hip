@@ -286,6 +286,7 @@ class WgmmaRunner final : public GemmRunner {
     const bool want_slots = !(want_red && !std::strcmp(want_red, "chain"));
     const bool tile_known = want_tile && std::strchr(want_tile, 'x');
     double best = -1;
+    int bm = 64, bn = 64;  // the chosen tile's
     const char* name = "";
     for (const Option& o : opts) {
       if (tile_known && std::strcmp(want_tile, o.name)) continue;
@@ -297,7 +298,8 @@ class WgmmaRunner final : public GemmRunner {
         const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
         double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
         if (sp_real > 1) est += split_us(sp_real, o.bm, o.bn, want_slots);
-        if (best < 0 || est < best) best = est, tile_ = o.t, splits_ = static_cast<int>(sp_real), tiles_ = tiles, name = o.name;
+        if (best < 0 || est < best)
+          best = est, tile_ = o.t, bm = o.bm, bn = o.bn, splits_ = static_cast<int>(sp_real), tiles_ = tiles, name = o.name;
       }
     }
     if (best < 0)
@@ -305,9 +307,7 @@ class WgmmaRunner final : public GemmRunner {
     split_steps_ = static_cast<int>((ksteps + splits_ - 1) / splits_);
     splits_ = static_cast<int>((ksteps + split_steps_ - 1) / split_steps_);
     if (splits_ > 65535 || tiles_ > 2147483647) BWPROF_INVALID("M/N/K: too large for the wgmma GEMM's grid");
-    const int bm = tile_ == WgTile::k64x128 || tile_ == WgTile::k64x64 ? 64 : 128;
     if (splits_ > 1) {
-      const int bn = tile_ == WgTile::k128x256 ? 256 : tile_ == WgTile::k64x64 ? 64 : 128;
       const double sums_bytes = static_cast<double>(tiles_) * bm * bn * sizeof(float);  // every tile once
       // Slots need (splits - 1) tiles' sums: beyond kWgmmaSlotsMaxBytes the chain runs instead.
       slots_ = want_slots && sums_bytes * (splits_ - 1) <= gemm::kWgmmaSlotsMaxBytes;

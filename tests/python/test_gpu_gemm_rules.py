@@ -10,6 +10,11 @@ pytestmark = pytest.mark.gpu
 Q = dict(repeats=2, min_time_s=0.0, warmup=1)
 
 
+def _nvidia_sm_at_least(version):
+    """Whether an NVIDIA GPU of this architecture number or newer (sm_80: 80) is present."""
+    return any(d.arch.startswith("sm_") and int(d.arch[3:]) >= version for d in bwprof.devices())
+
+
 def _hopper_wgmma_build():
     return "sm90a" in _core.build_features() and any(d.arch == "sm_90" for d in bwprof.devices())
 
@@ -61,7 +66,7 @@ def test_gemm_few_rows_take_the_kernels_built_around_b(m, n, k, engine, dtype, t
     # B's rows are off 16 bytes, ldmatrix where only A's are); from 17 rows the general rules
     # (wgmma or mma.sync tiles). With a bias and an activation; make gpu-gemm-small runs these
     # under memcheck.
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+    if not _nvidia_sm_at_least(80):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
@@ -85,7 +90,7 @@ def test_gemm_split_k_finish_matches_reference(m, n, k, finish, add, dtype, tmp_
     # request (the default) or one element an atomic
     # (BWPROF_GEMM_SPLIT_ADD=scalar). Graph timing replays the launch many times and checks the
     # output after the replays: the counts and the accumulator must be back at zero after every launch.
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+    if not _nvidia_sm_at_least(80):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
@@ -107,7 +112,7 @@ def test_gemm_split_k_finish_matches_reference(m, n, k, finish, add, dtype, tmp_
      "BWPROF_GEMM_UNALIGNED=shift: expected regs or realign", 40, 1001, 1003),
 ])
 def test_gemm_mma_knobs_out_of_range_are_clear_errors(env, match, m, n, k, monkeypatch):
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+    if not _nvidia_sm_at_least(80):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -118,8 +123,7 @@ def test_gemm_mma_knobs_out_of_range_are_clear_errors(env, match, m, n, k, monke
 def _quad_adds():
     """What an explain line calls mma.sync's four-column adds of its K splits on this GPU: one vector
     reduction from sm_90, four atomics before."""
-    sm90 = any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 90 for d in bwprof.devices())
-    return "vector adds" if sm90 else "quad adds"
+    return "vector adds" if _nvidia_sm_at_least(90) else "quad adds"
 
 
 def _explained(log, **kw):
@@ -134,7 +138,7 @@ def test_gemm_skinny_tensor_halves_its_blocks_where_splits_are_short(tmp_path, m
     # skinny_mma.hip: half a wave of blocks where a wave's K splits would be 128 rows or shorter
     # (on an H100, N = 11009 K = 1000: 64 rows), a wave where they are longer (N = 4097 K = 4095:
     # 224 rows on an H100): every waves-1 line's split is over 128 rows.
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+    if not _nvidia_sm_at_least(80):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
@@ -231,7 +235,7 @@ def test_gemm_mma_small_tile_splits_k_over_one_wave_of_resident_blocks(m, n, k, 
     # mma.sync's 64x64 tile splits K as many ways as one wave of the GPU's resident blocks holds
     # (tiles x splits <= SMs x blocks an SM < tiles x (splits + 1)), unless K runs short first (each
     # split at least 4 steps of 64); rows off 16 bytes in place (BWPROF_GEMM_PAD=0) and aligned ones.
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+    if not _nvidia_sm_at_least(80):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
@@ -257,7 +261,7 @@ def test_gemm_mma_tiles_split_and_finished_by_their_last_block(tile, load, tmp_p
     # second kernel: the large tile here), on rows off 16 bytes realigned in shared memory, loaded
     # through registers (BWPROF_GEMM_UNALIGNED=regs) and on aligned rows; M = 130 and N = 1001 / 1000
     # leave partial tiles, K = 3001 / 3000 a short last step. Graph timing replays the launch.
-    if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
+    if not _nvidia_sm_at_least(80):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
     log = tmp_path / "explain.txt"
     monkeypatch.setenv("BWPROF_GEMM_EXPLAIN", str(log))
