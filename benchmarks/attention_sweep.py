@@ -194,10 +194,12 @@ CANDIDATES = {
                 # paged: pages of 128 positions (one page a key tile: how much the page size costs)
                 ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
     "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),
-               # the decode kernel's keys split for one wave of blocks (the default: half a wave)
+               # the decode kernel's keys split for one wave of blocks (the default: half a wave; one
+               # with paged K/V and at head dim 256)
                ("w1", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "1"}, {}, None)]
-              # each warp's ring of s steps of 16 keys (the default: 4 up to head dim 64, 3 up to 128, 2 at
-              # 256; one deeper where it fits keeps more bytes in flight, perhaps fewer blocks an SM)
+              # each warp's ring of s steps of 16 keys (the default: kernels/attention/gpu.hpp's
+              # decode_default_ring and decode_unsplit_ring; a deeper one keeps more bytes in flight,
+              # perhaps with fewer blocks an SM)
               + [(f"s{n}", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": str(n)}, {}, None)
                  for n in (2, 3, 4, 5, 6)],
 }

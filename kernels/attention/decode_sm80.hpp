@@ -50,7 +50,8 @@ struct DecodeCfg {
   // SM instead of three, so fewer splits at half a wave): H100 grid of ring depths and waves,
   // 2026-11-27, us, 3 -> 4 deep at half a wave: B1 H32/8 S8192 21.6 -> 20.1, B16 H8/1 S2048 18.3 ->
   // 16.9, B16 H32/8 S4096 76.1 -> 75.6, B1 H64/64 S128 7.0 -> 6.9, B8 H32/32 S1024 35.6 -> 36.6; over
-  // 16384 keys slower (B4 H64/8 78.0 -> 81.4; B1 H8/8, 27.3 -> 25.9, kept at 3 with it).
+  // 16384 keys slower (B4 H64/8 78.0 -> 81.4; B1 H8/8, 27.3 -> 25.9, kept at 3 with it); beyond
+  // 8192 keys 2 since the H200 grid of 2026-11-28 (gpu.hpp).
   // (The numbers live in attention/gpu.hpp: decode_default_ring; where nothing is split the host
   // may ask for a shallower ring: decode_unsplit_ring.) The deeper of the two defaults:
   static constexpr int kStagesMost = std::max(decode_ring_long(D), decode_ring_short(D));
@@ -281,7 +282,20 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) m[mt][rr] = -INFINITY, l[mt][rr] = 0.f, qi[mt][rr] = (mt * 16 + rr * 8 + g) / group;
   }
+  // Q's fragments, kept in registers where they are few (MT x KT x 4 at most 16: head dim 64 and
+  // below, 16 rows), else read from shared memory at every step. The warps issue an instruction
+  // every 4 cycles or so, one a scheduler (ncu, H200: 26 % issue-active, no memory wait at fp16 B4
+  // H64/8 S16384 D64), so each instruction a step counts: 45.7 -> 42.4 us there, bf16 B16 H32/8 S4096
+  // 41.9 -> 38.4 (H200, 2026-11-28; at head dims 80-128 no gain, and more registers).
   const T* qwarp = sq + (lane % 16) * ST + (lane / 16) * 8;
+  constexpr bool kQRegs = MT * KT <= 4;
+  unsigned qa[kQRegs ? MT : 1][kQRegs ? KT : 1][4];
+  if constexpr (kQRegs) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < KT; ++kk) ldmatrix_x4(qa[mt][kk], qwarp + mt * 16 * ST + kk * 16);
+  }
   int slot_rd = 0, slot_wr = stages - 1;  // the ring slots of step n and of step n + stages - 1
   for (int n = 0; n < mine; ++n) {
     cp_async_wait_n(stages - 2);
@@ -305,7 +319,11 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         unsigned a[4];
-        ldmatrix_x4(a, qwarp + mt * 16 * ST + kk * 16);
+        if constexpr (kQRegs) {
+          a[0] = qa[mt][kk][0], a[1] = qa[mt][kk][1], a[2] = qa[mt][kk][2], a[3] = qa[mt][kk][3];
+        } else {
+          ldmatrix_x4(a, qwarp + mt * 16 * ST + kk * 16);
+        }
         mma_16816_t<T>(s[mt][0], a, b0);
         mma_16816_t<T>(s[mt][1], a, b1);
       }

@@ -94,10 +94,14 @@ class AttentionGpu final : public KernelInstance {
       // 97.4 against 104.4; 3% slower at B4 H64/8 S16384 D64) and a whole wave at head dim 256 (faster
       // at 7 of 8 points of the H100 decode sweep, e.g. B16 H8/1 S2048 24.5 against 27.9 us, paged B1
       // H32/4 S16384 42.3 against 48.4; the eighth even), each split keeping at least 128 keys, in
-      // steps of 16 (a warp's step). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a benchmark knob).
+      // steps of 16 (a warp's step). Paged K/V: a whole wave at every head dim, each split keeping at
+      // least 256 keys (H200, 2026-11-28, harness grid at 24 paged points: long streams gain, e.g.
+      // fp16 B4 H64/8 S16384 D64 pages of 16 65.6 -> 44.5 us, B8 H32/8 S8192 D128 88.0 -> 77.8,
+      // bf16 B16 H32/8 S4096 D128 91.7 -> 77.7; the shortest splits lose: B2 H32/4 S4096 D96, 128 keys
+      // a split, 14.7 -> 15.7, hence the floor). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a benchmark knob).
       // BWPROF_ATTN_DECODE_STAGES=n: each warp's ring n steps of 16 keys deep (2-8; the default by
-      // head dim: 5 at 64, 3 up to 128 (4 at 80 up to 8192 keys), 2 at 256: gpu.hpp; shallower where
-      // nothing is split, below),
+      // head dim: 5 at 64, 3 up to 128 (at 80: 4 up to 8192 keys, 2 beyond), 2 at 256: gpu.hpp;
+      // shallower where nothing is split, below),
       // BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
       // as the keys in steps of 16 and the merge allow); knobs for benchmarks. WAVES may be a
       // fraction (0.5: half a wave, fewer splits to merge).
@@ -114,13 +118,14 @@ class AttentionGpu final : public KernelInstance {
       if (r.runtime_blocks_per_sm < 1)
         BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES: a ring that deep does not fit this GPU's shared memory");
       const std::int64_t per_sm = r.runtime_blocks_per_sm;
-      double waves = a_.D > 128 ? 1.0 : 0.5;
+      double waves = a_.D > 128 || host_.paged ? 1.0 : 0.5;
+      const std::int64_t least = host_.paged ? 256 : 128;  // keys a split keeps
       if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(0.05, std::atof(e));
       const std::int64_t slots = std::max<std::int64_t>(1, static_cast<std::int64_t>(waves * per_sm * sms));
       const std::int64_t rows = a_.Sq * group_;
       constexpr int step = attention::kDecodeStepKeys;  // a warp's step: splits are whole steps
       const std::int64_t most = std::min<std::int64_t>({(a_.Skv + step - 1) / step, attention::kDecodeMaxMerge / rows, 65535});
-      splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + 127) / 128, most});
+      splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + least - 1) / least, most});
       if (const char* e = std::getenv("BWPROF_ATTN_DECODE_SPLITS")) {
         const long n = std::atol(e);
         if (n < 1) BWPROF_INVALID("BWPROF_ATTN_DECODE_SPLITS=" + std::string(e) + ": a positive count");
@@ -129,7 +134,8 @@ class AttentionGpu final : public KernelInstance {
       split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + step - 1) / step * step);
       // Nothing split: the ring that keeps the SMs' bytes in flight near what they need (gpu.hpp).
       if (l_.decode_stages == 0 && splits == 1)
-        l_.decode_stages = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, blocks, sms);
+        l_.decode_stages = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, blocks, sms,
+                                                          g_.info().bandwidth_theoretical_gbs);
     } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;
       if (a_.D > 128) G_ = std::min(G_, 4);  // q and o of 8 heads of 256 would not fit the registers

@@ -70,28 +70,40 @@ constexpr int kDecodeStagesMax = 8;
 constexpr int kDecodeWarps = 4, kDecodeStepKeys = 16;
 // The decode kernel's default ring, in steps of 16 keys each warp holds (stages - 1 in flight while
 // it computes one; the measurements behind it are in decode_sm80.hpp): 5 at head dim 64, 3 up to
-// 128, 2 at 256; at head dim 80, 4 where a KV head has up to kDecodeShortKeys keys.
+// 128, 2 at 256; at head dim 80, 4 where a KV head has up to kDecodeShortKeys keys, 2 beyond (H200,
+// 2026-11-28, harness grid: every D80 point of 16384 keys faster at 2 than at 3, bf16 B4 H64/8
+// 56.0 -> 51.9 us, fp16 B4 H64/8 56.5 -> 51.7, bf16 B2 H32/8 33.1 -> 30.5, fp16 B1 H8/8 20.5 -> 19.4;
+// not measured on an H100, where 4 had lost to 3 at B4 H64/8).
 constexpr std::int64_t kDecodeShortKeys = 8192;
-constexpr int decode_ring_long(int d) { return d <= 64 ? 5 : d <= 128 ? 3 : 2; }
+constexpr int decode_ring_long(int d) { return d <= 64 ? 5 : d == 80 ? 2 : d <= 128 ? 3 : 2; }
 constexpr int decode_ring_short(int d) { return d == 80 ? 4 : decode_ring_long(d); }
 constexpr int decode_default_ring(int d, std::int64_t seq_kv) {
   return seq_kv <= kDecodeShortKeys ? decode_ring_short(d) : decode_ring_long(d);
 }
 // Where nothing is split (the KV heads alone fill the GPU) and each KV head has kDecodeLongKeys keys
-// or more: the ring that keeps about kDecodeFlightBytes of K and V in flight an SM (blocks an SM x 4
-// warps x (ring - 1) steps), at least 2 steps, never deeper than the default. H100, 2026-11-28, fp16,
-// us (session 9's probe harness and sweeps, bwprof's timing): 256 KV heads (two blocks an SM) want 2
-// steps (B8 H32/32 S1024 D64 31.0 at the default 5 -> 29.1, D128 53.3 -> 52.5); 128 (one an SM) want
-// 3 at D64 (B16 H32/8 S4096: 52.3 against 58.7 at 2 and 53.5 at 5) and 2 at D128 (96.2 against 97.0).
+// or more: the ring that keeps the bytes an SM needs in flight (blocks an SM x 4 warps x (ring - 1)
+// steps of K and V), at least 2 steps, never deeper than the default. Those bytes are the SM's share
+// of the memory's theoretical bandwidth times kDecodeFlightSeconds (Little's law; 32 KB on the H100,
+// 3352 GB/s over 132 SMs), or kDecodeFlightBytes where the bandwidth is unknown. H100, 2026-11-28,
+// fp16, us (session 9's probe harness and sweeps, bwprof's timing): 256 KV heads (two blocks an SM)
+// want 2 steps (B8 H32/32 S1024 D64 31.0 at the default 5 -> 29.1, D128 53.3 -> 52.5); 128 (one an
+// SM) want 3 at D64 (B16 H32/8 S4096: 52.3 against 58.7 at 2 and 53.5 at 5) and 2 at D128 (96.2
+// against 97.0). On the H200 (faster memory, same SMs: about 47 KB) the deeper rings this gives won
+// or tied (2026-11-28, harness grid): B8 H32/32 S1024 D64 23.4 -> 22.5 us at 3, B16 H32/8 S4096 D128
+// 73.4 -> 71.2 at 3; B16 H32/8 S4096 D64 (4) and D80 (4), B8 H32/32 S1024 D80 (3) within 0.5 %.
 constexpr std::int64_t kDecodeLongKeys = 1024;
 constexpr double kDecodeFlightBytes = 32768.0;
-inline int decode_unsplit_ring(int d, std::int64_t seq_kv, std::int64_t blocks, std::int64_t sms) {
+constexpr double kDecodeFlightSeconds = kDecodeFlightBytes / (3352.3e9 / 132);
+inline int decode_unsplit_ring(int d, std::int64_t seq_kv, std::int64_t blocks, std::int64_t sms,
+                               double bandwidth_gbs = 0) {
   const int dflt = decode_default_ring(d, seq_kv);
   if (seq_kv < kDecodeLongKeys || sms < 1) return dflt;
+  const double flight = bandwidth_gbs > 0 ? bandwidth_gbs * 1e9 / double(sms) * kDecodeFlightSeconds : kDecodeFlightBytes;
   // K and V (2 bytes an element) of one step of every warp of an SM
   const double step = double((blocks + sms - 1) / sms) * kDecodeWarps * kDecodeStepKeys * d * 2 * 2;
   int ring = 2;
-  while (ring < dflt && (ring - 1) * step < kDecodeFlightBytes) ++ring;
+  // (within 1 % counts as reached: the H100's own figure is 32 KB to a few bytes)
+  while (ring < dflt && (ring - 1) * step < 0.99 * flight) ++ring;
   return ring;
 }
 inline bool decode_takes(const Launch& l) {

@@ -118,10 +118,11 @@ def _decode_smem(d, stages, mt=1):
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("head_dim,seq_kv,stages", [(80, 8192, 4), (80, 8193, 3), (80, 300, 4), (96, 300, 3),
-                                                    (64, 300, 5), (128, 300, 3)])
+@pytest.mark.parametrize("head_dim,seq_kv,stages", [(80, 8192, 4), (80, 8193, 2), (80, 300, 4), (96, 300, 3),
+                                                    (96, 8193, 3), (64, 300, 5), (128, 300, 3)])
 def test_decode_default_ring_by_head_dim_and_keys(dtype, head_dim, seq_kv, stages):
-    # The decode kernel's default ring: 5 steps at head dim 64, 3 up to 128, but 4 at 80 up to 8192 keys;
+    # The decode kernel's default ring: 5 steps at head dim 64, 3 up to 128, but at 80 4 up to 8192
+    # keys and 2 beyond;
     # read from the kernel's shared memory a block, then right on random data.
     os.environ["BWPROF_ATTN_KERNEL"] = "decode"
     try:
@@ -146,3 +147,33 @@ def test_decode_ring_without_splits(head_dim, seq_kv, stages):
         os.environ.pop("BWPROF_ATTN_KERNEL", None)
     assert d["shared_mem_per_block"] == _decode_smem(head_dim, stages)
     assert d["verified"], f"decode D{head_dim} S{seq_kv}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
+def _unsplit_ring(d, blocks, sms, bandwidth_gbs, default):
+    # gpu.hpp's decode_unsplit_ring: one step of every warp of an SM against the SM's share of the
+    # theoretical bandwidth times the time that makes 32 KB on the H100 (3352.3 GB/s, 132 SMs)
+    step = -(-blocks // sms) * 4 * 16 * d * 2 * 2
+    flight = bandwidth_gbs * 1e9 / sms * (32768 / (3352.3e9 / 132)) if bandwidth_gbs > 0 else 32768
+    ring = 2
+    while ring < default and (ring - 1) * step < 0.99 * flight:
+        ring += 1
+    return ring
+
+
+def test_decode_ring_without_splits_follows_the_memory_bandwidth():
+    # 256 KV heads of 64 (two blocks an SM on 132 SMs, half a wave not split): one step of an SM's
+    # warps is 32 KB, which is what the H100 needs in flight (2 steps), less than a faster memory
+    # does (the H200: 3). The ring read from the kernel's shared memory a block.
+    info = bwprof.device("gpu").info
+    sms, bw = int(info["compute_units"]), float(info.get("bandwidth_theoretical_gbs") or 0)
+    if sms > 200:  # half a wave of two blocks an SM would then split the keys
+        pytest.skip(f"{sms} SMs: 256 KV heads are split there")
+    os.environ["BWPROF_ATTN_KERNEL"] = "decode"
+    try:
+        d = bwprof.measure("attention", dtype="bf16", device="gpu", batch=8, heads=32, kv_heads=32, seq_q=1,
+                           seq_kv=1024, head_dim=64, **Q).to_dict()
+    finally:
+        os.environ.pop("BWPROF_ATTN_KERNEL", None)
+    want = _unsplit_ring(64, 256, sms, bw, 5)
+    assert d["shared_mem_per_block"] == _decode_smem(64, want), (sms, bw, d["shared_mem_per_block"])
+    assert d["verified"], f"decode D64 S1024: error {d['max_rel_error']} > {d['tolerance']}"
