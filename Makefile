@@ -106,7 +106,7 @@ pip-check: setup
 # (which the CUDA build's `make test` has just run over the same CPU backend) run once.
 CPU_ONLY_PY_SKIP := test_traces_*.py test_baseline*.py test_plots.py test_notebooks.py test_docs.py \
   test_tables.py test_layers.py test_tree.py test_files.py test_run_folders.py test_size_graph.py \
-  test_output_errors.py test_sweep_markdown.py
+  test_output_errors.py test_sweep_markdown.py test_module_for.py
 test-cpu-only:
 	$(MAKE) build cpp-test BUILD=build-cpu GPU=OFF
 	$(call run_pytest,tests/python $(foreach f,$(CPU_ONLY_PY_SKIP),--ignore-glob='tests/python/$(f)'))
