@@ -95,7 +95,7 @@ constexpr std::int64_t kDecodeLongKeys = 1024;
 constexpr double kDecodeFlightBytes = 32768.0;
 constexpr double kDecodeFlightSeconds = kDecodeFlightBytes / (3352.3e9 / 132);
 inline int decode_unsplit_ring(int d, std::int64_t seq_kv, std::int64_t blocks, std::int64_t sms,
-                               double bandwidth_gbs = 0) {
+                               double bandwidth_gbs) {
   const int dflt = decode_default_ring(d, seq_kv);
   if (seq_kv < kDecodeLongKeys || sms < 1) return dflt;
   const double flight = bandwidth_gbs > 0 ? bandwidth_gbs * 1e9 / double(sms) * kDecodeFlightSeconds : kDecodeFlightBytes;
