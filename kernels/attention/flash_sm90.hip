@@ -383,9 +383,10 @@ class FlashSm90Impl final : public FlashSm90 {
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
                      l.causal, true, page_tma, 2, 1};
-    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (the faster at each
-    // point of an H100 sweep: 16 bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128, S128 the
-    // most); BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).
+    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16
+    // bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128; H200 with the butterfly transpose:
+    // 16 bytes 2-22% ahead at 256, 4% either way at 64/128 from one machine to the next);
+    // BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).
     args_.store16 = l.D != 64 && l.D != 128;
     if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && (std::string(e) == "0" || std::string(e) == "1"))
       args_.store16 = std::string(e) == "1";

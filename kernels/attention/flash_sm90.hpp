@@ -174,21 +174,29 @@ __device__ __forceinline__ void sm90_store_o_regs(const float* o, const float* l
     if (a.store16) {
 #pragma unroll
       for (int g = 0; g < G32; ++g) {
-        unsigned v[4], u[4] = {0u, 0u, 0u, 0u};
+        unsigned v[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) v[j] = pack2<T>(o[4 * (4 * g + j) + 2 * rr] * inv, o[4 * (4 * g + j) + 2 * rr + 1] * inv);
-        // Round k: thread tq takes pair tq of thread (tq + k) % 4, which sends its pair (its tq - k) % 4.
+        // The quad's 4 x 4 transpose (thread t's pair j to thread j's slot t) in two butterfly
+        // rounds: with the thread at lane distance 1, then 2, swap the two pairs whose index differs
+        // from the thread's in that bit. Four shuffles and fixed slots (a select by the lane's bit):
+        // the rotation by runtime pair indices it replaces spent more instructions on selects and
+        // branches than on anything else in the store (H200 ncu, D256 short rows: a third of the
+        // kernel's samples in the store).
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const int snd = (tq - k) & 3, src = (tq + k) & 3;
-          const unsigned send = snd == 0 ? v[0] : snd == 1 ? v[1] : snd == 2 ? v[2] : v[3];
-          const unsigned got = __shfl_sync(0xffffffffu, send, (l & ~3) | src);
+        for (int bit = 1; bit <= 2; bit *= 2) {
+          const bool hi = (tq & bit) != 0;
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
-            if (src == j) u[j] = got;
+          for (int j = 0; j < 4; ++j) {
+            if (j & bit) continue;  // the pair (j, j + bit), one of which this thread gives away
+            const unsigned send = hi ? v[j] : v[j + bit];
+            const unsigned got = __shfl_xor_sync(0xffffffffu, send, bit);
+            v[j] = hi ? got : v[j];
+            v[j + bit] = hi ? v[j + bit] : got;
+          }
         }
         const int col = 32 * g + 8 * tq;
-        if (in && col < a.D) *reinterpret_cast<uint4*>(out + col) = make_uint4(u[0], u[1], u[2], u[3]);
+        if (in && col < a.D) *reinterpret_cast<uint4*>(out + col) = make_uint4(v[0], v[1], v[2], v[3]);
       }
     }
 #pragma unroll
