@@ -180,31 +180,19 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             }
             if (kt + 1 < w.ntiles) read_pages(kt + 1);
           } else {
-            // Paged by cp.async: the 128 threads copy the tile row by row through the block table, 16
-            // bytes each (CPR threads a row, coalesced), into the layout the copy engine's 128-byte
-            // swizzle gives (16-byte chunk c of row r at chunk c ^ (r % 8) of its 128-byte line, 64
-            // columns a box). Any page size; rows past the sequence are zeros, columns past the head
-            // not written (Q.K^T does not reach them; P.V's output columns there are not stored). Thread
-            // t puts key t's buffer row (its table entry read a tile ahead) in shared memory for all.
-            constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
-            const int chunk = t % CPR, rsub = t / CPR;
+            // Paged by cp.async: the 128 threads copy the tile row by row through the block table, 16 bytes each
+            // (sm90_copy_rows). Thread t puts key t's row (its table entry read a tile ahead) in shared memory for
+            // all.
             int* rows = rowtab + (it & 1) * BC;
             if (t < BC) rows[t] = row_next;
             asm volatile("bar.sync 1, 128;\n" ::: "memory");  // rows[] is whole (and the other half free)
             if (kt + 1 < w.ntiles && t < BC) row_next = kv_row((kt + 1) * BC + t);
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);
             if (split && it >= ST) mbar_wait(vempty + 8 * s, ((it / ST) - 1) & 1);  // (both at once here)
-            if (chunk * 8 < a.D) {
-              const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128;
-#pragma unroll
-              for (int r = 0; r < ITER; ++r) {
-                const int row = rsub + RPI * r, bytes = kt * BC + row < a.seq_kv ? 16 : 0;
-                const std::size_t off = static_cast<std::size_t>(rows[row]) * a.D + chunk * 8;
-                const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
-                cp_async16_to(ks + dst, static_cast<const T*>(a.K) + off, bytes);
-                cp_async16_to(vs + dst, static_cast<const T*>(a.V) + off, bytes);
-              }
-            }
+            if (kt * BC + BC <= a.seq_kv)
+              sm90_copy_rows<T, DP, BC, false>(ks, vs, rows, t, kt, a);
+            else
+              sm90_copy_rows<T, DP, BC, true>(ks, vs, rows, t, kt, a);
             mbar_arrive_cp_async(full + 8 * s);
             if (split) mbar_arrive_cp_async(vfull + 8 * s);
           }
