@@ -136,9 +136,11 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             if (pg < pages) page_t[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
         };
         if (PAGED && !CP) read_pages(0);
+        const int bs_shift = (a.block_size & (a.block_size - 1)) == 0 ? __ffs(a.block_size) - 1 : -1;
         auto kv_row = [&](int key) {  // paged by cp.async: key's K/V buffer row (past the end: the last key's)
-          const int pos = min(key, a.seq_kv - 1), bs = a.block_size;
-          return (a.table[b * a.blocks_per_seq + pos / bs] * a.kv_heads + kvh) * bs + pos % bs;
+          const int pos = min(key, a.seq_kv - 1), bs = a.block_size;  // (pages of 2^n keys: no division)
+          const int pg = bs_shift >= 0 ? pos >> bs_shift : pos / bs, in = bs_shift >= 0 ? pos & (bs - 1) : pos % bs;
+          return (a.table[b * a.blocks_per_seq + pg] * a.kv_heads + kvh) * bs + in;
         };
         int row_next = CP && t < BC ? kv_row(t) : 0;
         for (int kt = 0; kt < w.ntiles; ++kt, ++it) {
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             // (sm90_copy_rows). Thread t puts key t's row (its table entry read a tile ahead) in shared memory for
             // all.
             int* rows = rowtab + (it & 1) * BC;
-            if (t < BC) rows[t] = row_next;
+            if (t < BC) rows[sm90_row_slot<DP, BC>(t)] = row_next;
             asm volatile("bar.sync 1, 128;\n" ::: "memory");  // rows[] is whole (and the other half free)
             if (kt + 1 < w.ntiles && t < BC) row_next = kv_row((kt + 1) * BC + t);
             if (it >= ST) mbar_wait(empty + 8 * s, ((it / ST) - 1) & 1);

@@ -158,20 +158,34 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
 // whole tiles copy without the zero-fill operand. A row's address is one multiply-add: size_t
 // arithmetic made each copy pair a chain of ten dependent instructions, and the producer's issue of a
 // stage is on the consumers' path (H200: 382 -> 343 us at bf16 B1 H32/8 S4096 D128 causal, pages of 16).
+// rows[] holds a thread's keys (rsub, rsub + RPI, ...) side by side, read 16 bytes at a time:
+// key r of the tile at sm90_row_slot(r) (the rows table is 16-byte aligned: 32 bytes past the barriers).
+template <int DP, int BC>
+__device__ __forceinline__ int sm90_row_slot(int r) {
+  constexpr int RPI = 128 / (DP / 8), ITER = BC / RPI;
+  return (r % RPI) * ITER + r / RPI;
+}
 template <class T, int DP, int BC, bool ZFILL>
 __device__ __forceinline__ void sm90_copy_rows(unsigned ks, unsigned vs, const int* rows, int t, int kt,
                                                const Sm90Args& a) {
 #if defined(BWPROF_WGMMA_DEVICE)
   constexpr int CPR = DP / 8, RPI = 128 / CPR, ITER = BC / RPI;
+  static_assert(ITER % 4 == 0, "a thread's rows in 16-byte loads");
   const int chunk = t % CPR, rsub = t / CPR;
   if (chunk * 8 >= a.D) return;
   const unsigned dst0 = (chunk / 8) * BC * 128 + rsub * 128, row_bytes = 2u * a.D;
   const char* kc = static_cast<const char*>(a.K) + 16 * chunk;
   const char* vc = static_cast<const char*>(a.V) + 16 * chunk;
+  int mine[ITER];
+#pragma unroll
+  for (int q = 0; q < ITER / 4; ++q) {
+    const int4 v = reinterpret_cast<const int4*>(rows + rsub * ITER)[q];
+    mine[4 * q] = v.x, mine[4 * q + 1] = v.y, mine[4 * q + 2] = v.z, mine[4 * q + 3] = v.w;
+  }
 #pragma unroll
   for (int r = 0; r < ITER; ++r) {
     const int row = rsub + RPI * r;
-    const unsigned long long off = 1ull * static_cast<unsigned>(rows[row]) * row_bytes;
+    const unsigned long long off = 1ull * static_cast<unsigned>(mine[r]) * row_bytes;
     const unsigned dst = dst0 + RPI * r * 128 + (((chunk % 8) ^ (row % 8)) << 4);
     if constexpr (ZFILL) {
       const int bytes = kt * BC + row < a.seq_kv ? 16 : 0;
