@@ -157,9 +157,10 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
 // ZFILL: the tile ends past the sequence, whose rows become zeros (the tile's keys are kt * BC + r);
 // whole tiles copy without the zero-fill operand. A row's address is one multiply-add: size_t
 // arithmetic made each copy pair a chain of ten dependent instructions, and the producer's issue of a
-// stage is on the consumers' path (H200: 382 -> 343 us at bf16 B1 H32/8 S4096 D128 causal, pages of 16).
-// rows[] holds a thread's keys (rsub, rsub + RPI, ...) side by side, read 16 bytes at a time:
-// key r of the tile at sm90_row_slot(r) (the rows table is 16-byte aligned: 32 bytes past the barriers).
+// stage is on the consumers' path. rows[] holds a thread's keys (rsub, rsub + RPI, ...) side by side,
+// read 16 bytes at a time (key r of the tile at sm90_row_slot(r); the table starts 224 bytes past a
+// 1 KB boundary). H200, bf16 B1 H32/8 S4096 D128 causal, pages of 16: 382 -> 343 us with the
+// multiply-add, -> 301 with the 16-byte table reads and pages of 2^n keys by shift.
 template <int DP, int BC>
 __device__ __forceinline__ int sm90_row_slot(int r) {
   constexpr int RPI = 128 / (DP / 8), ITER = BC / RPI;
@@ -192,8 +193,8 @@ __device__ __forceinline__ void sm90_copy_rows(unsigned ks, unsigned vs, const i
       cp_async16_to(ks + dst, kc + off, bytes);
       cp_async16_to(vs + dst, vc + off, bytes);
     } else {
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(ks + dst), "l"(kc + off) : "memory");
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(vs + dst), "l"(vc + off) : "memory");
+      cp_async16_to(ks + dst, kc + off);
+      cp_async16_to(vs + dst, vc + off);
     }
   }
 #endif

@@ -118,6 +118,12 @@ __device__ __forceinline__ void cp_async16_to(unsigned dst, const void* src, int
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 #endif
 }
+// The same, always 16 bytes (no zero-fill operand: fewer instructions where no copy can fall short).
+__device__ __forceinline__ void cp_async16_to(unsigned dst, const void* src) {
+#if defined(BWPROF_WGMMA_DEVICE)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+#endif
+}
 
 // ---- TMA: a 2-D box from global memory into shared memory, completing on an mbarrier ---------
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, int c0, int c1, unsigned bar) {
