@@ -39,3 +39,13 @@ def test_attn_verify_names_a_module_for_another_python(tmp_path):
     r = run(tmp_path, tmp_path / "out")
     assert r.returncode == 2 and other in r.stderr and "for " + sys.executable in r.stderr
     assert sorted(os.listdir(os.path.join(ROOT, "python", "bwprof"))) == before  # nothing unpacked
+
+
+def test_attn_verify_takes_xz_too(tmp_path):
+    other = "_core.cpython-399-x86_64-linux-gnu.so.xz"
+    (tmp_path / other).write_bytes(b"")
+    r = run(tmp_path, tmp_path / "out")
+    assert r.returncode == 2 and "no tests.gz or tests.xz" in r.stderr  # the module was found
+    (tmp_path / "tests.xz").write_bytes(b"")
+    r = run(tmp_path, tmp_path / "out")
+    assert r.returncode == 2 and other in r.stderr and "for " + sys.executable in r.stderr
