@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   __syncthreads();
 
   if (wg == 0) {  // producer
-    // 56 registers a producer thread, 224 a consumer one (40/232 spilled in the paged producer's loop; H200,
+    // 56 registers a producer thread, 224 a consumer one (with 40 the paged producer's loop spilled; H200,
     // 3 passes: paged pages of 16 D96 -5 %, D64 S16384 causal -3.6 %, D96 S128 +3.6 %, others within 1 %).
     regs_shrink<56>();
     // K/V loaded by the copy engine (contiguous; paged with pages of 64 keys or more, 8k rows, that
