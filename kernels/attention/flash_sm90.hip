@@ -3,9 +3,7 @@
 // wgmma_sm90.hip does.
 //   Work: a tile is 128 query rows of one head. The grid is persistent (one block an SM); a block
 //   takes tile blockIdx.x first, then the next untaken one from a counter in global memory, so the
-//   blocks stay busy to the end whatever the tiles cost. The order is the heads' (the query heads
-//   of a KV head next to each other, so the blocks in flight share their K/V in L2), and within a
-//   head the row tiles from the last (under a causal mask, the longest rows first).
+//   blocks stay busy to the end whatever the tiles cost; in the order tile_order.hpp gives.
 //   Roles: warpgroup 0 is the producer: one thread asks the copy engine for a tile's Q (into a ring
 //   of Q slots: with more than one, the next tiles' Q arrive while this one is computed), then its K
 //   and V tiles of 128 keys (64 at head dim 256) into a ring of K/V stages,
@@ -74,7 +72,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   const unsigned full = o_s + (OTMA ? C::kQBytes : 0), empty = full + 8 * MR, qfull = empty + 8 * MR,
                  qempty = qfull + 8 * MR, vfull0 = qempty + 8 * MR, vempty0 = vfull0 + 8 * MR;
   const unsigned vfull = split ? vfull0 : full, vempty = split ? vempty0 : empty;
-  // The tile each Q slot holds (-1: no more), written by the producer before the slot's qfull.
+  // The tile each Q slot holds, bh * row_tiles + r (-1: no more), written by the producer before its qfull.
   volatile int* sched = reinterpret_cast<volatile int*>(fa_smem + (vempty0 + 8 * MR - smem_u32(fa_smem)));
   volatile int* next_tile = sched + 4;  // paged: the producer's next tile, for its other threads
   int* rowtab = const_cast<int*>(sched + 8);  // paged by cp.async: two key tiles' K/V buffer rows, a key an int
@@ -98,9 +96,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     // 56 registers a producer thread, 224 a consumer one (with 40 the paged producer's loop spilled; H200,
     // 3 passes: paged pages of 16 D96 -5 %, D64 S16384 causal -3.6 %, D96 S128 +3.6 %, others within 1 %).
     regs_shrink<56>();
-    // K/V loaded by the copy engine (contiguous; paged with pages of 64 keys or more, 8k rows, that
-    // divide the key tile) by thread 0 alone, or (smaller pages or others) by the 128 threads with
-    // cp.async; one loop each, so that neither holds the other's registers.
+    // K/V by the copy engine from thread 0, or (paged, a.page_tma false) by the 128 threads with cp.async;
+    // one loop each, so that neither holds the other's registers.
     auto produce = [&](auto cp_tag) {
       constexpr bool CP = decltype(cp_tag)::value;
       if (!CP && t != 0) return;
@@ -117,7 +114,9 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
           }
           break;
         }
-        const Sm90Tile w(a, tile, BR, BC);
+        int bh = 0, r = 0;
+        tile_at(tile, a.row_tiles, a.bh_total, a.head_chunk, bh, r);
+        const Sm90Tile w(a, bh, r, BR, BC);
         const int b = w.bh / a.heads, kvh = (w.bh % a.heads) / a.group;
         // Paged by the copy engine: the block-table entries of a key tile are read a tile ahead (the
         // first at once), so that their latency hides behind the copies of the tile before.
@@ -130,8 +129,8 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
             if (pg < pages) page_t[pg] = a.table[b * a.blocks_per_seq + min((kt * BC) / bs + pg, a.blocks_per_seq - 1)];
         };
         if (PAGED && !CP) read_pages(0);
-        // Paged by cp.async: key's K/V buffer row, (entry * kv_heads + kvh) * bs + key % bs, its block-table
-        // entry read a tile ahead (past the end: the last key's; pages of 2^n keys: no division).
+        // Paged by cp.async: key's K/V buffer row, (entry * kv_heads + kvh) * bs + key % bs, its table entry
+        // read a tile ahead (past the end: the last key's; pages of 2^n keys: no division).
         const int bs_shift = (a.block_size & (a.block_size - 1)) == 0 ? __ffs(a.block_size) - 1 : -1;
         auto kv_entry = [&](int key) {
           const int pos = min(key, a.seq_kv - 1);
@@ -143,15 +142,14 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
         };
         int entry_next = CP && t < BC ? kv_entry(t) : 0;
         // Q of the tile into slot qs, and the next tile taken (thread 0). A slot still in use is waited for only
-        // once the tile's first ST - 1 key tiles are on their way (their stages come free before the slot,
-        // which the consumers give back with the tile before's last key tile), so that the consumers find
-        // the new tile's first keys loaded; waiting for the slot first drained the ring at every tile (H200:
-        // D64 B4 H32/8 S1024 97.6 -> 86.5 us, paged pages of 16 D64 -10 %, D128 -2 %).
+        // once the tile's first ST - 1 key tiles are on their way (their stages come free before the slot), so
+        // that the consumers find the new tile's first keys loaded; waiting for the slot first drained the ring
+        // at every tile (H200: D64 B4 H32/8 S1024 97.6 -> 86.5 us, paged pages of 16 D64 -10 %, D128 -2 %).
         const int q_at = i >= QS ? min(ST - 1, w.ntiles - 1) : 0;
         for (int kt = 0; kt < w.ntiles; ++kt, ++it, s = s + 1 < ST ? s + 1 : (++use, 0)) {
           if (t == 0 && kt == q_at) {
             if (i >= QS) mbar_wait(qempty + 8 * qs, ((i / QS) - 1) & 1);
-            sched[qs] = tile;
+            sched[qs] = bh * a.row_tiles + r;
             mbar_expect_tx(qfull + 8 * qs, C::kQBytes);
 #pragma unroll
             for (int j = 0; j < DP / 64; ++j)
@@ -242,7 +240,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     mbar_wait(qfull + 8 * qs, q.phase);
     const int tile = sched[qs];
     if (tile < 0) break;
-    const Sm90Tile w(a, tile, BR, BC);
+    const Sm90Tile w(a, tile / a.row_tiles, tile % a.row_tiles, BR, BC);
     const int r0 = w.q0 + c * 64 + 16 * w4 + l / 4;  // this thread's rows: r0 and r0 + 8
     const int row_first = w.q0 + c * 64;
     const unsigned qa0 = q_s + qs * C::kQBytes + c * 64 * 128;
@@ -384,10 +382,9 @@ class FlashSm90Impl final : public FlashSm90 {
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
                      l.causal, true, page_tma, 2, 1};
-    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16
-    // bytes 1-4% ahead at 80/96/256, 4 bytes 1-6% ahead at 64/128; H200 with the butterfly transpose:
-    // 16 bytes 2-22% ahead at 256, 4% either way at 64/128 from one machine to the next);
-    // BWPROF_ATTN_STORE16=0|1 forces one (a knob for benchmarks).
+    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16 bytes 1-4%
+    // ahead at 80/96/256, 4 bytes 1-6% at 64/128; H200 with the butterfly transpose: 16 bytes 2-22% ahead at 256,
+    // 4% either way at 64/128 from one machine to the next); BWPROF_ATTN_STORE16=0|1 forces one (a knob).
     args_.store16 = l.D != 64 && l.D != 128;
     if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && (std::string(e) == "0" || std::string(e) == "1"))
       args_.store16 = std::string(e) == "1";
@@ -396,6 +393,11 @@ class FlashSm90Impl final : public FlashSm90 {
     // block per tile instead (a knob for benchmarks).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
     if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
+    // The tiles' order (tile_order.hpp); BWPROF_ATTN_HEAD_CHUNK=n forces chunks of n heads (a knob).
+    const int bh_total = args_.bh_total = int(l.B * l.H);
+    const auto cost = row_tile_costs(args_.row_tiles, br, bc, args_.seq_q, args_.seq_kv, l.causal);
+    args_.head_chunk = choose_head_chunk(cost, bh_total, int(l.group), int(grid_));
+    knob("BWPROF_ATTN_HEAD_CHUNK", args_.head_chunk, bh_total);
 
     if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
     // O written to shared memory and stored by the copy engine, so that the consumers go on to their
@@ -443,17 +445,8 @@ class FlashSm90Impl final : public FlashSm90 {
       qs = 2;
     else if (smem_bytes(3, 1) <= lim)
       st = 3;
-    const auto knob = [](const char* name, int& v) {
-      if (const char* e = std::getenv(name); e && *e) {
-        char* end = nullptr;
-        const long n = std::strtol(e, &end, 10);
-        if (*end != '\0' || n < 1 || n > mr)
-          BWPROF_INVALID(std::string(name) + "=" + e + ": expected 1 to " + std::to_string(mr));
-        v = static_cast<int>(n);
-      }
-    };
-    knob("BWPROF_ATTN_STAGES", st);
-    knob("BWPROF_ATTN_QSLOTS", qs);
+    knob("BWPROF_ATTN_STAGES", st, mr);
+    knob("BWPROF_ATTN_QSLOTS", qs, mr);
     if (st < 2) BWPROF_INVALID("BWPROF_ATTN_STAGES: at least 2 (a key tile's P.V runs beside the next one's Q.K^T)");
     if (smem_bytes(st, qs) > lim)
       BWPROF_INVALID("BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS: " + std::to_string(st) + " K/V stages and " +
@@ -462,6 +455,15 @@ class FlashSm90Impl final : public FlashSm90 {
                      " bytes of shared memory at this head dim, more than " + std::to_string(lim));
     args_.stages = st;
     args_.qslots = qs;
+  }
+  static void knob(const char* name, int& v, int most) {  // name=n sets v (1 .. most; a knob for benchmarks)
+    if (const char* e = std::getenv(name); e && *e) {
+      char* end = nullptr;
+      const long n = std::strtol(e, &end, 10);
+      if (*end != '\0' || n < 1 || n > most)
+        BWPROF_INVALID(std::string(name) + "=" + e + ": expected 1 to " + std::to_string(most));
+      v = static_cast<int>(n);
+    }
   }
   Resources dispatch(const Launch& l, bool launch) {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
@@ -487,12 +489,9 @@ class FlashSm90Impl final : public FlashSm90 {
       return l.paged ? go<T, DP, DK, DN, 128, true>(l, launch) : go<T, DP, DK, DN, 128, false>(l, launch);
     }
   }
-  // O's store is a template argument, not a launch flag: with both stores in one kernel (b1b452c)
-  // its code around the key loop was not that of the kernel before the store existed (5aa3bdb), and
-  // the D64 kernel took 2615-2631 us at B1 H32/8 S16384 causal against 2359-2381 at 5aa3bdb; the
-  // register store's kernel now compiles to 5aa3bdb's instructions but 16 (nvdisasm) and took
-  // 2337-2341 us (H100, 2026-11-27, the three kernels in one call). Only contiguous K/V at head dims
-  // up to 128 can take the copy engine's store.
+  // O's store is a template argument, not a launch flag: one kernel with both was 10 % slower at D64 B1
+  // H32/8 S16384 causal (H100; docs/notes/attention.md, round 5). Only contiguous K/V at head dims up to
+  // 128 can take the copy engine's store.
   template <class T, int DP, int DK, int DN, int BC, bool PAGED>
   Resources go(const Launch& l, bool launch) {
     using C = Sm90Cfg<DP, BC>;

@@ -367,7 +367,28 @@ def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monke
     assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged", o_tma)
 
 
+# The Hopper kernel's tile order (kernels/attention/tile_order.hpp): the host's choice (chunks of 32
+# heads at the first shape: 192 tiles on at most 132 blocks; one head at the second) and chunks forced by
+# BWPROF_ATTN_HEAD_CHUNK, a short last chunk among them (5 and 7 heads).
+@pytest.mark.parametrize("chunk", [None, "1", "5", "7", "all"])
+@pytest.mark.parametrize("shape", [dict(batch=4, heads=16, kv_heads=4, seq_q=300, head_dim=64, causal=True),
+                                   dict(batch=4, heads=16, kv_heads=4, seq_q=300, head_dim=64, causal=True, block_size=16),
+                                   dict(batch=2, heads=20, kv_heads=5, seq_q=200, seq_kv=333, head_dim=128, causal=True,
+                                        block_size=32)])
+def test_wgmma_attention_tile_orders_match_reference(shape, chunk, monkeypatch):
+    if not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
+    if chunk:
+        monkeypatch.setenv("BWPROF_ATTN_HEAD_CHUNK", str(shape["batch"] * shape["heads"]) if chunk == "all" else chunk)
+    variant = "flash_paged" if "block_size" in shape else "flash"
+    d = bwprof.measure("attention", dtype="bf16", device="gpu", variant=variant, **shape, **Q).to_dict()
+    assert d["verified"], f"chunk {chunk} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+
+
 @pytest.mark.parametrize("env,match", [
+    ({"BWPROF_ATTN_HEAD_CHUNK": "0"}, "BWPROF_ATTN_HEAD_CHUNK=0: expected 1 to 2"),
+    ({"BWPROF_ATTN_HEAD_CHUNK": "3"}, "BWPROF_ATTN_HEAD_CHUNK=3: expected 1 to 2"),
     ({"BWPROF_ATTN_STAGES": "x"}, "BWPROF_ATTN_STAGES=x: expected 1 to 4"),
     ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected 1 to 4"),
     ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
