@@ -203,8 +203,9 @@ __device__ __forceinline__ void merge_splits(float* sm, T* __restrict__ O, const
   }
 }
 
-// grid: x = b * kv_heads + kv head, y = key split.
-template <class T, int D, int MT, bool PAGED>
+// grid: x = b * kv_heads + kv head, y = key split. STEPS (paged): pages of a multiple of 16 keys, read a page
+// a step; else a table entry a key row.
+template <class T, int D, int MT, bool PAGED, bool STEPS>
 __global__ void __launch_bounds__(kThreads)
     bwprof_attention_decode(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ Vm,
                             T* __restrict__ O, float* __restrict__ ws_o, float* __restrict__ ws_ml,
@@ -241,18 +242,29 @@ __global__ void __launch_bounds__(kThreads)
     cp_async16(sq + r * ST + x, Q + ((static_cast<std::size_t>(b) * heads + hq) * seq_q + i) * D + x, in);
   }
   cp_async_commit();
-  // Paged in whole pages per step: the page of this warp's n-th step (0 past its last step).
-  const bool page_steps = PAGED && kv.block_size % kKeys == 0;
-  auto page_of = [&](int n) {
-    const int k0 = k_begin + (warp + n * kWarps) * kKeys;
-    return page_steps && n < mine ? kv.table[b * kv.blocks_per_seq + k0 / kv.block_size] : 0;
+  // Paged in whole pages per step: a cursor on the warp's next step to look up (its page of the sequence and
+  // its row there), moved on by the warp's 4 x 16 keys a step without a division; page_of(n, row) gives step
+  // n's block-table entry (0 past the warp's last step) and row, for n = 0, 1, ... in turn.
+  constexpr bool page_steps = PAGED && STEPS;
+  int cur_pg = 0, cur_row = 0, adv_pg = 0, adv_row = 0;
+  if (page_steps) {
+    const int k = k_begin + warp * kKeys;
+    cur_pg = k / kv.block_size, cur_row = k % kv.block_size;
+    adv_pg = kWarps * kKeys / kv.block_size, adv_row = kWarps * kKeys % kv.block_size;
+  }
+  auto page_of = [&](int n, int& row) {
+    row = cur_row;
+    const int e = page_steps && n < mine ? kv.table[b * kv.blocks_per_seq + cur_pg] : 0;
+    cur_pg += adv_pg, cur_row += adv_row;
+    if (cur_row >= kv.block_size) cur_row -= kv.block_size, ++cur_pg;
+    return e;
   };
-  auto load = [&](int slot, int n, int page) {  // this warp's n-th step into ring slot `slot`
+  auto load = [&](int slot, int n, int page, int row) {  // this warp's n-th step into ring slot `slot`
     T* dk = ring + slot * 2 * C::kChunk;
     T* dv = dk + C::kChunk;
     const int k0 = k_begin + (warp + n * kWarps) * kKeys;
     const std::size_t page_base =
-        page_steps ? ((static_cast<std::size_t>(page) * kv.kv_heads + kvh) * kv.block_size + k0 % kv.block_size) * D : 0;
+        page_steps ? ((static_cast<std::size_t>(page) * kv.kv_heads + kvh) * kv.block_size + row) * D : 0;
 #pragma unroll
     for (int u = 0; u < kKeys * D / 8 / 32; ++u) {
       const int c = lane + 32 * u;
@@ -265,11 +277,15 @@ __global__ void __launch_bounds__(kThreads)
       cp_async16(dv + r * ST + x, Vm + off, in);
     }
   };
+  int row_next = 0;
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < mine) load(s, s, page_of(s));
+    if (s < mine) {
+      const int e = page_of(s, row_next);
+      load(s, s, e, row_next);
+    }
     cp_async_commit();
   }
-  int page_next = page_of(stages - 1);
+  int page_next = page_of(stages - 1, row_next);
   cp_async_wait_n(stages - 1);  // Q (the oldest group)
   __syncthreads();
 
@@ -300,9 +316,9 @@ __global__ void __launch_bounds__(kThreads)
   for (int n = 0; n < mine; ++n) {
     cp_async_wait_n(stages - 2);
     __syncwarp();
-    if (n + stages - 1 < mine) load(slot_wr, n + stages - 1, page_next);
+    if (n + stages - 1 < mine) load(slot_wr, n + stages - 1, page_next, row_next);
     cp_async_commit();
-    if (PAGED) page_next = page_of(n + stages);  // used a step later: its latency hides behind this one
+    if (PAGED) page_next = page_of(n + stages, row_next);  // used a step later: its latency hides behind this one
     slot_wr = slot_wr + 1 == stages ? 0 : slot_wr + 1;
     const T* tk = ring + slot_rd * 2 * C::kChunk;
     slot_rd = slot_rd + 1 == stages ? 0 : slot_rd + 1;
@@ -453,10 +469,10 @@ __global__ void __launch_bounds__(kThreads)
   merge_splits<T, D>(merge, O, ws_o, ws_ml, R, b, kvh, heads, seq_q, group, splits);
 }
 
-template <class T, int D, int MT, bool PAGED>
+template <class T, int D, int MT, bool PAGED, bool STEPS>
 Resources launch_decode(const Launch& l, bool launch) {
   using C = DecodeCfg<D, MT>;
-  auto* fn = &bwprof_attention_decode<T, D, MT, PAGED>;
+  auto* fn = &bwprof_attention_decode<T, D, MT, PAGED, STEPS>;
   const int stages = l.decode_stages > 0 ? l.decode_stages : decode_default_ring(D, l.kv.seq_kv);
   const int bytes = C::bytes(stages);
   if (!launch) {
@@ -487,7 +503,11 @@ Resources launch_decode(const Launch& l, bool launch) {
 
 template <class T, int D, int MT>
 Resources by_paged(const Launch& l, bool launch) {
-  return l.paged ? launch_decode<T, D, MT, true>(l, launch) : launch_decode<T, D, MT, false>(l, launch);
+  // The two paged loads are kernels of their own: with both behind a run-time test in one kernel, the
+  // steps' loop held the rows' path (its divisions and table reads) beside the pages' path.
+  if (!l.paged) return launch_decode<T, D, MT, false, false>(l, launch);
+  return l.kv.block_size % kKeys == 0 ? launch_decode<T, D, MT, true, true>(l, launch)
+                                      : launch_decode<T, D, MT, true, false>(l, launch);
 }
 
 // MT = 2 (32 rows) where its accumulators fit (head dims up to 128), else 1.
