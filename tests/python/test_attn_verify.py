@@ -49,3 +49,24 @@ def test_attn_verify_takes_xz_too(tmp_path):
     (tmp_path / "tests.xz").write_bytes(b"")
     r = run(tmp_path, tmp_path / "out")
     assert r.returncode == 2 and other in r.stderr and "for " + sys.executable in r.stderr
+
+
+CARRY_SCRIPT = os.path.join(ROOT, "mk", "attn_carry.sh")
+
+
+def test_attn_carry_wants_a_build_and_the_gpu_machines_python(tmp_path):
+    """mk/attn_carry.sh (which makes the folder on the CPU machine) refuses to start without a build folder's
+    test binary, or without the Python it builds the module for, and writes nothing then."""
+    carry = tmp_path / "carry"
+    r = subprocess.run(["bash", CARRY_SCRIPT, str(tmp_path / "nobuild"), str(carry)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "make build first" in r.stderr
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "bwprof_tests").write_text("#!/bin/sh\n")
+    (build / "bwprof_tests").chmod(0o755)
+    env = dict(os.environ, PY="no-such-python3.99")
+    r = subprocess.run(["bash", CARRY_SCRIPT, str(build), str(carry)], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "no no-such-python3.99" in r.stderr
+    assert not carry.exists()
