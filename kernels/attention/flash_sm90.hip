@@ -385,21 +385,18 @@ class FlashSm90Impl final : public FlashSm90 {
     // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16 bytes 1-4%
     // ahead at 80/96/256, 4 bytes 1-6% at 64/128; H200 with the butterfly transpose: 16 bytes 2-22% ahead at 256,
     // 4% either way at 64/128 from one machine to the next); BWPROF_ATTN_STORE16=0|1 forces one (a knob).
-    args_.store16 = l.D != 64 && l.D != 128;
-    if (const char* e = std::getenv("BWPROF_ATTN_STORE16"); e && (std::string(e) == "0" || std::string(e) == "1"))
-      args_.store16 = std::string(e) == "1";
+    args_.store16 = flag("BWPROF_ATTN_STORE16", l.D != 64 && l.D != 128);
     args_.tiles = int(args_.row_tiles * l.B * l.H);
-    // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 launches a
-    // block per tile instead (a knob for benchmarks).
+    // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 a block per tile (a knob).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
-    if (const char* e = std::getenv("BWPROF_ATTN_PERSIST"); e && std::string(e) == "0") grid_ = args_.tiles;
+    if (!flag("BWPROF_ATTN_PERSIST", true)) grid_ = args_.tiles;
     // The tiles' order (tile_order.hpp); BWPROF_ATTN_HEAD_CHUNK=n forces chunks of n heads (a knob).
     const int bh_total = args_.bh_total = int(l.B * l.H);
     const auto cost = row_tile_costs(args_.row_tiles, br, bc, args_.seq_q, args_.seq_kv, l.causal);
     args_.head_chunk = choose_head_chunk(cost, bh_total, int(l.group), int(grid_));
     knob("BWPROF_ATTN_HEAD_CHUNK", args_.head_chunk, bh_total);
 
-    if (const char* e = std::getenv("BWPROF_ATTN_PV_NARROW"); e && std::string(e) == "0") narrow_ = false;
+    narrow_ = flag("BWPROF_ATTN_PV_NARROW", true);
     // O written to shared memory and stored by the copy engine, so that the consumers go on to their
     // next tile without waiting for the stores: contiguous K/V at head dim 64 up to 1024 keys (rings as
     // before: 3+1 or 2+2 fit beside the buffer) and at head dims 80-128 up to 512 keys (the buffer
@@ -414,12 +411,8 @@ class FlashSm90Impl final : public FlashSm90 {
     // registers (the paged kernels have no copy-engine store). Head dim 256: no rings fit beside the
     // buffer. BWPROF_ATTN_O_TMA=0|1 forces either where the copy engine's store exists (contiguous
     // K/V) and fits (a knob for benchmarks); elsewhere O goes from registers and no buffer is held.
-    o_tma_ = !l.paged && ((dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512));
-    if (const char* e = std::getenv("BWPROF_ATTN_O_TMA"); e && *e) {
-      const std::string v(e);
-      if (v != "0" && v != "1") BWPROF_INVALID("BWPROF_ATTN_O_TMA=" + v + ": expected 0 or 1");
-      o_tma_ = v == "1" && !l.paged;
-    }
+    const bool o_short = (dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512);
+    o_tma_ = flag("BWPROF_ATTN_O_TMA", o_short) && !l.paged;  // (the flag checked with paged K/V too)
     choose_rings(l, bc);
     if (o_tma_) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);
     res_ = dispatch(l, false);
@@ -455,6 +448,14 @@ class FlashSm90Impl final : public FlashSm90 {
                      " bytes of shared memory at this head dim, more than " + std::to_string(lim));
     args_.stages = st;
     args_.qslots = qs;
+  }
+  static bool flag(const char* name, bool v) {  // name=0|1 sets a switch (a knob for benchmarks), else v
+    if (const char* e = std::getenv(name); e && *e) {
+      const std::string s(e);
+      if (s != "0" && s != "1") BWPROF_INVALID(std::string(name) + "=" + s + ": expected 0 or 1");
+      return s == "1";
+    }
+    return v;
   }
   static void knob(const char* name, int& v, int most) {  // name=n sets v (1 .. most; a knob for benchmarks)
     if (const char* e = std::getenv(name); e && *e) {

@@ -395,6 +395,9 @@ def test_wgmma_attention_tile_orders_match_reference(shape, chunk, monkeypatch):
     ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
     ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),
     ({"BWPROF_ATTN_O_TMA": "yes"}, "BWPROF_ATTN_O_TMA=yes: expected 0 or 1"),
+    ({"BWPROF_ATTN_STORE16": "2"}, "BWPROF_ATTN_STORE16=2: expected 0 or 1"),
+    ({"BWPROF_ATTN_PERSIST": "no"}, "BWPROF_ATTN_PERSIST=no: expected 0 or 1"),
+    ({"BWPROF_ATTN_PV_NARROW": "false"}, "BWPROF_ATTN_PV_NARROW=false: expected 0 or 1"),
     ({"BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "2"}, "and the O buffer need .* bytes"),
 ])
 def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
