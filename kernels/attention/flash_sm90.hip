@@ -34,6 +34,7 @@
 
 #include "attention/gpu.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "common/gpu_common.hpp"
 #include "attention/flash_sm90.hpp"
 #include "common/gpu_wgmma_attn.hpp"
@@ -369,11 +370,7 @@ class FlashSm90Impl final : public FlashSm90 {
     // the copy engine wherever it can take the pages (knobs for benchmarks).
     const bool tma_fits = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
     bool page_tma = tma_fits && l.kv.block_size >= 64;
-    if (const char* e = std::getenv("BWPROF_ATTN_PAGED_LOAD"); e && *e) {
-      const std::string v(e);
-      if (v != "cp" && v != "tma") BWPROF_INVALID("BWPROF_ATTN_PAGED_LOAD=" + v + ": expected cp or tma");
-      page_tma = v == "tma" && tma_fits;
-    }
+    if (const auto v = knob_choice("BWPROF_ATTN_PAGED_LOAD", {"cp", "tma"})) page_tma = *v == 1 && tma_fits;
     const int kv_box = page_tma ? int(l.kv.block_size) : bc;
     tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
     tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
@@ -385,18 +382,18 @@ class FlashSm90Impl final : public FlashSm90 {
     // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16 bytes 1-4%
     // ahead at 80/96/256, 4 bytes 1-6% at 64/128; H200 with the butterfly transpose: 16 bytes 2-22% ahead at 256,
     // 4% either way at 64/128 from one machine to the next); BWPROF_ATTN_STORE16=0|1 forces one (a knob).
-    args_.store16 = flag("BWPROF_ATTN_STORE16", l.D != 64 && l.D != 128);
+    args_.store16 = knob_switch("BWPROF_ATTN_STORE16").value_or(l.D != 64 && l.D != 128);
     args_.tiles = int(args_.row_tiles * l.B * l.H);
     // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 a block per tile (a knob).
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
-    if (!flag("BWPROF_ATTN_PERSIST", true)) grid_ = args_.tiles;
+    if (!knob_switch("BWPROF_ATTN_PERSIST").value_or(true)) grid_ = args_.tiles;
     // The tiles' order (tile_order.hpp); BWPROF_ATTN_HEAD_CHUNK=n forces chunks of n heads (a knob).
     const int bh_total = args_.bh_total = int(l.B * l.H);
     const auto cost = row_tile_costs(args_.row_tiles, br, bc, args_.seq_q, args_.seq_kv, l.causal);
     args_.head_chunk = choose_head_chunk(cost, bh_total, int(l.group), int(grid_));
-    knob("BWPROF_ATTN_HEAD_CHUNK", args_.head_chunk, bh_total);
+    args_.head_chunk = static_cast<int>(knob_int("BWPROF_ATTN_HEAD_CHUNK", 1, bh_total).value_or(args_.head_chunk));
 
-    narrow_ = flag("BWPROF_ATTN_PV_NARROW", true);
+    narrow_ = knob_switch("BWPROF_ATTN_PV_NARROW").value_or(true);
     // O written to shared memory and stored by the copy engine, so that the consumers go on to their
     // next tile without waiting for the stores: contiguous K/V at head dim 64 up to 1024 keys (rings as
     // before: 3+1 or 2+2 fit beside the buffer) and at head dims 80-128 up to 512 keys (the buffer
@@ -412,7 +409,7 @@ class FlashSm90Impl final : public FlashSm90 {
     // buffer. BWPROF_ATTN_O_TMA=0|1 forces either where the copy engine's store exists (contiguous
     // K/V) and fits (a knob for benchmarks); elsewhere O goes from registers and no buffer is held.
     const bool o_short = (dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512);
-    o_tma_ = flag("BWPROF_ATTN_O_TMA", o_short) && !l.paged;  // (the flag checked with paged K/V too)
+    o_tma_ = knob_switch("BWPROF_ATTN_O_TMA").value_or(o_short) && !l.paged;  // (the flag checked with paged K/V too)
     choose_rings(l, bc);
     if (o_tma_) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);
     res_ = dispatch(l, false);
@@ -438,8 +435,8 @@ class FlashSm90Impl final : public FlashSm90 {
       qs = 2;
     else if (smem_bytes(3, 1) <= lim)
       st = 3;
-    knob("BWPROF_ATTN_STAGES", st, mr);
-    knob("BWPROF_ATTN_QSLOTS", qs, mr);
+    st = static_cast<int>(knob_int("BWPROF_ATTN_STAGES", 1, mr).value_or(st));
+    qs = static_cast<int>(knob_int("BWPROF_ATTN_QSLOTS", 1, mr).value_or(qs));
     if (st < 2) BWPROF_INVALID("BWPROF_ATTN_STAGES: at least 2 (a key tile's P.V runs beside the next one's Q.K^T)");
     if (smem_bytes(st, qs) > lim)
       BWPROF_INVALID("BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS: " + std::to_string(st) + " K/V stages and " +
@@ -448,23 +445,6 @@ class FlashSm90Impl final : public FlashSm90 {
                      " bytes of shared memory at this head dim, more than " + std::to_string(lim));
     args_.stages = st;
     args_.qslots = qs;
-  }
-  static bool flag(const char* name, bool v) {  // name=0|1 sets a switch (a knob for benchmarks), else v
-    if (const char* e = std::getenv(name); e && *e) {
-      const std::string s(e);
-      if (s != "0" && s != "1") BWPROF_INVALID(std::string(name) + "=" + s + ": expected 0 or 1");
-      return s == "1";
-    }
-    return v;
-  }
-  static void knob(const char* name, int& v, int most) {  // name=n sets v (1 .. most; a knob for benchmarks)
-    if (const char* e = std::getenv(name); e && *e) {
-      char* end = nullptr;
-      const long n = std::strtol(e, &end, 10);
-      if (*end != '\0' || n < 1 || n > most)
-        BWPROF_INVALID(std::string(name) + "=" + e + ": expected 1 to " + std::to_string(most));
-      v = static_cast<int>(n);
-    }
   }
   Resources dispatch(const Launch& l, bool launch) {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);

@@ -24,6 +24,7 @@
 #include "attention/gpu.hpp"
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "gpu/gpu_backend.hpp"
 
 namespace bwprof {
@@ -74,7 +75,7 @@ class AttentionGpu final : public KernelInstance {
       // 64 rows where a KV head has no more. BWPROF_FLASH_TILE is a knob for benchmarks.
       const std::int64_t rows = a_.Sq * group_;
       tile_ = rows <= 64 ? 0 : 2;
-      if (const char* e = std::getenv("BWPROF_FLASH_TILE")) tile_ = std::atoi(e);
+      tile_ = static_cast<int>(knob_int("BWPROF_FLASH_TILE", 0, 2).value_or(tile_));
       const int d = static_cast<int>(a_.D);
       const std::int64_t tiles = (rows + attention::flash_tile_rows(tile_, d) - 1) / attention::flash_tile_rows(tile_, d);
       const std::int64_t blocks = tiles * a_.B * a_.Hkv;
@@ -107,30 +108,21 @@ class AttentionGpu final : public KernelInstance {
       // fraction (0.5: half a wave, fewer splits to merge).
       const std::int64_t blocks = a_.B * a_.Hkv;
       if (blocks > lim) BWPROF_INVALID("batch*kv_heads: beyond 2^31-1 on the GPU");
-      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_STAGES")) {
-        const int st = std::atoi(e);
-        if (st < 2 || st > attention::kDecodeStagesMax)
-          BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES=" + std::string(e) + ": from 2 to " +
-                         std::to_string(attention::kDecodeStagesMax));
-        l_.decode_stages = st;
-      }
+      l_.decode_stages = static_cast<int>(knob_int("BWPROF_ATTN_DECODE_STAGES", 2, attention::kDecodeStagesMax).value_or(0));
       const Resources r = dispatch(false);
       if (r.runtime_blocks_per_sm < 1)
         BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES: a ring that deep does not fit this GPU's shared memory");
       const std::int64_t per_sm = r.runtime_blocks_per_sm;
       double waves = a_.D > 128 || host_.paged ? 1.0 : 0.5;
       const std::int64_t least = host_.paged ? 256 : 128;  // keys a split keeps
-      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_WAVES")) waves = std::max(0.05, std::atof(e));
+      waves = std::max(0.05, knob_number("BWPROF_ATTN_DECODE_WAVES", 0, 64).value_or(waves));
       const std::int64_t slots = std::max<std::int64_t>(1, static_cast<std::int64_t>(waves * per_sm * sms));
       const std::int64_t rows = a_.Sq * group_;
       constexpr int step = attention::kDecodeStepKeys;  // a warp's step: splits are whole steps
       const std::int64_t most = std::min<std::int64_t>({(a_.Skv + step - 1) / step, attention::kDecodeMaxMerge / rows, 65535});
       splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + least - 1) / least, most});
-      if (const char* e = std::getenv("BWPROF_ATTN_DECODE_SPLITS")) {
-        const long n = std::atol(e);
-        if (n < 1) BWPROF_INVALID("BWPROF_ATTN_DECODE_SPLITS=" + std::string(e) + ": a positive count");
-        splits = std::min<std::int64_t>(n, std::max<std::int64_t>(1, most));
-      }
+      if (const auto n = knob_int("BWPROF_ATTN_DECODE_SPLITS", 1, 65535))
+        splits = std::min<std::int64_t>(*n, std::max<std::int64_t>(1, most));
       split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + step - 1) / step * step);
       // Nothing split: the ring that keeps the SMs' bytes in flight near what they need (gpu.hpp).
       if (l_.decode_stages == 0 && splits == 1)
@@ -201,14 +193,13 @@ class AttentionGpu final : public KernelInstance {
 #else
     (void)g;
 #endif
-    if (const char* e = std::getenv("BWPROF_ATTN_KERNEL")) {
-      const std::string want(e);
-      const bool ok = want == "rows" || (want == "flash" && flash_ok) || (want == "decode" && decode_ok) ||
-                      (want == "wgmma" && wgmma_ok);
-      if (!ok) BWPROF_INVALID("BWPROF_ATTN_KERNEL=" + want + ": not a kernel that takes this problem here (rows, "
-                              "flash, decode or wgmma)");
-      k = want == "rows" ? Kernel::kRows : want == "flash" ? Kernel::kFlash : want == "decode" ? Kernel::kDecode
-                                                                                              : Kernel::kWgmma;
+    if (const auto want = knob_choice("BWPROF_ATTN_KERNEL", {"rows", "flash", "decode", "wgmma"})) {
+      const Kernel kinds[] = {Kernel::kRows, Kernel::kFlash, Kernel::kDecode, Kernel::kWgmma};
+      const bool takes[] = {true, flash_ok, decode_ok, wgmma_ok};
+      if (!takes[*want])
+        BWPROF_INVALID(std::string("BWPROF_ATTN_KERNEL=") + std::getenv("BWPROF_ATTN_KERNEL") +
+                       ": not a kernel that takes this problem here");
+      k = kinds[*want];
     }
     return k;
   }

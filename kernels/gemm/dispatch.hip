@@ -20,10 +20,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bias_act/launch.hpp"
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "gemm/engines.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/vendor.hpp"
@@ -178,8 +180,13 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
       // BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS and BWPROF_GEMM_REDUCE (slots, chain)
       // set wgmma's split K (wgmma_sm90.hip); BWPROF_GEMM_SMALL_WAVES the skinny tensor kernel's;
       // BWPROF_GEMM_UNALIGNED=regs has mma.sync load unaligned rows through registers.
-      const std::string forced = std::getenv("BWPROF_GEMM_TILE") ? std::getenv("BWPROF_GEMM_TILE") : "";
-      const std::string pad = std::getenv("BWPROF_GEMM_PAD") ? std::getenv("BWPROF_GEMM_PAD") : "";
+      const std::vector<std::string> tiles = {"gemv",   "tc_skinny", "large",  "medium", "small",
+                                              "skinny", "128x256",   "128x128", "64x128", "64x64"};
+      const auto tile_knob = knob_choice("BWPROF_GEMM_TILE", tiles);
+      const std::string forced = tile_knob ? tiles[*tile_knob] : "";
+      const std::vector<std::string> pads = {"0", "1", "128"};
+      const auto pad_knob = knob_choice("BWPROF_GEMM_PAD", pads);
+      const std::string pad = pad_knob ? pads[*pad_knob] : "";
       const bool want_wgmma = forced.find('x') != std::string::npos;
       const bool want_mma = forced == "large" || forced == "medium" || forced == "small" || forced == "skinny";
       if (forced == "gemv") {

@@ -12,6 +12,7 @@
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "gemm/engines.hpp"
 #include "gemm/mma_sm80_kernel.hpp"
 #include "gpu/gpu_backend.hpp"
@@ -37,11 +38,7 @@ class MmaRunner final : public GemmRunner {
     const bool bases16 = gemm::on16(A) && gemm::on16(B);
     load_ = aligned && bases16 ? kLoadAsync : bases16 ? kLoadRealign : kLoadRegs;
     // A knob for benchmarks and tests: BWPROF_GEMM_UNALIGNED=regs loads unaligned rows through registers.
-    if (const char* e = std::getenv("BWPROF_GEMM_UNALIGNED"); e && *e) {
-      const std::string v(e);
-      if (v != "regs" && v != "realign") BWPROF_INVALID("BWPROF_GEMM_UNALIGNED=" + v + ": expected regs or realign");
-      if (load_ == kLoadRealign && v == "regs") load_ = kLoadRegs;
-    }
+    if (knob_choice("BWPROF_GEMM_UNALIGNED", {"regs", "realign"}) == 0 && load_ == kLoadRealign) load_ = kLoadRegs;
     const std::int64_t sms = g.sm_count();
     auto tiles = [&](int bm, int bn) { return ((s.M + bm - 1) / bm) * ((s.N + bn - 1) / bn); };
     // Measured on an H100 at 4096^3: 128x128 ahead of 128x256 (one block an SM) and 64x64.
@@ -89,8 +86,8 @@ class MmaRunner final : public GemmRunner {
     }
     const std::int64_t ways = tile_ == MmaTile::kSmall ? want / t : (want + t - 1) / t;
     if (t < want) splits = std::max<std::int64_t>(1, std::min<std::int64_t>({ways, ksteps / 4, gemm::kMaxSplits}));
-    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
-      splits = std::min<std::int64_t>(std::max(1, std::atoi(e)), std::min<std::int64_t>(ksteps, 65535));
+    if (const auto n = knob_int("BWPROF_GEMM_SPLITS", 1, 65535))  // benchmark knob
+      splits = std::min<std::int64_t>(*n, std::min<std::int64_t>(ksteps, 65535));
     split_len_ = static_cast<int>((ksteps + splits - 1) / splits * 64);
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);
     if (splits_ > 1) acc_ = gemm::split_accumulator(s.M, s.N);
@@ -100,20 +97,12 @@ class MmaRunner final : public GemmRunner {
     // 21.8 -> 19.0, M=16 N=1000 K=11008 19.7 -> 17.7, M=1 N=4096 20.3 -> 18.2; 2026-11-28, the 64x64
     // tile at M=33: N=4096 K=4096 28.0 -> 24.8, N=4095 K=4097 (realigned) 38.7 -> 36.9, N=11007
     // K=4096 81.2 -> 73.0. BWPROF_GEMM_SPLIT_FINISH=last|kernel forces either (a knob for benchmarks).
-    if (const char* e = std::getenv("BWPROF_GEMM_SPLIT_FINISH"); e && *e) {
-      const std::string v(e);
-      if (v != "last" && v != "kernel") BWPROF_INVALID("BWPROF_GEMM_SPLIT_FINISH=" + v + ": expected last or kernel");
-      finish_last_ = v == "last";
-    }
+    if (const auto f = knob_choice("BWPROF_GEMM_SPLIT_FINISH", {"last", "kernel"})) finish_last_ = *f == 0;
     // Partial sums four columns a request (red.global.add.v4.f32 on sm_90+; the accumulator's rows
     // start on 16 bytes whatever N) rather than one element an atomic. H100, 2026-11-28, the 16-row
     // tile: M=16 N=K=4096 20.9 -> 19.0 us, M=16 N=1000 K=11008 18.0 -> 15.7.
     // BWPROF_GEMM_SPLIT_ADD=vector|scalar forces either (a benchmark knob).
-    if (const char* e = std::getenv("BWPROF_GEMM_SPLIT_ADD"); e && *e) {
-      const std::string v(e);
-      if (v != "vector" && v != "scalar") BWPROF_INVALID("BWPROF_GEMM_SPLIT_ADD=" + v + ": expected vector or scalar");
-      add4_ = v == "vector";
-    }
+    if (const auto a = knob_choice("BWPROF_GEMM_SPLIT_ADD", {"vector", "scalar"})) add4_ = *a == 0;
     if (splits_ > 1 && finish_last_) {
       tile_count_ = DeviceBuffer(static_cast<std::size_t>(tiles(bm, bn)) * sizeof(int), "GEMM split-K tile counts");
       tile_count_.fill(0);

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "common/gpu_common.hpp"
 #include "common/gpu_stream_load.hpp"
 #include "gemm/engines.hpp"
@@ -175,8 +176,8 @@ class SkinnyRunner final : public GemmRunner {
     const std::int64_t max_len = kSkMaxSliceBytes / (4 * mr_);
     std::int64_t splits = std::min<std::int64_t>((want + tiles - 1) / tiles, (s.K + 63) / 64);
     splits = std::max<std::int64_t>({splits, (s.K + max_len - 1) / max_len, 1});
-    if (const char* e = std::getenv("BWPROF_GEMM_SPLITS"))  // benchmark knob
-      splits = std::min<std::int64_t>(std::max<std::int64_t>({std::atoi(e), 1, (s.K + max_len - 1) / max_len}), s.K);
+    if (const auto n = knob_int("BWPROF_GEMM_SPLITS", 1, 65535))  // benchmark knob
+      splits = std::min<std::int64_t>(std::max<std::int64_t>(*n, (s.K + max_len - 1) / max_len), s.K);
     if (splits > 65535) BWPROF_INVALID("K: too long for the skinny GEMM's split");
     split_len_ = static_cast<int>((s.K + splits - 1) / splits);
     splits_ = static_cast<int>((s.K + split_len_ - 1) / split_len_);

@@ -28,6 +28,7 @@
 #include <string>
 
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "common/gpu_common.hpp"
 #include "common/gpu_mma.hpp"
 #include "gemm/engines.hpp"
@@ -251,8 +252,8 @@ class SkinnyMmaRunner final : public GemmRunner {
     mt_ = s.M <= 8 ? 1 : s.M <= 16 ? 2 : s.M <= 32 ? 4 : 8;
     // Rows of B on 16 bytes (every shift 0): the fragments come from ldmatrix (BWPROF_GEMM_LDMATRIX=0:
     // the 16-bit reads anyway, a benchmark knob).
-    const char* ldm = std::getenv("BWPROF_GEMM_LDMATRIX");
-    b_aligned_ = s.ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0 && !(ldm && std::string(ldm) == "0");
+    b_aligned_ = s.ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0 &&
+                 knob_switch("BWPROF_GEMM_LDMATRIX").value_or(true);
     const std::int64_t tiles = (s.N + kNb - 1) / kNb;
     if (tiles > 2147483647) BWPROF_INVALID("N: too wide for the skinny tensor GEMM's grid");
     tiles_ = static_cast<int>(tiles);
@@ -269,13 +270,9 @@ class SkinnyMmaRunner final : public GemmRunner {
     // BWPROF_GEMM_SMALL_WAVES sets waves (a benchmark knob).
     max_len_ = std::max(kKs, (kASmemMax / (2 * 8 * mt_) - 8) / kKs * kKs);
     const std::int64_t max_len = max_len_;
-    double waves = 1.0;
-    const char* want_waves = std::getenv("BWPROF_GEMM_SMALL_WAVES");
-    if (want_waves) {
-      waves = std::atof(want_waves);
-      if (!(waves > 0.0 && waves <= 64.0)) BWPROF_INVALID("BWPROF_GEMM_SMALL_WAVES: a number in (0, 64]");
-    }
-    const char* forced_splits = std::getenv("BWPROF_GEMM_SPLITS");  // benchmark knob
+    const auto want_waves = knob_number("BWPROF_GEMM_SMALL_WAVES", 0, 64);
+    double waves = want_waves.value_or(1.0);
+    const auto forced_splits = knob_int("BWPROF_GEMM_SPLITS", 1, 65535);  // benchmark knob
     std::int64_t splits = 1, len = 1;
     auto choose = [&](double w) {
       splits = 1, len = std::min<std::int64_t>(max_len, (s.K + kKs - 1) / kKs * kKs);
@@ -285,7 +282,7 @@ class SkinnyMmaRunner final : public GemmRunner {
         const std::int64_t slots = std::max<std::int64_t>(
             1, static_cast<std::int64_t>(w * std::max(1, res_.runtime_blocks_per_sm) * g.sm_count()));
         splits = std::min<std::int64_t>((slots + tiles - 1) / tiles, (s.K + 2 * kKs - 1) / (2 * kKs));
-        if (forced_splits) splits = std::atoi(forced_splits);
+        if (forced_splits) splits = *forced_splits;
         splits = std::max<std::int64_t>({splits, 1, (s.K + max_len - 1) / max_len});
         if (!forced_splits && tiles * splits > slots) {  // past one wave (A's slice caps the split): whole waves
           const std::int64_t n = (tiles * splits + slots - 1) / slots;

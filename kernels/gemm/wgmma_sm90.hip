@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "common/gpu_common.hpp"
 #include "common/gpu_wgmma.hpp"
 #include "gemm/engines.hpp"
@@ -279,11 +280,8 @@ class WgmmaRunner final : public GemmRunner {
                            {WgTile::k64x128, 64, 128, 350, "64x128"}, {WgTile::k64x64, 64, 64, 282, "64x64"}};
     const std::int64_t ksteps = (s.K + 63) / 64;
     const char* want_tile = std::getenv("BWPROF_GEMM_TILE");
-    const char* want_sp = std::getenv("BWPROF_GEMM_SPLITS");
-    const char* want_red = std::getenv("BWPROF_GEMM_REDUCE");
-    if (want_red && *want_red && std::strcmp(want_red, "slots") && std::strcmp(want_red, "chain"))
-      BWPROF_INVALID(std::string("BWPROF_GEMM_REDUCE: ") + want_red + " is neither chain nor slots");
-    const bool want_slots = !(want_red && !std::strcmp(want_red, "chain"));
+    const auto want_sp = knob_int("BWPROF_GEMM_SPLITS", 1, 65535);
+    const bool want_slots = knob_choice("BWPROF_GEMM_REDUCE", {"slots", "chain"}).value_or(0) == 0;
     const bool tile_known = want_tile && std::strchr(want_tile, 'x');
     double best = -1;
     int bm = 64, bn = 64;  // the chosen tile's
@@ -292,7 +290,7 @@ class WgmmaRunner final : public GemmRunner {
       if (tile_known && std::strcmp(want_tile, o.name)) continue;
       const std::int64_t tiles = ((s.M + o.bm - 1) / o.bm) * ((s.N + o.bn - 1) / o.bn);
       std::int64_t lo = 1, hi = std::min<std::int64_t>(gemm::kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
-      if (want_sp) lo = hi = std::min<std::int64_t>(std::max(1, std::atoi(want_sp)), ksteps);
+      if (want_sp) lo = hi = std::min<std::int64_t>(*want_sp, ksteps);
       for (std::int64_t sp = lo; sp <= hi; ++sp) {
         const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
         const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.rate * 1e6 / sms);
@@ -319,11 +317,7 @@ class WgmmaRunner final : public GemmRunner {
     // bytes, and from 128 rows where the row tiles pair up (choice.hpp's clusters_pay, measured
     // there); BWPROF_GEMM_CLUSTER=1|2 decides instead.
     cluster_ = gemm::clusters_pay(s.M, gemm::rows_off128(B, s.ldb), (s.M + bm - 1) / bm) ? 2 : 1;
-    if (const char* e = std::getenv("BWPROF_GEMM_CLUSTER"); e && *e) {
-      if (std::strcmp(e, "1") && std::strcmp(e, "2"))
-        BWPROF_INVALID(std::string("BWPROF_GEMM_CLUSTER: ") + e + " is neither 1 nor 2");
-      cluster_ = std::atoi(e);
-    }
+    if (const auto c = knob_choice("BWPROF_GEMM_CLUSTER", {"1", "2"})) cluster_ = *c + 1;
     gemm::explain("wgmma " + std::string(name) + " splits " + std::to_string(splits_) + (slots_ ? " by slots" : "") +
                   (cluster_ > 1 ? " cluster 2 sharing B" : std::string()) + " (" +
                   std::to_string(tiles_ * splits_) + " blocks, estimate " + std::to_string(static_cast<int>(best)) + " us)");
@@ -404,7 +398,7 @@ class WgmmaRunner final : public GemmRunner {
 // waited. Operands that do not fit can be copied into aligned scratch first (pad.hip).
 bool gemm::wgmma_available(GpuBackend& g) {
 #if defined(BWPROF_HAVE_SM90A)
-  if (const char* e = std::getenv("BWPROF_GEMM_WGMMA"); e && !std::strcmp(e, "0")) return false;
+  if (!knob_switch("BWPROF_GEMM_WGMMA").value_or(true)) return false;
   return g.info().arch == "sm_90";
 #else
   (void)g;

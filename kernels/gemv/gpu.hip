@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "common/gpu_common.hpp"
 #include "gemv/gemv.hpp"
@@ -102,22 +103,13 @@ class GemvGpu final : public KernelInstance {
     // cover the row in one round; a whole block for rows of 512 vectors and more.
     const int warp = g.warp_size();
     const std::int64_t K = p.i("K"), V = 16 / dtype_size(p.dtype);
-    if (const char* e = std::getenv("BWPROF_GEMV_LOADS")) {
-      const std::string l = e;
-      if (l != "" && l != "2" && l != "4") throw InvalidArgument("BWPROF_GEMV_LOADS: 2 or 4 loads a thread, not '" + l + "'");
-      if (l == "4") loads_ = 4;
-    }
+    if (knob_choice("BWPROF_GEMV_LOADS", {"2", "4"}) == 1) loads_ = 4;  // loads a thread
     const std::int64_t units = K % V == 0 ? (K / V + loads_ - 1) / loads_ : K;
     tpr_ = warp;
     while (tpr_ < kBlock && tpr_ < units) tpr_ *= 2;
     // A tuning knob for benchmarks: BWPROF_GEMV_BLOCK=512|1024 puts 2 or 4 rows of 256 threads in
     // one block (rows of 256 threads only; others keep 256-thread blocks).
-    if (const char* e = std::getenv("BWPROF_GEMV_BLOCK")) {
-      const std::string b = e;
-      if (b != "" && b != "256" && b != "512" && b != "1024")
-        throw InvalidArgument("BWPROF_GEMV_BLOCK: 256, 512 or 1024 threads, not '" + b + "'");
-      if (tpr_ == kBlock && !b.empty()) block_ = std::stoi(b);
-    }
+    if (const auto b = knob_choice("BWPROF_GEMV_BLOCK", {"256", "512", "1024"}); b && tpr_ == kBlock) block_ = 256 << *b;
   }
   // Calls f(kernel) with the 256-thread kernel of this instance's threads a row.
   template <class T, int LOADS, class F>

@@ -7,9 +7,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "bwprof/parallel.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "q4_0/gpu.hpp"
@@ -49,12 +51,10 @@ class MmaMatmul final : public Q4MmaMatmul {
     }
     // A tuning knob for benchmarks: BWPROF_Q4_KERNEL names any kernel of kKnobs; one that stages X
     // in shared memory runs only where X fits there (else the choice above stays).
-    if (const char* e = std::getenv("BWPROF_Q4_KERNEL")) {
-      const std::string k = e;
-      const Knob* forced = k.empty() ? kernel_ : find_knob(k);
-      if (!forced) BWPROF_INVALID("BWPROF_Q4_KERNEL: unknown kernel '" + k + "' (" + knob_names() + ")");
-      if (!forced->x_smem || ring_smem_ > 0) kernel_ = forced;
-    }
+    std::vector<std::string> names;
+    for (const auto& k : kKnobs) names.push_back(k.name);
+    if (const auto i = knob_choice("BWPROF_Q4_KERNEL", names); i && (!kKnobs[*i].x_smem || ring_smem_ > 0))
+      kernel_ = &kKnobs[*i];
     res_ = dispatch(nullptr, 0, 0, nullptr);
     // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: as one
     // stream of records (the library's layout: every kernel it chooses reads them so), or quants and
@@ -141,20 +141,10 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
       {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false},
       {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true}};
-  static const Knob* find_knob(const std::string& name) {
-    for (const auto& k : kKnobs)
-      if (name == k.name) return &k;
-    return nullptr;
-  }
   static const Knob& knob(const std::string& name) {
-    const Knob* k = find_knob(name);
-    if (!k) BWPROF_INVALID("no Q4_0 kernel named '" + name + "'");  // (a name of this file's own choice)
-    return *k;
-  }
-  static std::string knob_names() {
-    std::string names;
-    for (const auto& k : kKnobs) names += (names.empty() ? "" : ", ") + std::string(k.name);
-    return names;
+    for (const auto& k : kKnobs)
+      if (name == k.name) return k;
+    BWPROF_INVALID("no Q4_0 kernel named '" + name + "'");  // (a name of this file's own choice)
   }
   // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
   Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {

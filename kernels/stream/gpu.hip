@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "common/gpu_common.hpp"
 #include "common/gpu_stream_load.hpp"
@@ -182,15 +183,9 @@ struct ReadShape {
 constexpr ReadShape kReadShapes[] = {{256, 2}, {128, 4}, {256, 1}, {256, 4}, {256, 8}, {512, 1}, {512, 2}, {1024, 1}};
 
 ReadShape read_shape() {
-  const char* e = std::getenv("BWPROF_STREAM_READ");
-  if (!e || !*e) return kReadShapes[0];
-  std::string names;
-  for (const ReadShape& r : kReadShapes) {
-    const std::string name = std::to_string(r.block) + "x" + std::to_string(r.loads);
-    if (name == e) return r;
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  throw InvalidArgument("BWPROF_STREAM_READ: unknown shape '" + std::string(e) + "' (" + names + ")");
+  std::vector<std::string> names;
+  for (const ReadShape& r : kReadShapes) names.push_back(std::to_string(r.block) + "x" + std::to_string(r.loads));
+  return kReadShapes[knob_choice("BWPROF_STREAM_READ", names).value_or(0)];
 }
 
 // Calls f(kernel) with the read kernel of `shape` for element type T.

@@ -286,8 +286,11 @@ def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
     monkeypatch.setenv("BWPROF_GEMM_TILE", "96x96")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE: no wgmma tile 96x96"):
+    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=96x96: expected one of gemv, tc_skinny, .* or 64x64"):
         bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
+    monkeypatch.setenv("BWPROF_GEMM_TILE", "Large")  # a typo was the default tile, silently
+    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=Large: expected one of"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=64, K=64, **Q)
 
 
 def _sm90_smem(dp, bc, stages, qslots, paged=False, o_tma=False):
@@ -387,10 +390,10 @@ def test_wgmma_attention_tile_orders_match_reference(shape, chunk, monkeypatch):
 
 
 @pytest.mark.parametrize("env,match", [
-    ({"BWPROF_ATTN_HEAD_CHUNK": "0"}, "BWPROF_ATTN_HEAD_CHUNK=0: expected 1 to 2"),
-    ({"BWPROF_ATTN_HEAD_CHUNK": "3"}, "BWPROF_ATTN_HEAD_CHUNK=3: expected 1 to 2"),
-    ({"BWPROF_ATTN_STAGES": "x"}, "BWPROF_ATTN_STAGES=x: expected 1 to 4"),
-    ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected 1 to 4"),
+    ({"BWPROF_ATTN_HEAD_CHUNK": "0"}, "BWPROF_ATTN_HEAD_CHUNK=0: expected an integer from 1 to 2"),
+    ({"BWPROF_ATTN_HEAD_CHUNK": "3"}, "BWPROF_ATTN_HEAD_CHUNK=3: expected an integer from 1 to 2"),
+    ({"BWPROF_ATTN_STAGES": "x"}, "BWPROF_ATTN_STAGES=x: expected an integer from 1 to 4"),
+    ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected an integer from 1 to 4"),
     ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
     ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
     ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),

@@ -40,13 +40,16 @@ def test_gemm_split_k_chosen_for_few_tiles_and_long_k(dtype, reduce, tmp_path, m
     assert ("by slots" in said) == (reduce != "chain"), said
 
 
-@pytest.mark.parametrize("key,value,match", [("BWPROF_GEMM_REDUCE", "tree", "tree is neither chain nor slots"),
-                                             ("BWPROF_GEMM_CLUSTER", "4", "4 is neither 1 nor 2")])
+@pytest.mark.parametrize("key,value,match", [("BWPROF_GEMM_REDUCE", "tree", "expected slots or chain"),
+                                             ("BWPROF_GEMM_CLUSTER", "4", "expected 1 or 2"),
+                                             ("BWPROF_GEMM_SPLITS", "two", "expected an integer from 1 to 65535"),
+                                             ("BWPROF_GEMM_SPLITS", "0", "expected an integer from 1 to 65535"),
+                                             ("BWPROF_GEMM_WGMMA", "off", "expected 0 or 1")])
 def test_gemm_wgmma_knobs_out_of_range_are_clear_errors(key, value, match, monkeypatch):
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
     monkeypatch.setenv(key, value)
-    with pytest.raises(ValueError, match=f"{key}: {match}"):
+    with pytest.raises(ValueError, match=f"{key}={value}: {match}"):
         bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=304, K=4096, **Q)
 
 

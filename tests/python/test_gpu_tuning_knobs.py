@@ -91,3 +91,51 @@ def test_a_knob_that_names_no_configuration_is_a_value_error(monkeypatch):
     monkeypatch.setenv("BWPROF_STREAM_READ", "256x3")
     with pytest.raises(ValueError, match="BWPROF_STREAM_READ"):
         bwprof.measure("stream_read", device="gpu", n=4096, **Q)
+
+
+# Every knob reads its value whole through one reader (bwprof/knobs.hpp): a typo is an error that names
+# the variable, the value and what it takes, never a silent default (atoi read "x" as 0 and "3x" as 3).
+ATTN_DECODE = dict(heads=8, kv_heads=2, seq_q=1, seq_kv=1000, head_dim=64)
+GEMM_SMALL = dict(variant="tensor", M=4, N=64, K=256)
+
+
+@pytest.mark.parametrize("env,family,kw,match", [
+    ({"BWPROF_ATTN_DECODE_WAVES": "x"}, "attention", ATTN_DECODE,
+     "BWPROF_ATTN_DECODE_WAVES=x: expected a number above 0 and at most 64"),
+    ({"BWPROF_ATTN_DECODE_WAVES": "0"}, "attention", ATTN_DECODE,
+     "BWPROF_ATTN_DECODE_WAVES=0: expected a number above 0 and at most 64"),
+    ({"BWPROF_ATTN_DECODE_SPLITS": "0"}, "attention", ATTN_DECODE,
+     "BWPROF_ATTN_DECODE_SPLITS=0: expected an integer from 1 to 65535"),
+    ({"BWPROF_ATTN_DECODE_STAGES": "3x"}, "attention", ATTN_DECODE,
+     "BWPROF_ATTN_DECODE_STAGES=3x: expected an integer from 2 to 8"),
+    ({"BWPROF_ATTN_KERNEL": "fast"}, "attention", ATTN_DECODE,
+     "BWPROF_ATTN_KERNEL=fast: expected one of rows, flash, decode or wgmma"),
+    ({"BWPROF_ATTN_KERNEL": "flash", "BWPROF_FLASH_TILE": "7"}, "attention",
+     dict(heads=4, kv_heads=2, seq_q=200, seq_kv=200, head_dim=64), "BWPROF_FLASH_TILE=7: expected an integer from 0 to 2"),
+    ({"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_LDMATRIX": "2"}, "gemm", GEMM_SMALL,
+     "BWPROF_GEMM_LDMATRIX=2: expected 0 or 1"),
+    ({"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "0"}, "gemm", GEMM_SMALL,
+     "BWPROF_GEMM_SMALL_WAVES=0: expected a number above 0 and at most 64"),
+    ({"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "x"}, "gemm", GEMM_SMALL,
+     "BWPROF_GEMM_SPLITS=x: expected an integer from 1 to 65535"),
+    ({"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "-2"}, "gemm", GEMM_SMALL,
+     "BWPROF_GEMM_SPLITS=-2: expected an integer from 1 to 65535"),
+    ({"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "2.5"}, "gemm", dict(variant="tensor", M=100, N=200, K=4096),
+     "BWPROF_GEMM_SPLITS=2.5: expected an integer from 1 to 65535"),
+    ({"BWPROF_GEMM_PAD": "2"}, "gemm", dict(variant="tensor", M=200, N=304, K=4096),
+     "BWPROF_GEMM_PAD=2: expected one of 0, 1 or 128"),
+    ({"BWPROF_GEMV_LOADS": "3"}, "gemv", dict(N=64, K=4096), "BWPROF_GEMV_LOADS=3: expected 2 or 4"),
+    ({"BWPROF_GEMV_BLOCK": "300"}, "gemv", dict(N=64, K=4096), "BWPROF_GEMV_BLOCK=300: expected one of 256, 512 or 1024"),
+    ({"BWPROF_STREAM_READ": "256x3"}, "stream_read", dict(n=4096), "BWPROF_STREAM_READ=256x3: expected one of 256x2, "),
+])
+def test_every_knob_refuses_a_value_it_does_not_take(env, family, kw, match, monkeypatch):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(ValueError, match=match):
+        bwprof.measure(family, dtype="fp16", device="gpu", **kw, **Q)
+
+
+def test_the_peak_arrays_knob_refuses_what_it_does_not_take(monkeypatch):
+    monkeypatch.setenv("BWPROF_PEAK_ARRAY_BYTES", "lots")
+    with pytest.raises(ValueError, match=r"BWPROF_PEAK_ARRAY_BYTES=lots: expected an integer from 4096 to 1099511627776"):
+        bwprof.peaks("gpu", refresh=True)

@@ -60,7 +60,7 @@ def test_the_launch_bound_is_an_environment_setting(monkeypatch):
     with pytest.raises(ValueError, match="more than the bound of 1e-09 s"):
         bwprof.measure("stream_copy", device="cpu", n=4096, **TINY)
     monkeypatch.setenv("BWPROF_MAX_LAUNCH_S", "never")
-    with pytest.raises(ValueError, match="BWPROF_MAX_LAUNCH_S: expected a positive number, got 'never'"):
+    with pytest.raises(ValueError, match="BWPROF_MAX_LAUNCH_S=never: expected a positive number"):
         bwprof.measure("stream_copy", device="cpu", n=4096, **TINY)
 
 
@@ -73,8 +73,12 @@ def test_arrays_that_fit_one_by_one_but_not_together_are_a_memory_error(monkeypa
         bwprof.measure("stream_add", device="cpu", n=8388608, **TINY)
     assert bwprof.measure("stream_add", device="cpu", n=8388608 // 3, **TINY).to_dict()["verified"]
     monkeypatch.setenv("BWPROF_MEMORY_LIMIT", "plenty")
-    with pytest.raises(ValueError, match="BWPROF_MEMORY_LIMIT: expected a positive number"):
+    with pytest.raises(ValueError, match="BWPROF_MEMORY_LIMIT=plenty: expected a positive number"):
         bwprof.measure("stream_add", device="cpu", n=1024, **TINY)
+    for bad in ("nan", "-1", "0", "1e9x", " 5"):  # no undefined, negative or partly read limit either
+        monkeypatch.setenv("BWPROF_MEMORY_LIMIT", bad)
+        with pytest.raises(ValueError, match=f"BWPROF_MEMORY_LIMIT={bad}: expected a positive number"):
+            bwprof.measure("stream_add", device="cpu", n=1024, **TINY)
 
 
 # ---- any shape, every family, on the CPU ---------------------------------------------------------
@@ -164,3 +168,17 @@ def test_ctrl_c_stops_a_long_measurement(device):
     # Heard between launches: within a few seconds (a generous bound, not a timing test; without
     # the check the child would measure for a day).
     assert elapsed < 10, elapsed
+
+
+@pytest.mark.parametrize("threads,want", [("3", "3"), ("0", "BWPROF_CPU_THREADS=0: expected an integer from 1 to 4096"),
+                                          ("many", "BWPROF_CPU_THREADS=many: expected an integer from 1 to 4096"),
+                                          ("4 ", "BWPROF_CPU_THREADS=4 : expected an integer from 1 to 4096")])
+def test_the_cpu_thread_count_is_read_whole_or_refused(threads, want):
+    # A process of its own: the count is read once per process. atoi took "many" and "0" for the machine's count.
+    code = "import bwprof; print(bwprof.device('cpu').info['compute_units'])"
+    env = dict(os.environ, BWPROF_CPU_THREADS=threads, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    if want.isdigit():
+        assert p.returncode == 0 and p.stdout.strip() == want, p.stderr
+    else:
+        assert p.returncode != 0 and want in p.stderr and "ValueError" in p.stderr, p.stderr

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,23 +11,14 @@
 #include <string>
 
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 
 namespace bwprof {
 
 namespace {
 
-// A positive number from the environment (`def` when unset); InvalidArgument naming the variable
-// for anything else.
-double env_positive(const char* name, double def) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return def;
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v, &end);
-  if (end == v || *end != '\0' || std::isnan(x) || !(x > 0))
-    BWPROF_INVALID(std::string(name) + ": expected a positive number, got '" + v + "'");
-  return x;
-}
+// A positive number from the environment (`def` when unset; knobs.hpp refuses anything else).
+double env_positive(const char* name, double def) { return knob_positive(name).value_or(def); }
 
 std::string gb(double bytes) {
   char buf[64];

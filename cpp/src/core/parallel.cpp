@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "bwprof/knobs.hpp"
+
 namespace bwprof {
 
 namespace {
@@ -96,10 +98,7 @@ Pool& pool() {
 
 int cpu_threads() {
   static int n = [] {
-    if (const char* env = std::getenv("BWPROF_CPU_THREADS")) {
-      int v = std::atoi(env);
-      if (v > 0) return v;
-    }
+    if (const auto v = knob_int("BWPROF_CPU_THREADS", 1, 4096)) return static_cast<int>(*v);
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }();
   return n;

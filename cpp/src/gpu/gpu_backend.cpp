@@ -9,6 +9,7 @@
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
+#include "bwprof/knobs.hpp"
 #include "bwprof/limits.hpp"
 #include "gpu/gpu_entry.hpp"
 #include "gpu/links.hpp"
@@ -109,11 +110,7 @@ GpuBackend& as_gpu(Backend& b) {
 
 GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   // Read first: a bad setting must fail before anything is allocated.
-  const char* hold = std::getenv("BWPROF_STREAM_HOLD");
-  const std::string how = hold ? hold : "spin";
-  if (how != "spin" && how != "block")
-    throw InvalidArgument("BWPROF_STREAM_HOLD: expected 'spin' or 'block', got '" + how + "'");
-  const bool block = how == "block";
+  const bool block = knob_choice("BWPROF_STREAM_HOLD", {"spin", "block"}).value_or(0) == 1;
   BWPROF_GPU_CHECK(hipSetDevice(ordinal));
   hipDeviceProp_t p;
   std::memset(&p, 0, sizeof p);
