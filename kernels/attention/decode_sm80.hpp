@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <numeric>
 #include <string>
 
 #include "attention/decode_merge.hpp"
@@ -54,7 +53,19 @@ struct DecodeCfg {
   // (The numbers live in attention/gpu.hpp: decode_default_ring; where nothing is split the host
   // may ask for a shallower ring: decode_unsplit_ring.) The deeper of the two defaults:
   static constexpr int kStagesMost = std::max(decode_ring_long(D), decode_ring_short(D));
-  static constexpr int kChunk = kKeys * kStride;                 // K or V of one step
+  // The ring's rows. At head dims of whole 128-byte lines (64, 128, 256): D elements, each line's 16-byte
+  // chunks permuted by the row (chunk c at c ^ row % 8), so that ldmatrix's 8 rows fall in 8 bank groups
+  // and a warp's copy writes whole lines. Rows padded to kStride instead put every other row's lines across
+  // two of shared memory's 128-byte lines: the copies came apart into 10.5 requests to L2 a copy instead of
+  // 4, and each sector was asked for 1.5 times (ncu, H200, fp16 B4 H64/8 S16384 D64, session 18). Other head
+  // dims: padded.
+  static constexpr bool kSwizzle = D % 64 == 0;
+  static constexpr int kRingStride = kSwizzle ? D : kStride;
+  static constexpr int kChunk = kKeys * kRingStride;             // K or V of one step
+  // Element offset of row r's 16-byte chunk c in a step's K or V.
+  __host__ __device__ static constexpr int at(int r, int c) {
+    return r * kRingStride + (kSwizzle ? (c & ~7) | ((c ^ r) & 7) : c) * 8;
+  }
   static constexpr int kQBytes = 16 * MT * kStride * 2;
   static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32
   static constexpr int kStatBytes = (2 * kWarps + 2) * 16 * MT * 4 + 16;  // + the last-block flag
@@ -71,6 +82,13 @@ struct DecodeCfg {
   __host__ __device__ static constexpr int bytes(int stages) { return big_bytes(stages) + kQBytes + kStatBytes; }
 };
 constexpr int kDecodeMaxStages = kDecodeStagesMax;
+// Copies a lane makes before its chunks' places in the ring repeat (32 chunks a copy, `cpr` a row; with
+// permuted rows the rows a period covers a multiple of 8).
+constexpr int decode_copy_period(int cpr, bool swizzle) {
+  for (int p = 1; p <= 64; ++p)
+    if ((32 * p) % cpr == 0 && (32 * p / cpr) % (swizzle ? 8 : 1) == 0) return p;
+  return 0;
+}
 
 // cp.async.wait_group with a count known at run time (the same in every lane of a warp).
 __device__ __forceinline__ void cp_async_wait_n(int n) {
@@ -152,13 +170,15 @@ __global__ void __launch_bounds__(kThreads)
   // A whole step of contiguous or page-step K/V is 16 rows in a row of memory: chunk c = lane + 32 u sits
   // at 16 c bytes there, so a warp's copy takes 512 bytes in a row (four whole 128-byte lines; a copy of
   // 16 rows x 32 bytes each was 3-48 % slower, H200) and the lane's copies differ by constants in global memory.
-  // In the ring, rows are padded (kStride), so chunk c's place repeats with a period of kPer copies: the
-  // lane keeps kPer offsets and adds constants. A partial step, or rows a table entry each, copy chunk by chunk.
-  constexpr int kCpr = D / 8, kPer = kCpr / std::gcd(32, kCpr);
+  // In the ring (padded or permuted rows, DecodeCfg::at) chunk c's place repeats with a period of kPer copies:
+  // the lane keeps kPer offsets and adds constants. A partial step, or rows a table entry each, copy chunk by chunk.
+  constexpr int kCpr = D / 8, kPer = decode_copy_period(kCpr, C::kSwizzle);
   constexpr int kRowsPer = 32 * kPer / kCpr;  // rows a period of copies covers
   int ring_off[kPer];
 #pragma unroll
-  for (int p = 0; p < kPer; ++p) ring_off[p] = ((lane + 32 * p) / kCpr) * ST + ((lane + 32 * p) % kCpr) * 8;
+  for (int p = 0; p < kPer; ++p)
+    ring_off[p] = C::kSwizzle ? C::at((lane + 32 * p) / kCpr, (lane + 32 * p) % kCpr)
+                              : ((lane + 32 * p) / kCpr) * ST + ((lane + 32 * p) % kCpr) * 8;
   auto load = [&](int slot, int n, int page, int row) {  // this warp's n-th step into ring slot `slot`
     T* dk = ring + slot * 2 * C::kChunk;
     T* dv = dk + C::kChunk;
@@ -170,7 +190,7 @@ __global__ void __launch_bounds__(kThreads)
       const T* sv = Vm + base + lane * 8;
 #pragma unroll
       for (int u = 0; u < kKeys * D / 8 / 32; ++u) {
-        const int at = ring_off[u % kPer] + (u / kPer) * kRowsPer * ST;
+        const int at = ring_off[u % kPer] + (u / kPer) * kRowsPer * (C::kSwizzle ? C::kRingStride : ST);
         cp_async16(dk + at, sk + u * 256, true);
         cp_async16(dv + at, sv + u * 256, true);
       }
@@ -186,8 +206,13 @@ __global__ void __launch_bounds__(kThreads)
       const bool in = j < k_end;
       std::size_t off = 0;
       if (in) off = page_steps ? page_base + static_cast<std::size_t>(r) * D + x : kv.offset<PAGED, D>(b, kvh, j) + x;
-      cp_async16(dk + r * ST + x, K + off, in);
-      cp_async16(dv + r * ST + x, Vm + off, in);
+      if constexpr (C::kSwizzle) {
+        cp_async16(dk + C::at(r, x / 8), K + off, in);
+        cp_async16(dv + C::at(r, x / 8), Vm + off, in);
+      } else {
+        cp_async16(dk + r * ST + x, K + off, in);
+        cp_async16(dv + r * ST + x, Vm + off, in);
+      }
     }
   };
   int row_next = 0;
@@ -243,7 +268,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int kk = 0; kk < KT; ++kk) {
       unsigned r[4];
-      ldmatrix_x4(r, tk + ((lane % 8) + (lane / 16) * 8) * ST + kk * 16 + ((lane / 8) % 2) * 8);
+      ldmatrix_x4(r, tk + (C::kSwizzle ? C::at((lane % 8) + (lane / 16) * 8, kk * 2 + (lane / 8) % 2)
+                                       : ((lane % 8) + (lane / 16) * 8) * ST + kk * 16 + ((lane / 8) % 2) * 8));
       const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
@@ -297,7 +323,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         unsigned r[4];
-        ldmatrix_x4_trans(r, tv + ((lane % 8) + ((lane / 8) % 2) * 8) * ST + dp * 16 + (lane / 16) * 8);
+        ldmatrix_x4_trans(r, tv + (C::kSwizzle ? C::at((lane % 8) + ((lane / 8) % 2) * 8, dp * 2 + lane / 16)
+                                               : ((lane % 8) + ((lane / 8) % 2) * 8) * ST + dp * 16 + (lane / 16) * 8));
         const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
         mma_16816_t<T>(o[mt][2 * dp], pa, b0);
         mma_16816_t<T>(o[mt][2 * dp + 1], pa, b1);
