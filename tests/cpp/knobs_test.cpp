@@ -8,26 +8,12 @@
 
 #include "bwprof/error.hpp"
 #include "bwprof/knobs.hpp"
+#include "message_of.hpp"
 #include "scoped_env.hpp"
 
 using namespace bwprof;
 
-namespace {
-
 constexpr const char* kName = "BWPROF_TEST_KNOB";
-
-// The message of the InvalidArgument `f` throws, or "" where it throws none.
-template <class F>
-std::string refusal(F f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
 
 TEST(Knobs, UnsetOrEmptyLeavesTheDefault) {
   unsetenv(kName);
@@ -51,7 +37,7 @@ TEST(Knobs, IntegersWholeAndInRange) {
   }
   for (const char* v : {"0", "5", "x", "3x", "2.0", " 2", "1e1", "99999999999999999999999"}) {
     ScopedEnv e(kName, v);
-    EXPECT_EQ(refusal([] { knob_int(kName, 1, 4); }), std::string(kName) + "=" + v + ": expected an integer from 1 to 4")
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_int(kName, 1, 4); }), std::string(kName) + "=" + v + ": expected an integer from 1 to 4")
         << v;
   }
   ScopedEnv big(kName, "1099511627776");  // beyond 32 bits
@@ -69,13 +55,13 @@ TEST(Knobs, NumbersAboveLowAndAtMostHigh) {
   }
   for (const char* v : {"0", "-1", "64.5", "nan", "inf", "1/2", "0.5x", "0x"}) {
     ScopedEnv e(kName, v);
-    EXPECT_EQ(refusal([] { knob_number(kName, 0, 64); }),
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_number(kName, 0, 64); }),
               std::string(kName) + "=" + v + ": expected a number above 0 and at most 64")
         << v;
   }
   {
     ScopedEnv e(kName, "0.05");
-    EXPECT_EQ(refusal([] { knob_number(kName, 0.125, 2.5); }),
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_number(kName, 0.125, 2.5); }),
               std::string(kName) + "=0.05: expected a number above 0.125 and at most 2.5");
   }
 }
@@ -91,7 +77,7 @@ TEST(Knobs, PositiveNumbers) {
   }
   for (const char* v : {"0", "-2", "never", "-inf", "nan", "12 GB", " 5"}) {
     ScopedEnv e(kName, v);
-    EXPECT_EQ(refusal([] { knob_positive(kName); }), std::string(kName) + "=" + v + ": expected a positive number") << v;
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_positive(kName); }), std::string(kName) + "=" + v + ": expected a positive number") << v;
   }
 }
 
@@ -106,7 +92,7 @@ TEST(Knobs, SwitchesAreZeroOrOne) {
   }
   for (const char* v : {"2", "yes", "true", "on", "01", "no"}) {
     ScopedEnv e(kName, v);
-    EXPECT_EQ(refusal([] { knob_switch(kName); }), std::string(kName) + "=" + v + ": expected 0 or 1") << v;
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_switch(kName); }), std::string(kName) + "=" + v + ": expected 0 or 1") << v;
   }
 }
 
@@ -117,15 +103,15 @@ TEST(Knobs, ChoicesByExactName) {
   }
   {
     ScopedEnv e(kName, "TMA");
-    EXPECT_EQ(refusal([] { knob_choice(kName, {"cp", "tma"}); }), std::string(kName) + "=TMA: expected cp or tma");
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_choice(kName, {"cp", "tma"}); }), std::string(kName) + "=TMA: expected cp or tma");
   }
   {
     ScopedEnv e(kName, "dma");
-    EXPECT_EQ(refusal([] { knob_choice(kName, {"rows", "flash", "decode", "wgmma"}); }),
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_choice(kName, {"rows", "flash", "decode", "wgmma"}); }),
               std::string(kName) + "=dma: expected one of rows, flash, decode or wgmma");
   }
   {
     ScopedEnv e(kName, "x");
-    EXPECT_EQ(refusal([] { knob_choice(kName, {"only"}); }), std::string(kName) + "=x: expected only");
+    EXPECT_EQ(message_of<InvalidArgument>([] { knob_choice(kName, {"only"}); }), std::string(kName) + "=x: expected only");
   }
 }

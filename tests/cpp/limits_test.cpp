@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "message_of.hpp"
 #include "scoped_env.hpp"
 
 #include <algorithm>
@@ -30,15 +31,6 @@ namespace {
 
 using Params = std::map<std::string, std::string>;
 
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 Params to_text(const ParamList& l) {
   Params out;

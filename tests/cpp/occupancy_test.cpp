@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "bwprof/error.hpp"
+#include "message_of.hpp"
 
 using namespace bwprof;
 
@@ -17,15 +18,6 @@ int limit(const Occupancy& o, const std::string& name) {
     if (l.name == name) return l.blocks;
   ADD_FAILURE() << "no limit named " << name;
   return -1;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "(no InvalidArgument thrown)";
 }
 
 }  // namespace
@@ -300,23 +292,23 @@ TEST(OccupancyArch, NamesAndAliases) {
 }
 
 TEST(OccupancyErrors, MessagesNameTheArgument) {
-  EXPECT_NE(error_of([] { compute_occupancy("sm_100", 128, 32, 0); }).find("arch: unknown architecture 'sm_100'"),
+  EXPECT_NE(message_of<InvalidArgument>([] { compute_occupancy("sm_100", 128, 32, 0); }).find("arch: unknown architecture 'sm_100'"),
             std::string::npos);
-  const std::string unknown = error_of([] { compute_occupancy("nope", 128, 32, 0); });
+  const std::string unknown = message_of<InvalidArgument>([] { compute_occupancy("nope", 128, 32, 0); });
   EXPECT_NE(unknown.find("sm_70"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("gfx1102"), std::string::npos) << unknown;
-  EXPECT_EQ(error_of([] { compute_occupancy("sm_90", 0, 32, 0); }).rfind("threads_per_block:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("sm_90", 1025, 32, 0); }).rfind("threads_per_block:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("sm_90", 128, 256, 0); }).rfind("registers_per_thread:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("sm_90", 128, -1, 0); }).rfind("registers_per_thread:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("gfx1100", 128, 257, 0); }).rfind("registers_per_thread:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("sm_86", 128, 32, 99 * 1024 + 1); }).rfind("shared_mem_per_block:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("gfx942", 128, 32, -5); }).rfind("shared_mem_per_block:", 0), 0u);
-  EXPECT_EQ(error_of([] { compute_occupancy("gfx1100", 128, 32, 64 * 1024 + 1); }).rfind("shared_mem_per_block:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("sm_90", 0, 32, 0); }).rfind("threads_per_block:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("sm_90", 1025, 32, 0); }).rfind("threads_per_block:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("sm_90", 128, 256, 0); }).rfind("registers_per_thread:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("sm_90", 128, -1, 0); }).rfind("registers_per_thread:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("gfx1100", 128, 257, 0); }).rfind("registers_per_thread:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("sm_86", 128, 32, 99 * 1024 + 1); }).rfind("shared_mem_per_block:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("gfx942", 128, 32, -5); }).rfind("shared_mem_per_block:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([] { compute_occupancy("gfx1100", 128, 32, 64 * 1024 + 1); }).rfind("shared_mem_per_block:", 0), 0u);
   OccupancyOptions w64;
   w64.wave64 = true;
-  EXPECT_EQ(error_of([&] { compute_occupancy("sm_90", 128, 32, 0, w64); }).rfind("wave64:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([&] { compute_occupancy("sm_90", 128, 32, 0, w64); }).rfind("wave64:", 0), 0u);
   OccupancyOptions cu;
   cu.cu_mode = true;
-  EXPECT_EQ(error_of([&] { compute_occupancy("gfx942", 128, 32, 0, cu); }).rfind("cu_mode:", 0), 0u);
+  EXPECT_EQ(message_of<InvalidArgument>([&] { compute_occupancy("gfx942", 128, 32, 0, cu); }).rfind("cu_mode:", 0), 0u);
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "message_of.hpp"
 #include "scoped_env.hpp"
 
 #include <algorithm>
@@ -61,17 +62,6 @@ std::vector<StepOp> small_step(int layers) {
           kernel_op("act", "bias_act", {{"rows", "4"}, {"cols", "64"}, {"act", "silu"}}, layers),
           kernel_op("residual", "stream_add", {{"n", "384"}}, layers),
           kernel_op("head", "gemv", {{"N", "128"}, {"K", "96"}}, 1)};
-}
-
-template <class E>
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception of the expected type";
-  return "";
 }
 
 }  // namespace
