@@ -24,6 +24,7 @@
 #include <string>
 
 #include "attention/decode_merge.hpp"
+#include "attention/decode_ring.hpp"
 #include "attention/gpu.hpp"
 #include "bwprof/error.hpp"
 #include "common/gpu_common.hpp"
@@ -38,7 +39,7 @@ using namespace gpu;
 
 template <int D, int MT>
 struct DecodeCfg {
-  static constexpr int kStride = D + 8;  // elements: ldmatrix's 8 rows fall in 8 different bank groups
+  static constexpr int kStride = D + 8;  // Q's rows in shared memory (padded: ldmatrix's 8 rows in 8 bank groups)
   // Steps of 16 keys a warp's ring holds (stages - 1 in flight while it computes one): a runtime
   // choice (Launch::decode_stages, 0: this default), from 2 to kDecodeMaxStages.
   // Each warp's ring of 16-key steps: 5 deep at head dim 64 (faster than 4 at 5 of 7 points of the
@@ -53,19 +54,10 @@ struct DecodeCfg {
   // (The numbers live in attention/gpu.hpp: decode_default_ring; where nothing is split the host
   // may ask for a shallower ring: decode_unsplit_ring.) The deeper of the two defaults:
   static constexpr int kStagesMost = std::max(decode_ring_long(D), decode_ring_short(D));
-  // The ring's rows. At head dims of whole 128-byte lines (64, 128, 256): D elements, each line's 16-byte
-  // chunks permuted by the row (chunk c at c ^ row % 8), so that ldmatrix's 8 rows fall in 8 bank groups
-  // and a warp's copy writes whole lines. Rows padded to kStride instead put every other row's lines across
-  // two of shared memory's 128-byte lines: the copies came apart into 10.5 requests to L2 a copy instead of
-  // 4, and each sector was asked for 1.5 times (ncu, H200, fp16 B4 H64/8 S16384 D64, session 18). Other head
-  // dims: padded.
-  static constexpr bool kSwizzle = D % 64 == 0;
-  static constexpr int kRingStride = kSwizzle ? D : kStride;
-  static constexpr int kChunk = kKeys * kRingStride;             // K or V of one step
+  static constexpr int kCpr = D / 8;       // 16-byte chunks a row
+  static constexpr int kChunk = kKeys * D;  // K or V of one step: unpadded rows, permuted chunks (decode_ring.hpp)
   // Element offset of row r's 16-byte chunk c in a step's K or V.
-  __host__ __device__ static constexpr int at(int r, int c) {
-    return r * kRingStride + (kSwizzle ? (c & ~7) | ((c ^ r) & 7) : c) * 8;
-  }
+  __host__ __device__ static constexpr int at(int r, int c) { return decode_ring_at<D>(r, c); }
   static constexpr int kQBytes = 16 * MT * kStride * 2;
   static constexpr int kMergeBytes = kWarps * 16 * MT * D * 4;   // each warp's output, FP32
   static constexpr int kStatBytes = (2 * kWarps + 2) * 16 * MT * 4 + 16;  // + the last-block flag
@@ -82,13 +74,6 @@ struct DecodeCfg {
   __host__ __device__ static constexpr int bytes(int stages) { return big_bytes(stages) + kQBytes + kStatBytes; }
 };
 constexpr int kDecodeMaxStages = kDecodeStagesMax;
-// Copies a lane makes before its chunks' places in the ring repeat (32 chunks a copy, `cpr` a row; with
-// permuted rows the rows a period covers a multiple of 8).
-constexpr int decode_copy_period(int cpr, bool swizzle) {
-  for (int p = 1; p <= 64; ++p)
-    if ((32 * p) % cpr == 0 && (32 * p / cpr) % (swizzle ? 8 : 1) == 0) return p;
-  return 0;
-}
 
 // cp.async.wait_group with a count known at run time (the same in every lane of a warp).
 __device__ __forceinline__ void cp_async_wait_n(int n) {
@@ -170,15 +155,14 @@ __global__ void __launch_bounds__(kThreads)
   // A whole step of contiguous or page-step K/V is 16 rows in a row of memory: chunk c = lane + 32 u sits
   // at 16 c bytes there, so a warp's copy takes 512 bytes in a row (four whole 128-byte lines; a copy of
   // 16 rows x 32 bytes each was 3-48 % slower, H200) and the lane's copies differ by constants in global memory.
-  // In the ring (padded or permuted rows, DecodeCfg::at) chunk c's place repeats with a period of kPer copies:
+  // In the ring (permuted rows, DecodeCfg::at) chunk c's place repeats with a period of kPer copies:
   // the lane keeps kPer offsets and adds constants. A partial step, or rows a table entry each, copy chunk by chunk.
-  constexpr int kCpr = D / 8, kPer = decode_copy_period(kCpr, C::kSwizzle);
+  constexpr int kCpr = C::kCpr, kPer = decode_copy_period(kCpr);
   constexpr int kRowsPer = 32 * kPer / kCpr;  // rows a period of copies covers
   int ring_off[kPer];
 #pragma unroll
   for (int p = 0; p < kPer; ++p)
-    ring_off[p] = C::kSwizzle ? C::at((lane + 32 * p) / kCpr, (lane + 32 * p) % kCpr)
-                              : ((lane + 32 * p) / kCpr) * ST + ((lane + 32 * p) % kCpr) * 8;
+    ring_off[p] = C::at((lane + 32 * p) / kCpr, (lane + 32 * p) % kCpr);
   auto load = [&](int slot, int n, int page, int row) {  // this warp's n-th step into ring slot `slot`
     T* dk = ring + slot * 2 * C::kChunk;
     T* dv = dk + C::kChunk;
@@ -190,7 +174,7 @@ __global__ void __launch_bounds__(kThreads)
       const T* sv = Vm + base + lane * 8;
 #pragma unroll
       for (int u = 0; u < kKeys * D / 8 / 32; ++u) {
-        const int at = ring_off[u % kPer] + (u / kPer) * kRowsPer * (C::kSwizzle ? C::kRingStride : ST);
+        const int at = ring_off[u % kPer] + (u / kPer) * kRowsPer * D;
         cp_async16(dk + at, sk + u * 256, true);
         cp_async16(dv + at, sv + u * 256, true);
       }
@@ -206,13 +190,8 @@ __global__ void __launch_bounds__(kThreads)
       const bool in = j < k_end;
       std::size_t off = 0;
       if (in) off = page_steps ? page_base + static_cast<std::size_t>(r) * D + x : kv.offset<PAGED, D>(b, kvh, j) + x;
-      if constexpr (C::kSwizzle) {
-        cp_async16(dk + C::at(r, x / 8), K + off, in);
-        cp_async16(dv + C::at(r, x / 8), Vm + off, in);
-      } else {
-        cp_async16(dk + r * ST + x, K + off, in);
-        cp_async16(dv + r * ST + x, Vm + off, in);
-      }
+      cp_async16(dk + C::at(r, x / 8), K + off, in);
+      cp_async16(dv + C::at(r, x / 8), Vm + off, in);
     }
   };
   int row_next = 0;
@@ -268,8 +247,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int kk = 0; kk < KT; ++kk) {
       unsigned r[4];
-      ldmatrix_x4(r, tk + (C::kSwizzle ? C::at((lane % 8) + (lane / 16) * 8, kk * 2 + (lane / 8) % 2)
-                                       : ((lane % 8) + (lane / 16) * 8) * ST + kk * 16 + ((lane / 8) % 2) * 8));
+      ldmatrix_x4(r, tk + C::at((lane % 8) + (lane / 16) * 8, kk * 2 + (lane / 8) % 2));
       const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
@@ -323,8 +301,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         unsigned r[4];
-        ldmatrix_x4_trans(r, tv + (C::kSwizzle ? C::at((lane % 8) + ((lane / 8) % 2) * 8, dp * 2 + lane / 16)
-                                               : ((lane % 8) + ((lane / 8) % 2) * 8) * ST + dp * 16 + (lane / 16) * 8));
+        ldmatrix_x4_trans(r, tv + C::at((lane % 8) + ((lane / 8) % 2) * 8, dp * 2 + lane / 16));
         const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
         mma_16816_t<T>(o[mt][2 * dp], pa, b0);
         mma_16816_t<T>(o[mt][2 * dp + 1], pa, b1);

@@ -111,8 +111,8 @@ def test_decode_stages_out_of_range_is_an_error(value):
 
 def _decode_smem(d, stages, mt=1):
     # decode_sm80.hpp's DecodeCfg<D, MT>::bytes(stages): the ring (or the merges' buffers), Q, statistics;
-    # the ring's rows D elements at head dims of whole 128-byte lines (permuted chunks), else padded by 8
-    chunk = 16 * (d if d % 64 == 0 else d + 8)
+    # the ring's rows D elements (permuted chunks, decode_ring.hpp), Q's padded by 8
+    chunk = 16 * d
     ring, merge, need = 4 * stages * 2 * chunk * 2, 4 * 16 * mt * d * 4, 4 * (4096 + 4096)
     big = max(ring, need) if ring > merge else max(merge, need)
     return big + 16 * mt * (d + 8) * 2 + (2 * 4 + 2) * 16 * mt * 4 + 16
