@@ -13,6 +13,7 @@
 #include "bwprof/limits.hpp"
 #include "bwprof/occupancy.hpp"
 #include "bwprof/peaks.hpp"
+#include "bwprof/registry.hpp"
 #include "bwprof/roofline.hpp"
 
 namespace bwprof {
@@ -105,24 +106,36 @@ std::vector<double> run_steady_state(Backend& backend, const std::vector<KernelI
 namespace {
 
 // BWPROF_DEBUG_SLOWDOWN="layernorm:2,stream_copy:3": run those kernels that many times per timed
-// run, a deliberately slowed kernel for checking that regression detection catches it.
+// run, a deliberately slowed kernel for checking that regression detection catches it. Read whole: an
+// item that is not kernel:factor, a kernel bwprof does not have, or a factor that is not a whole number
+// from 1 to 1000 is an error (atoi had read "layernorm:2x" as 2, and skipped "layrnorm:2" or
+// "layernorm=2" without a word, so the check it exists for passed for the wrong reason).
 int debug_slowdown(const std::string& kernel) {
   const char* env = std::getenv("BWPROF_DEBUG_SLOWDOWN");
-  if (!env) return 1;
-  std::string spec = env;
+  if (!env || !*env) return 1;
+  const std::string spec = env;
+  auto refuse = [&] {
+    BWPROF_INVALID("BWPROF_DEBUG_SLOWDOWN=" + spec +
+                   ": expected kernel:factor[,kernel:factor...], a kernel bwprof has and a whole factor from 1 to 1000");
+  };
+  int factor = 1;
   std::size_t pos = 0;
   while (pos <= spec.size()) {
     std::size_t end = spec.find(',', pos);
     if (end == std::string::npos) end = spec.size();
     const std::string item = spec.substr(pos, end - pos);
     const std::size_t colon = item.find(':');
-    if (colon != std::string::npos && item.substr(0, colon) == kernel) {
-      const int f = std::atoi(item.c_str() + colon + 1);
-      return f > 1 ? f : 1;
-    }
+    if (colon == std::string::npos) refuse();
+    const std::string name = item.substr(0, colon), f = item.substr(colon + 1);
+    const auto& all = registry().families();
+    if (std::none_of(all.begin(), all.end(), [&](const KernelFamily& k) { return k.name == name; })) refuse();
+    if (f.empty() || f.size() > 4 || f.find_first_not_of("0123456789") != std::string::npos) refuse();
+    const int n = std::stoi(f);
+    if (n < 1 || n > 1000) refuse();
+    if (name == kernel) factor = n;
     pos = end + 1;
   }
-  return 1;
+  return factor;
 }
 
 // True the first time it is asked for a device in this process.
