@@ -9,19 +9,14 @@
 //   f(L) = (L mod (D / 8)) / div mod 8: at head dims 64, 128 and 256 that is the row mod 8; at 32, 80 and
 //   96 (rows of 4, 10, 12 chunks) div is 1, 5 and 3, found by a search over such tables.
 #pragma once
-
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define BWPROF_RING_HD __host__ __device__
-#else
-#define BWPROF_RING_HD
-#endif
+#include "common/host_device.hpp"
 
 namespace bwprof {
 namespace attention {
 
 // Element offset of row r's 16-byte chunk c in a step's K or V at head dim D.
 template <int D>
-BWPROF_RING_HD constexpr int decode_ring_at(int r, int c) {
+BWPROF_HD constexpr int decode_ring_at(int r, int c) {
   constexpr int cpr = D / 8;  // chunks a row
   if constexpr (cpr % 8 == 0) {
     return r * D + ((c & ~7) | ((c ^ r) & 7)) * 8;
@@ -33,7 +28,7 @@ BWPROF_RING_HD constexpr int decode_ring_at(int r, int c) {
 
 // Copies of 32 chunks a lane makes before its chunks' places in the ring repeat (rows of `cpr` chunks;
 // the permutation repeats every 8 rows).
-BWPROF_RING_HD constexpr int decode_copy_period(int cpr) {
+BWPROF_HD constexpr int decode_copy_period(int cpr) {
   for (int p = 1; p <= 64; ++p)
     if ((32 * p) % cpr == 0 && (32 * p / cpr) % 8 == 0) return p;
   return 0;

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "attention/attention.hpp"
 #include "attention/gpu.hpp"
@@ -193,12 +194,12 @@ class AttentionGpu final : public KernelInstance {
 #else
     (void)g;
 #endif
-    if (const auto want = knob_choice("BWPROF_ATTN_KERNEL", {"rows", "flash", "decode", "wgmma"})) {
+    const std::vector<std::string> names = {"rows", "flash", "decode", "wgmma"};
+    if (const auto want = knob_choice("BWPROF_ATTN_KERNEL", names)) {
       const Kernel kinds[] = {Kernel::kRows, Kernel::kFlash, Kernel::kDecode, Kernel::kWgmma};
       const bool takes[] = {true, flash_ok, decode_ok, wgmma_ok};
       if (!takes[*want])
-        BWPROF_INVALID(std::string("BWPROF_ATTN_KERNEL=") + std::getenv("BWPROF_ATTN_KERNEL") +
-                       ": not a kernel that takes this problem here");
+        BWPROF_INVALID("BWPROF_ATTN_KERNEL=" + names[*want] + ": not a kernel that takes this problem here");
       k = kinds[*want];
     }
     return k;

@@ -18,18 +18,14 @@
 #include <queue>
 #include <vector>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define BWPROF_TILE_HD __host__ __device__
-#else
-#define BWPROF_TILE_HD
-#endif
+#include "common/host_device.hpp"
 
 namespace bwprof {
 namespace attention {
 
 // Key tiles of bc keys that the row tile of rows q0 .. q0 + br - 1 reads (under a causal mask, up to
 // its last row's last visible key; query row i sees keys up to i + seq_kv - seq_q).
-BWPROF_TILE_HD inline int row_key_tiles(int q0, int br, int bc, int seq_q, int seq_kv, bool causal) {
+BWPROF_HD inline int row_key_tiles(int q0, int br, int bc, int seq_q, int seq_kv, bool causal) {
   const int q_last = std::min(q0 + br, seq_q) - 1;
   const int k_stop = causal ? std::min(seq_kv, q_last + seq_kv - seq_q + 1) : seq_kv;
   return (k_stop + bc - 1) / bc;
@@ -37,7 +33,7 @@ BWPROF_TILE_HD inline int row_key_tiles(int q0, int br, int bc, int seq_q, int s
 
 // Tile `tile` of the order: head bh (of bh_total) and r, the row tile counted from the last (its rows
 // start at (row_tiles - 1 - r) * br).
-BWPROF_TILE_HD inline void tile_at(int tile, int row_tiles, int bh_total, int chunk, int& bh, int& r) {
+BWPROF_HD inline void tile_at(int tile, int row_tiles, int bh_total, int chunk, int& bh, int& r) {
   const int per = chunk * row_tiles;  // a whole chunk's tiles
   const int ch = tile / per, in = tile - ch * per, h0 = ch * chunk;
   const int heads = bh_total - h0 < chunk ? bh_total - h0 : chunk;  // the last chunk may be short
