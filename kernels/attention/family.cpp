@@ -18,13 +18,20 @@ void register_family_attention(Registry& r) {
   k.name = k.family = "attention";
   k.order = 40;
   k.doc = "O = softmax(Q.K^T / sqrt(d)) . V per head, optional causal mask, grouped-query KV heads";
+  // The inputs' kind: a setting added after rows were recorded, left out of the shape at its default.
+  ParamSpec scores = choice_param("scores", "uniform", {"uniform", "rising"},
+                                  "inputs: uniform in [-1, 1), or rising: every row's scores climb along the keys, so "
+                                  "the softmax's running maximum grows at nearly every key tile (the worst case for a "
+                                  "kernel that skips the rescale while the maximum holds)");
+  scores.in_shape_at_default = false;
   k.params = {int_param("batch", "1", 1, kMaxBatch, "sequences"), int_param("heads", "", 1, kMaxHeads, "query heads"),
               int_param("kv_heads", "0", 0, kMaxHeads, "key/value heads (0: same as heads)"),
               int_param("seq_q", "", 1, kMaxDim, "query positions (1 for decode)"),
               int_param("seq_kv", "0", 0, kMaxDim, "key/value positions (0: same as seq_q)"),
               int_param("head_dim", "", 1, kMaxHeadDim, "dimension of a head"),
               bool_param("causal", "false", "mask keys after each query's position"),
-              int_param("block_size", "16", 1, kMaxBlockSize, "positions per block of a paged KV cache (paged variants)")};
+              int_param("block_size", "16", 1, kMaxBlockSize, "positions per block of a paged KV cache (paged variants)"),
+              scores};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.resolve = [](Problem& p) {
     if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));

@@ -185,6 +185,47 @@ TEST(Reference, PagedAttentionReadsThroughTheBlockTable) {
   for (std::size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], static_cast<std::int32_t>(i));
 }
 
+TEST(Reference, RisingAttentionScoresPassTheLazyReferenceAtNearlyEveryKeyTile) {
+  // scores=rising is the worst case of the Hopper kernel's lazy rescale (the reference moves only when a
+  // row's maximum passes it by more than 8 in log2 units): each tile of 64 keys must raise every row's
+  // maximum by more than that, contiguous or paged, FP16 or BF16, while the rise stays under its cap.
+  const KernelFamily& k = find_kernel("attention");
+  for (const char* dt : {"fp16", "bf16"})
+    for (const char* dim : {"32", "64", "128", "256"})
+      for (const char* variant : {"", "paged"}) {
+        Problem p = make_problem(k, "cpu", variant, dt,
+                                 {{"heads", "2"}, {"kv_heads", "1"}, {"seq_q", "3"}, {"seq_kv", "2048"},
+                                  {"head_dim", dim}, {"block_size", "16"}, {"scores", "rising"}});
+        AttentionData d = make_attention_data(p);
+        const AttentionDims a(p);
+        const double log2_scale = 1.4426950408889634 / std::sqrt(static_cast<double>(a.D));
+        int tiles = 0, passed = 0;
+        for (std::int64_t h = 0; h < a.H; ++h)
+          for (std::int64_t i = 0; i < a.Sq; ++i) {
+            double ref = -INFINITY;
+            for (std::int64_t t = 0; t < a.Skv / 64; ++t) {
+              double mx = -INFINITY;
+              for (std::int64_t j = 64 * t; j < 64 * t + 64; ++j) {
+                double acc = 0;
+                const std::size_t kr = attention_kv_offset(d, a, 0, 0, j);
+                for (std::int64_t x = 0; x < a.D; ++x) acc += double(d.Q.get((h * a.Sq + i) * a.D + x)) * d.K.get(kr + x);
+                mx = std::max(mx, acc * log2_scale);
+              }
+              if (t > 0) {
+                ++tiles;
+                passed += mx > ref + 8.0;
+              }
+              ref = std::max(ref, mx);
+            }
+          }
+        EXPECT_GE(passed, tiles * 95 / 100) << dt << " D" << dim << " " << variant << ": " << passed << " of " << tiles;
+      }
+  // The default inputs stay uniform in [-1, 1): no rise.
+  Problem p = make_problem(k, "cpu", "", "fp32", {{"heads", "1"}, {"seq_q", "1"}, {"seq_kv", "512"}, {"head_dim", "8"}});
+  AttentionData d = make_attention_data(p);
+  for (std::size_t i = 0; i < d.K.size(); ++i) ASSERT_LT(std::fabs(d.K.get(i)), 1.0f);
+}
+
 TEST(Reference, QkvProjectionIsTheGemmOverConcatenatedWeights) {
   const KernelFamily& k = find_kernel("qkv_projection");
   Problem p = make_problem(k, "cpu", "", "fp32", {{"tokens", "1"}, {"hidden", "1"}});

@@ -135,3 +135,21 @@ def test_a_small_decode_append_is_latency_bound():
                        new_tokens=1, **QUICK).to_dict()
     assert d["bound"] == "latency"
     assert "latency" in d["bottleneck"]
+
+
+@pytest.mark.parametrize("variant,extra", [("cpu", {}), ("paged", dict(block_size=7))])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+def test_attention_rising_scores_verify_and_are_named_in_the_shape(variant, extra, dtype):
+    # scores=rising (every key tile raises the rows' maximum) checks against the float64 reference like the
+    # uniform inputs; the shape names it, and leaves the default out (shapes recorded before it still match).
+    shape = dict(batch=2, heads=4, kv_heads=2, seq_q=40, seq_kv=300, head_dim=32, causal=True, **extra)
+    m = bwprof.measure("attention", dtype=dtype, device="cpu", variant=variant, scores="rising", **shape, **QUICK)
+    d = m.to_dict()
+    assert d["verified"], d
+    assert d["shape"].endswith(",scores=rising") and m.params["scores"] == "rising"
+    u = bwprof.measure("attention", dtype=dtype, device="cpu", variant=variant, **shape, **QUICK)
+    assert "scores" not in u.to_dict()["shape"] and "scores" not in u.params
+    assert u.to_dict()["shape"] == bwprof.measure("attention", dtype=dtype, device="cpu", variant=variant,
+                                                  scores="uniform", **shape, **QUICK).to_dict()["shape"]
+    with pytest.raises(ValueError, match="scores: unknown value 'peaky'.*uniform, rising"):
+        bwprof.measure("attention", dtype=dtype, device="cpu", variant=variant, scores="peaky", **shape, **QUICK)

@@ -30,6 +30,9 @@ struct ParamSpec {
   std::int64_t min = 1;       // the integers allowed: [min, max], checked by make_problem()
   std::int64_t max = 1;
   std::string help;
+  // false: left out of the shape (and the measurement's params) while at its default, so that a setting
+  // added to a family after rows were recorded keeps their shapes (and the baselines that match them).
+  bool in_shape_at_default = true;
 };
 
 // A parameter's value, parsed once by make_problem(): an integer, a bool or a choice's text.
@@ -66,6 +69,7 @@ class Problem {
   std::string kernel, variant;
   DType dtype = DType::kF32;
   ParamList params;  // spec order, typed (parsed once)
+  std::vector<std::string> unshown;  // parameters at a default the shape leaves out (ParamSpec::in_shape_at_default)
 
   // The value of one parameter (looked up by name); Error if the kernel has no such parameter
   // or it is of another kind.

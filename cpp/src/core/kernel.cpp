@@ -126,13 +126,14 @@ const std::string& Problem::s(const std::string& name) const { return get(name).
 
 std::string Problem::shape() const {
   std::string out;
-  for (auto& kv : params) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second.text();
+  for (auto& kv : params_text()) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second;
   return out;
 }
 
 std::vector<std::pair<std::string, std::string>> Problem::params_text() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (auto& kv : params) out.emplace_back(kv.first, kv.second.text());
+  for (auto& kv : params)
+    if (std::find(unshown.begin(), unshown.end(), kv.first) == unshown.end()) out.emplace_back(kv.first, kv.second.text());
   return out;
 }
 
@@ -208,6 +209,7 @@ Problem make_problem(const KernelFamily& k, const std::string& backend_kind, con
         p.params.emplace_back(spec.name, ParamValue(value));
         break;
     }
+    if (!spec.in_shape_at_default && value == spec.default_value) p.unshown.push_back(spec.name);
   }
   if (k.resolve) k.resolve(p);
   if (k.validate) k.validate(p);
