@@ -233,7 +233,13 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   }
 
   regs_grow<224>();
-  const int c = wg - 1;  // this warpgroup's rows: q0 + 64 c ..
+  // Head dims 128 and 256: the wgmma descriptors from their buffers' bases moved by constant offsets
+  // (wgmma_desc_at; 12 instructions a wgmma down to 4, with c known warp-uniform through the shuffle).
+  // H200, one call, 3 passes: D256 -3.5 to -5.9 % at seven points, D128 -2.3 to -5.4 %, paged D128 -6.8 %;
+  // at head dims 64, 80 and 96 the consumers were scheduled anew and ran 2.9-5.4 % slower (paged D80 2.1 %
+  // faster; round 13 in docs/notes/attention.md): their descriptors are built as before.
+  constexpr bool desc_at = DP == 256 || DK == 128;
+  const int c = desc_at ? __shfl_sync(0xffffffffu, wg - 1, 0) : wg - 1;  // this warpgroup's rows: q0 + 64 c ..
   const int w4 = t / 32, l = t % 32, tq = l % 4;
   Sm90Ring kv, q;
   for (;; q.next(QS)) {
@@ -251,17 +257,19 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     float m[2] = {-INFINITY, -INFINITY}, lsum[2] = {0.f, 0.f}, corr[2];
     float sc[BC / 2];
     unsigned pa[BC / 16][4];
+    const WgmmaDescs<desc_at> dq(qa0, 16, 1024);
     auto qk = [&](int st) {  // S = Q.K^T of stage st, issued (not waited for)
+      const WgmmaDescs<desc_at> dk(k_s + st * C::kKvBytes, 16, 1024);
 #pragma unroll
       for (int kk = 0; kk < DK / 16; ++kk)  // 16 deep each: 32 bytes along the 128-byte rows of a box
-        wgmma_ss_kmajor<BC, kBf16>(sc, wgmma_desc(qa0 + (kk / 4) * BR * 128 + (kk % 4) * 32, 16, 1024),
-                                   wgmma_desc(k_s + st * C::kKvBytes + (kk / 4) * BC * 128 + (kk % 4) * 32, 16, 1024),
-                                   kk > 0);
+        wgmma_ss_kmajor<BC, kBf16>(sc, dq.at((kk / 4) * BR * 128 + (kk % 4) * 32),
+                                   dk.at((kk / 4) * BC * 128 + (kk % 4) * 32), kk > 0);
     };
     auto pv = [&](int st) {  // O += P.V of stage st, issued (not waited for)
+      const WgmmaDescs<desc_at> dv(v_s + st * C::kKvBytes, BC * 128, 1024);
 #pragma unroll
       for (int kc = 0; kc < BC / 16; ++kc)  // 16 keys each: 16 rows of V's 128-byte boxes
-        wgmma_rs<DN, kBf16>(o, pa[kc], wgmma_desc(v_s + st * C::kKvBytes + kc * 16 * 128, BC * 128, 1024));
+        wgmma_rs<DN, kBf16>(o, pa[kc], dv.at(kc * 16 * 128));
     };
     auto edge = [&](int kt0) { return kt0 + BC > a.seq_kv || (a.causal && kt0 + BC - 1 > row_first + a.seq_kv - a.seq_q); };
     auto release = [&](unsigned bar) {  // this warp is done with what `bar` guards
@@ -273,7 +281,16 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     // over the six long D256 sweep points, H100 2026-11-23); else late, at the end of the step that
     // computed it, after the step's P.V (early was 1-7 % slower at D80-128 and long D64).
     constexpr bool early = DP == 256;
+    // Head dim 256: the lazy reference (sm90_softmax), O's 128 multiplies a step skipped where no row of the
+    // warp moved it. H200, one call, 3 passes, beside the descriptors alone: -0.7 to -10.7 % at seven D256
+    // points (B1 H32/8 S16384 causal 6844 -> 6344 us); at head dim 128 -0.2 to +3.0 %, at 64 +7 %, at 80
+    // +4.9 %: not there. Its worst case, scores=rising (the reference moves at nearly every step): +0.5 to
+    // +4.2 % at five D256 points beside the same kernel without it.
+    constexpr bool lazy = DP == 256;
     auto rescale = [&]() {
+      if constexpr (lazy) {  // skipped where no row of the warp moved its reference (corr all 1)
+        if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) return;
+      }
 #pragma unroll
       for (int x = 0; x < DN / 8; ++x)
         o[4 * x] *= corr[0], o[4 * x + 1] *= corr[0], o[4 * x + 2] *= corr[1], o[4 * x + 3] *= corr[1];
@@ -297,7 +314,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
     fence_regs<BC / 2>(sc);
     if (split) release(empty + 8 * s);  // K's stage
     if (w.ntiles == 1) release(qempty + 8 * qs);
-    sm90_softmax<BC>(sc, m, lsum, corr, 0, r0, tq, edge(0), a);
+    sm90_softmax<BC, lazy>(sc, m, lsum, corr, 0, r0, tq, edge(0), a);
     to_pa();
     // Every key tile but the last: the next tile's scores, then this one's P.V, both in flight; the
     // softmax of the next runs once its scores are in, while P.V may still run.
@@ -325,7 +342,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
       fence_regs<BC / 2>(sc);
       if (split) release(empty + 8 * s1);  // K's stage, a step before its V's
       if (kt + 2 == w.ntiles) release(qempty + 8 * qs);
-      sm90_softmax<BC>(sc, m, lsum, corr, (kt + 1) * BC, r0, tq, edge((kt + 1) * BC), a);
+      sm90_softmax<BC, lazy>(sc, m, lsum, corr, (kt + 1) * BC, r0, tq, edge((kt + 1) * BC), a);
       wgmma_wait<0>();
       fence_regs<DN / 2>(o);
       release(vempty + 8 * s);

@@ -112,7 +112,12 @@ struct Sm90Tile {
 // Scores of one key tile (registers sc[4i + 2rr + e]: row r0 + 8rr, key kt0 + 8i + 2tq + e) to
 // probabilities: the mask, the running max m and sum l of each of the thread's two rows; corr
 // receives the factor the rows' earlier sums and outputs take.
-template <int BC>
+// LAZY: m is a reference the row's maximum may pass by up to kSm90LazyLog2 in the exponent (scores
+// then up to 2^8 before the division by the sum, exact as any reference is); it moves, and corr is
+// other than 1, only when the maximum passes it by more. So after a row's first tiles the output's
+// rescale is mostly skipped (the consumers' rescale in flash_sm90.hip, by a warp vote).
+constexpr float kSm90LazyLog2 = 8.f;
+template <int BC, bool LAZY = false>
 __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, float* corr, int kt0, int r0, int tq,
                                              bool edge, const Sm90Args& a) {
 #if defined(BWPROF_WGMMA_DEVICE)
@@ -138,6 +143,10 @@ __device__ __forceinline__ void sm90_softmax(float* sc, float* m, float* l, floa
     float mx = fmaxf(m[rr], sm90_tree<BC / 8>(tr, [](float x, float y) { return fmaxf(x, y); }));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    if constexpr (LAZY) {
+      const bool keep = m[rr] != -INFINITY && (mx - m[rr]) * a.scale_log2 <= kSm90LazyLog2;
+      if (keep) mx = m[rr];
+    }
     const float use = mx == -INFINITY ? 0.f : mx * a.scale_log2;  // no visible key yet: stays empty
     corr[rr] = m[rr] == -INFINITY ? 0.f : sm90_exp2(m[rr] * a.scale_log2 - use);
     m[rr] = mx;

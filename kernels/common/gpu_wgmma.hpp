@@ -188,6 +188,33 @@ __device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr, unsigned
          (static_cast<unsigned long long>((lbo & 0x3FFFF) >> 4) << 16) |
          (static_cast<unsigned long long>((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
+// A descriptor built once for a buffer's base and moved by byte offsets within it: the offset in
+// 16-byte units added to the low word, which cannot carry out of its 14-bit address field (shared
+// addresses stay below 2^18). With a constant offset that is one add a descriptor, where
+// wgmma_desc(base + offset) rebuilt it (mask, shift, or, moves to uniform registers: about 12 of the
+// attention kernel's instructions for each of its 20 wgmma a step at head dim 256).
+struct WgmmaDescBase {
+  unsigned lo, hi;
+};
+__device__ __forceinline__ WgmmaDescBase wgmma_desc_base(unsigned addr, unsigned lbo, unsigned sbo) {
+  const unsigned long long d = wgmma_desc(addr, lbo, sbo);
+  return {static_cast<unsigned>(d), static_cast<unsigned>(d >> 32)};
+}
+__device__ __forceinline__ unsigned long long wgmma_desc_at(WgmmaDescBase b, unsigned offset) {
+  return (static_cast<unsigned long long>(b.hi) << 32) | (b.lo + (offset >> 4));
+}
+// A buffer's descriptors at byte offsets: moved from its base descriptor (AT), or each built anew.
+template <bool AT>
+struct WgmmaDescs {
+  unsigned addr, lbo, sbo;
+  WgmmaDescBase base;
+  __device__ __forceinline__ WgmmaDescs(unsigned a, unsigned l, unsigned s)
+      : addr(a), lbo(l), sbo(s), base(AT ? wgmma_desc_base(a, l, s) : WgmmaDescBase{0, 0}) {}
+  __device__ __forceinline__ unsigned long long at(unsigned offset) const {
+    if constexpr (AT) return wgmma_desc_at(base, offset);
+    return wgmma_desc(addr + offset, lbo, sbo);
+  }
+};
 __device__ __forceinline__ void wgmma_fence() {
 #if defined(BWPROF_WGMMA_DEVICE)
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");

@@ -207,6 +207,34 @@ def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq
     assert d["verified"], f"attention {kernel} {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
+# scores=rising: every key tile raises each row's maximum, so the Hopper kernel at head dim 256 moves its lazy
+# reference and rescales O at nearly every step (the uniform inputs take the other path: the reference held).
+RISING = [dict(batch=2, heads=8, kv_heads=2, seq_q=300, seq_kv=1000, causal=True), dict(heads=6, kv_heads=3, seq_q=517),
+          dict(heads=4, kv_heads=1, seq_q=2, seq_kv=3001), dict(batch=2, heads=4, seq_q=200, seq_kv=777, block_size=16),
+          dict(heads=4, kv_heads=2, seq_q=1, seq_kv=2500, causal=True, block_size=64)]
+
+
+@pytest.mark.parametrize("kernel", ["wgmma", "decode", "flash"])
+@pytest.mark.parametrize("head_dim", [32, 64, 80, 96, 128, 256])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_each_attention_kernel_on_rising_scores(kernel, head_dim, dtype, monkeypatch):
+    monkeypatch.setenv("BWPROF_ATTN_KERNEL", kernel)
+    ran = 0
+    for kw in RISING:
+        variant = "flash_paged" if "block_size" in kw else "flash"
+        try:
+            d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, head_dim=head_dim,
+                               scores="rising", **kw, **Q).to_dict()
+        except ValueError as e:  # a kernel that does not take the shape (or the head dim) here
+            assert "BWPROF_ATTN_KERNEL" in str(e), e
+            continue
+        assert "scores=rising" in d["shape"]
+        assert d["verified"], f"attention {kernel} {dtype} D{head_dim} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
+        ran += 1
+    if not ran:
+        pytest.skip(f"the {kernel} kernel takes none of these shapes at head dim {head_dim} here")
+
+
 @settings(max_examples=30, deadline=None)
 @given(m=st.integers(1, 300), n=st.integers(1, 700), k=st.integers(1, 3000), bias=st.booleans(),
        act=st.sampled_from(["none", "relu", "gelu"]), dtype=st.sampled_from(["fp16", "bf16"]))
