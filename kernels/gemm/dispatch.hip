@@ -180,10 +180,7 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
       // BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS and BWPROF_GEMM_REDUCE (slots, chain)
       // set wgmma's split K (wgmma_sm90.hip); BWPROF_GEMM_SMALL_WAVES the skinny tensor kernel's;
       // BWPROF_GEMM_UNALIGNED=regs has mma.sync load unaligned rows through registers.
-      const std::vector<std::string> tiles = {"gemv",   "tc_skinny", "large",  "medium", "small",
-                                              "skinny", "128x256",   "128x128", "64x128", "64x64"};
-      const auto tile_knob = knob_choice("BWPROF_GEMM_TILE", tiles);
-      const std::string forced = tile_knob ? tiles[*tile_knob] : "";
+      const std::string forced = gemm::tile_knob();
       const std::vector<std::string> pads = {"0", "1", "128"};
       const auto pad_knob = knob_choice("BWPROF_GEMM_PAD", pads);
       const std::string pad = pad_knob ? pads[*pad_knob] : "";
@@ -233,6 +230,13 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
   }
   BWPROF_INVALID("variant: unknown GEMM engine");
+}
+
+std::string gemm::tile_knob() {
+  static const std::vector<std::string> tiles = {"gemv",   "tc_skinny", "large",   "medium", "small",
+                                                 "skinny", "128x256",   "128x128", "64x128", "64x64"};
+  const auto k = knob_choice("BWPROF_GEMM_TILE", tiles);
+  return k ? tiles[*k] : "";
 }
 
 void gemm::explain(const std::string& line) {

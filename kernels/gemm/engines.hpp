@@ -80,6 +80,11 @@ constexpr int kMaxSplits = 128;
 // What an engine chose (kernel, tile, splits), appended as a line to the file that the
 // environment variable BWPROF_GEMM_EXPLAIN names, if any: for benchmarks (dispatch.hip).
 void explain(const std::string& line);
+// BWPROF_GEMM_TILE, a knob for benchmarks and tests (dispatch.hip): the kernel or tile asked for by
+// name ("gemv", "tc_skinny", an mma.sync tile "large", "medium", "small", "skinny", a wgmma tile
+// "128x256", "128x128", "64x128", "64x64"), "" when unset; any other value is an error naming these.
+// The one reader of it: the dispatch and the engines that honour it (mma_sm80.hip, wgmma_sm90.hip).
+std::string tile_knob();
 
 // The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
 // calls them under the same guard).

@@ -44,11 +44,12 @@ class MmaRunner final : public GemmRunner {
     // Measured on an H100 at 4096^3: 128x128 ahead of 128x256 (one block an SM) and 64x64.
     tile_ = s.M <= 16 ? MmaTile::kSkinny : tiles(128, 128) >= sms ? MmaTile::kMedium : MmaTile::kSmall;
     // A tuning knob for benchmarks: BWPROF_GEMM_TILE=large|medium|small|skinny overrides the choice.
-    const char* named = nullptr;  // the tile asked for by name
-    if (const char* e = std::getenv("BWPROF_GEMM_TILE")) {
+    std::string named;  // the tile asked for by name
+    {
       static const char* const kTiles[] = {"large", "medium", "small", "skinny"};
+      const std::string want = gemm::tile_knob();
       for (int t = 0; t < 4; ++t)
-        if (!std::strcmp(e, kTiles[t])) tile_ = static_cast<MmaTile>(t), named = e;
+        if (want == kTiles[t]) tile_ = static_cast<MmaTile>(t), named = want;
     }
     // The block's shared memory must fit this GPU's limit (163 KB on an A100, 99 KB on sm_86/89;
     // realigned, the 128x256 tile takes 209 KB and 128x128 143 KB): else rows off 16 bytes go through
@@ -66,8 +67,8 @@ class MmaRunner final : public GemmRunner {
       };
       if (load_ == kLoadRealign && need() > most) load_ = kLoadRegs;
       if (need() > most) {
-        if (named)
-          BWPROF_INVALID(std::string("BWPROF_GEMM_TILE=") + named + ": the mma.sync tile needs " + std::to_string(need()) +
+        if (!named.empty())
+          BWPROF_INVALID("BWPROF_GEMM_TILE=" + named + ": the mma.sync tile needs " + std::to_string(need()) +
                          " bytes of shared memory a block, this GPU has " + std::to_string(most));
         tile_ = MmaTile::kSmall;
       }

@@ -279,15 +279,15 @@ class WgmmaRunner final : public GemmRunner {
     const Option opts[] = {{WgTile::k128x256, 128, 256, 647, "128x256"}, {WgTile::k128x128, 128, 128, 527, "128x128"},
                            {WgTile::k64x128, 64, 128, 350, "64x128"}, {WgTile::k64x64, 64, 64, 282, "64x64"}};
     const std::int64_t ksteps = (s.K + 63) / 64;
-    const char* want_tile = std::getenv("BWPROF_GEMM_TILE");
+    const std::string want_tile = gemm::tile_knob();
     const auto want_sp = knob_int("BWPROF_GEMM_SPLITS", 1, 65535);
     const bool want_slots = knob_choice("BWPROF_GEMM_REDUCE", {"slots", "chain"}).value_or(0) == 0;
-    const bool tile_known = want_tile && std::strchr(want_tile, 'x');
+    const bool tile_known = want_tile.find('x') != std::string::npos;
     double best = -1;
     int bm = 64, bn = 64;  // the chosen tile's
     const char* name = "";
     for (const Option& o : opts) {
-      if (tile_known && std::strcmp(want_tile, o.name)) continue;
+      if (tile_known && want_tile != o.name) continue;
       const std::int64_t tiles = ((s.M + o.bm - 1) / o.bm) * ((s.N + o.bn - 1) / o.bn);
       std::int64_t lo = 1, hi = std::min<std::int64_t>(gemm::kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
       if (want_sp) lo = hi = std::min<std::int64_t>(*want_sp, ksteps);
@@ -301,7 +301,7 @@ class WgmmaRunner final : public GemmRunner {
       }
     }
     if (best < 0)
-      BWPROF_INVALID(std::string("BWPROF_GEMM_TILE: no wgmma tile ") + want_tile + " (128x256, 128x128, 64x128, 64x64)");
+      BWPROF_INVALID("BWPROF_GEMM_TILE: no wgmma tile " + want_tile + " (128x256, 128x128, 64x128, 64x64)");
     split_steps_ = static_cast<int>((ksteps + splits_ - 1) / splits_);
     splits_ = static_cast<int>((ksteps + split_steps_ - 1) / split_steps_);
     if (splits_ > 65535 || tiles_ > 2147483647) BWPROF_INVALID("M/N/K: too large for the wgmma GEMM's grid");
