@@ -39,7 +39,9 @@ SHAPES = [(4096, 4096), (14336, 4096)]
 # (label, kernel, variant, shape, [(knob, value), ...]: the first is the library's own choice)
 CASES = [
     ("FP16 GEMV", "gemv", None, lambda n, k: dict(N=n, K=k),
-     [{}, {"BWPROF_GEMV_BLOCK": "512"}, {"BWPROF_GEMV_BLOCK": "1024"}, {"BWPROF_GEMV_LOADS": "4"}]),
+     # (loads 2 at K = 4096: rows of 256 threads x 2 loads in blocks of 256, the library's shape until
+     # session 20; blocks of 512 and 1024 holding such rows lost on the H100 and the H200 and are gone)
+     [{}, {"BWPROF_GEMV_BLOCK": "256"}, {"BWPROF_GEMV_LOADS": "2"}, {"BWPROF_GEMV_LOADS": "8"}]),
     ("Q4_0 GEMV tiled", "q4_0_matmul", "tiled", lambda n, k: dict(M=1, N=n, K=k),
      [{}] + [{"BWPROF_Q4_KERNEL": v} for v in (
          # rounds 1-2's best at each shape (the library now takes ringx8x4rl at 4096x4096 and

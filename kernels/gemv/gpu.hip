@@ -1,7 +1,8 @@
-// GEMV y = W.x on the GPU: a few threads per row (a whole block for long rows), each with two
-// 16-byte loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
+// GEMV y = W.x on the GPU: a few threads per row (a whole block for long rows), each with its 16-byte
+// loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include "bwprof/error.hpp"
 #include "bwprof/knobs.hpp"
@@ -14,22 +15,32 @@ namespace bwprof {
 namespace {
 
 using namespace gpu;
-constexpr int kBlock = 256;
-constexpr int kLoads = 2;  // 16-byte loads of W per thread per round (BWPROF_GEMV_LOADS=4: 4)
 
-// `tpr` threads per row (a multiple of the warp, dividing the block), blockDim / tpr rows per block.
+// `TPR` threads per row (a multiple of the warp, dividing the block), BLOCK / TPR rows per block,
+// LOADS 16-byte loads of W a thread a round; the shape is gemv_gpu_shape's (gemv.hpp).
 // Measured on an H200 (4096x4096 FP16, L2 flushed): one warp per row with 16 loads per lane in
 // flight and x staged in shared memory needed 80-98 registers (25% occupancy, 1.94 waves) and reached
 // 1.8 TB/s; a block per row with 2 loads per thread (28 registers, full occupancy, every thread's
 // loads issued in its first instructions, no barrier before them) 2.26 TB/s, and 2.47 with the
 // weights streamed past L1 (ld.global.nc.L1::no_allocate).
 // TPR is a template argument: with it a run-time value (divisions, 38 registers) the same kernel
-// took 14.6 us instead of 11.7. At most 32 registers, so that 2048 threads fit on an SM.
-// BLOCK: threads a block (256; 512 or 1024 put 2 or 4 rows of 256 threads in one block, fewer
-// blocks to launch: a tuning knob, BWPROF_GEMV_BLOCK). LOADS: 16-byte loads of W a thread a round
-// (2; BWPROF_GEMV_LOADS=4: half the threads a row, twice the loads each in flight, and so as many
-// bytes in flight an SM at half the threads, with the 64 registers that takes).
-template <class T, int TPR, int BLOCK = kBlock, int LOADS = kLoads>
+// took 14.6 us instead of 11.7. The launch bounds leave each thread 32 registers a 2 loads (2048
+// threads an SM at 2, 1024 at 4, 512 at 8); x's vectors are held beside W's, so 4 loads take 50
+// and 8 take 80 (capping 8 loads at 64 registers spilled: 21.0 us instead of 12.4 at 4096x4096).
+// The shape (session 20, H200, cold single launches, 3 passes each; docs/notes/gemv.md): FP16 rows
+// of 256 threads x 2 loads in blocks of 256, the shape until then (chosen on an H100, where 4 loads
+// tied with it), took 13.0-13.1 us at 4096x4096 and 32.8-33.1 at 14336x4096; 128 threads x 4 loads,
+// one row a block of 128, 11.8-12.0 and 29.4-29.9 (9 blocks of 50 registers an SM: 72 KB of W in
+// flight against 64, half the warps to issue and reduce); blocks of 256 holding two such rows
+// 12.2-12.5; 8 loads a thread lead only where a row is longer than 128 threads' 4 loads (4096x8192:
+// 128 x 8 19.4 against 19.6 for 128 x 4 and 20.3 before; 4096x14336: 256 x 8 30.1-30.5 against
+// 32.2-32.5 before). Rows of 1024-2048 elements: 4 loads in blocks of 128 (32 or 64 threads a row)
+// 8-12 % faster than before at 8192-16384 rows; at 333-4096 rows from 1.2 % slower to 3.2 %
+// faster (FP16 and BF16 alike; BF16 within 1.5 % of FP16). FP32 (8 loads past 512 vectors): from
+// 10 % faster (333x4096) to 9 % slower (1024x4096, 9.26 against 8.51 us), so FP32 keeps the shape
+// of before. Blocks of 512 or 1024 holding rows of 256 threads (a knob until then) lost on the H200
+// (14.2 and 38.5 us at the two shapes) and were not the fastest on the H100 either.
+template <class T, int TPR, int BLOCK, int LOADS>
 __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK * 2 / LOADS) bwprof_gemv(const T* __restrict__ W, const T* __restrict__ x,
                                                                  T* __restrict__ y, int N, int K) {
   constexpr int V = Elems<T>::kVec;
@@ -81,6 +92,27 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK * 2 / LOADS) bwprof_gemv(c
   if (j == 0 && row < N) y[row] = from_f<T>(acc);
 }
 
+// Calls f(kernel) with the kernel of `s`'s shape (every shape gemv_gpu_shape can answer is instantiated).
+template <class T, int BLOCK, int LOADS, class F>
+auto with_rows(int tpr, F&& f) {
+  if constexpr (BLOCK == 256) {
+    if (tpr == 256) return f(bwprof_gemv<T, 256, 256, LOADS>);
+  }
+  if (tpr == 128) return f(bwprof_gemv<T, 128, BLOCK, LOADS>);
+  if (tpr == 64) return f(bwprof_gemv<T, 64, BLOCK, LOADS>);
+  return f(bwprof_gemv<T, 32, BLOCK, LOADS>);
+}
+template <class T, int BLOCK, class F>
+auto with_loads(const GemvGpuShape& s, F&& f) {
+  if (s.loads == 8) return with_rows<T, BLOCK, 8>(s.tpr, f);
+  if (s.loads == 4) return with_rows<T, BLOCK, 4>(s.tpr, f);
+  return with_rows<T, BLOCK, 2>(s.tpr, f);
+}
+template <class T, class F>
+auto with_shape(const GemvGpuShape& s, F&& f) {
+  return s.block == 256 ? with_loads<T, 256>(s, f) : with_loads<T, 128>(s, f);
+}
+
 class GemvGpu final : public KernelInstance {
  public:
   GemvGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_gemv_data(p)) {
@@ -99,27 +131,13 @@ class GemvGpu final : public KernelInstance {
     }
     x_ = DeviceBuffer::from(host_.x, "GEMV x");
     y_ = DeviceBuffer::from(host_.y, "GEMV y");
-    // Threads per row: the fewest (a power of two times the warp, at most the block) whose loads
-    // cover the row in one round; a whole block for rows of 512 vectors and more.
-    const int warp = g.warp_size();
-    const std::int64_t K = p.i("K"), V = 16 / dtype_size(p.dtype);
-    if (knob_choice("BWPROF_GEMV_LOADS", {"2", "4"}) == 1) loads_ = 4;  // loads a thread
-    const std::int64_t units = K % V == 0 ? (K / V + loads_ - 1) / loads_ : K;
-    tpr_ = warp;
-    while (tpr_ < kBlock && tpr_ < units) tpr_ *= 2;
-    // A tuning knob for benchmarks: BWPROF_GEMV_BLOCK=512|1024 puts 2 or 4 rows of 256 threads in
-    // one block (rows of 256 threads only; others keep 256-thread blocks).
-    if (const auto b = knob_choice("BWPROF_GEMV_BLOCK", {"256", "512", "1024"}); b && tpr_ == kBlock) block_ = 256 << *b;
-  }
-  // Calls f(kernel) with the 256-thread kernel of this instance's threads a row.
-  template <class T, int LOADS, class F>
-  auto with_tpr(F&& f) const {
-    switch (tpr_) {
-      case 32: return f(bwprof_gemv<T, 32, kBlock, LOADS>);
-      case 64: return f(bwprof_gemv<T, 64, kBlock, LOADS>);
-      case 128: return f(bwprof_gemv<T, 128, kBlock, LOADS>);
-      default: return f(bwprof_gemv<T, kBlock, kBlock, LOADS>);
-    }
+    // Tuning knobs for benchmarks (benchmarks/gemv_ceiling.py): the loads a thread and the threads a
+    // block, in place of gemv_gpu_shape's choice.
+    static const int kLoads[] = {2, 4, 8}, kBlocks[] = {128, 256};
+    const auto l = knob_choice("BWPROF_GEMV_LOADS", {"2", "4", "8"});
+    const auto b = knob_choice("BWPROF_GEMV_BLOCK", {"128", "256"});
+    shape_ = gemv_gpu_shape(p.i("K"), static_cast<int>(dtype_size(p.dtype)), g.warp_size(), l ? kLoads[*l] : 0,
+                            b ? kBlocks[*b] : 0);
   }
   void launch() override {
     by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });
@@ -131,11 +149,7 @@ class GemvGpu final : public KernelInstance {
   }
   Resources resources() const override {
     return by_dtype(p_.dtype, [&](auto t) {
-      using T = typename decltype(t)::type;
-      if (block_ == 512) return kernel_resources(bwprof_gemv<T, kBlock, 512>, 512);
-      if (block_ == 1024) return kernel_resources(bwprof_gemv<T, kBlock, 1024>, 1024);
-      if (loads_ == 4) return with_tpr<T, 4>([](auto fn) { return kernel_resources(fn, kBlock); });
-      return with_tpr<T, kLoads>([](auto fn) { return kernel_resources(fn, kBlock); });
+      return with_shape<typename decltype(t)::type>(shape_, [&](auto fn) { return kernel_resources(fn, shape_.block); });
     });
   }
 
@@ -145,20 +159,12 @@ class GemvGpu final : public KernelInstance {
     const int N = static_cast<int>(p_.i("N")), K = static_cast<int>(p_.i("K"));
     const T* W = W_[next_].get<T>();
     next_ = (next_ + 1) % W_.size();
-    if (block_ == 512 || block_ == 1024) {  // rows of 256 threads, 2 or 4 a block
-      const int rows = block_ / kBlock;
-      const unsigned g = static_cast<unsigned>((N + rows - 1) / rows);
-      if (block_ == 512) bwprof_gemv<T, kBlock, 512><<<g, 512, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
-      else bwprof_gemv<T, kBlock, 1024><<<g, 1024, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
-      BWPROF_CHECK_LAUNCH("bwprof_gemv");
-      return;
-    }
-    const unsigned grid = static_cast<unsigned>((N + kBlock / tpr_ - 1) / (kBlock / tpr_));
-    auto go = [&](auto fn) {
-      fn<<<grid, kBlock, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
+    const int rows = shape_.block / shape_.tpr;
+    const unsigned grid = static_cast<unsigned>((N + rows - 1) / rows);
+    with_shape<T>(shape_, [&](auto fn) {
+      fn<<<grid, shape_.block, 0, g_.stream()>>>(W, x_.get<T>(), y_.get<T>(), N, K);
       return 0;
-    };
-    if (loads_ == 4) with_tpr<T, 4>(go); else with_tpr<T, kLoads>(go);
+    });
     BWPROF_CHECK_LAUNCH("bwprof_gemv");
   }
 
@@ -168,7 +174,7 @@ class GemvGpu final : public KernelInstance {
   std::vector<DeviceBuffer> W_;
   DeviceBuffer x_, y_;
   std::size_t next_ = 0;
-  int tpr_ = 32, block_ = kBlock, loads_ = kLoads;
+  GemvGpuShape shape_{};
 };
 
 }  // namespace

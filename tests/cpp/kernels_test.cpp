@@ -12,6 +12,7 @@
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
 #include "gemm/gemm.hpp"
+#include "gemv/gemv.hpp"
 #include "kv_cache/kv_cache.hpp"
 #include "layernorm/layernorm.hpp"
 
@@ -80,6 +81,38 @@ INSTANTIATE_TEST_SUITE_P(Cpu, EveryKernel,
                          ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values("fp32", "fp16")), case_name);
 
 }  // namespace
+
+// The GPU GEMV's shape by row length (gemv_gpu_shape, used by gemv/gpu.hip); K in elements.
+TEST(GemvGpuShape, FollowsTheRowLength) {
+  auto is = [](GemvGpuShape s, int tpr, int loads, int block) {
+    return s.tpr == tpr && s.loads == loads && s.block == block;
+  };
+  // FP16 (8 a vector): 4096 = 512 vectors: 128 threads x 4 loads, one row a block of 128.
+  EXPECT_TRUE(is(gemv_gpu_shape(4096, 2, 32), 128, 4, 128));
+  // 2048 and 1024: 64 and 32 threads a row, 2 and 4 rows a block of 128.
+  EXPECT_TRUE(is(gemv_gpu_shape(2048, 2, 32), 64, 4, 128));
+  EXPECT_TRUE(is(gemv_gpu_shape(1024, 2, 32), 32, 4, 128));
+  // Past 512 vectors, 8 loads: 8192 -> 128 x 8; 14336 (1792 vectors) -> 256 x 8 in blocks of 256.
+  EXPECT_TRUE(is(gemv_gpu_shape(8192, 2, 32), 128, 8, 128));
+  EXPECT_TRUE(is(gemv_gpu_shape(14336, 2, 32), 256, 8, 256));
+  EXPECT_TRUE(is(gemv_gpu_shape(4096 + 8, 2, 32), 128, 8, 128));
+  // FP32 keeps 2 loads in blocks of 256: 4096 = 1024 vectors -> 256 x 2; 1024 -> 128 x 2, two rows a block.
+  EXPECT_TRUE(is(gemv_gpu_shape(4096, 4, 32), 256, 2, 256));
+  EXPECT_TRUE(is(gemv_gpu_shape(1024, 4, 32), 128, 2, 256));
+  // Rows no multiple of a vector are read element by element: the same, a thread an element.
+  EXPECT_TRUE(is(gemv_gpu_shape(4100, 2, 32), 256, 2, 256));
+  EXPECT_TRUE(is(gemv_gpu_shape(77, 2, 32), 128, 2, 256));
+  // The knobs reach FP32 too.
+  EXPECT_TRUE(is(gemv_gpu_shape(4096, 4, 32, 8, 128), 128, 8, 128));
+  // Short rows keep a warp; AMD's 64-wide wavefronts keep 64.
+  EXPECT_TRUE(is(gemv_gpu_shape(64, 2, 32), 32, 4, 128));
+  EXPECT_TRUE(is(gemv_gpu_shape(64, 2, 64), 64, 4, 128));
+  // The knobs: loads and block in place of the choice; a block never splits a row.
+  EXPECT_TRUE(is(gemv_gpu_shape(4096, 2, 32, 2), 256, 2, 256));
+  EXPECT_TRUE(is(gemv_gpu_shape(4096, 2, 32, 4, 256), 128, 4, 256));
+  EXPECT_TRUE(is(gemv_gpu_shape(4096, 2, 32, 8, 128), 64, 8, 128));
+  EXPECT_TRUE(is(gemv_gpu_shape(14336, 2, 32, 0, 128), 256, 8, 256));
+}
 
 TEST(Reference, GemmSmallHandExample) {
   // [1 2; 3 4] . [5 6; 7 8] = [19 22; 43 50]: the kernel and the gold agree on a hand value.
