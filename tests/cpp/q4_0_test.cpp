@@ -81,8 +81,15 @@ TEST(Q4_0, RingChoiceFollowsTheGridFill) {
   EXPECT_STREQ(q4_ring_choice(527, sms, 4096), "ringx8x4rl");
   // More tiles than fit at once.
   EXPECT_STREQ(q4_ring_choice(16 * sms + 1, sms, 4096), "ring8x4rl");
+  // 1.25 tiles an SM or fewer keep X in shared memory: 2560 rows = 160 tiles; the edge is 165 / 166.
+  EXPECT_STREQ(q4_ring_choice(160, sms, 4096), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(165, sms, 4096), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(166, sms, 4096), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(192, sms, 4096), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(64, sms, 4096), "ring8x4rl");  // 1024 rows
   // Odd sizes: 1 tile (N <= 16) and a tiny K.
-  EXPECT_STREQ(q4_ring_choice(1, sms, 32), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(1, 1, 32), "ringx8x4rl");  // one SM, one 4-warp tile: under-filled
+  EXPECT_STREQ(q4_ring_choice(1, sms, 32), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(1, 1, 32), "ring8x4rl");   // one SM, one tile: not more than 1.25 an SM
+  EXPECT_STREQ(q4_ring_choice(2, 1, 32), "ringx8x4rl");  // two tiles of 4 warps: under-filled, spread
   EXPECT_STREQ(q4_ring_choice(4, 1, 32), "ring8x4rl");   // 4 tiles x 4 warps = 16 warps on it
 }
