@@ -2,7 +2,6 @@
 // loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 #include <vector>
 #include "bwprof/error.hpp"
 #include "bwprof/knobs.hpp"
@@ -24,7 +23,7 @@ using namespace gpu;
 // loads issued in its first instructions, no barrier before them) 2.26 TB/s, and 2.47 with the
 // weights streamed past L1 (ld.global.nc.L1::no_allocate).
 // TPR is a template argument: with it a run-time value (divisions, 38 registers) the same kernel
-// took 14.6 us instead of 11.7. The launch bounds leave each thread 32 registers a 2 loads (2048
+// took 14.6 us instead of 11.7. The launch bounds leave a thread 32 registers for every 2 loads (2048
 // threads an SM at 2, 1024 at 4, 512 at 8); x's vectors are held beside W's, so 4 loads take 50
 // and 8 take 80 (capping 8 loads at 64 registers spilled: 21.0 us instead of 12.4 at 4096x4096).
 // The shape (session 20, H200, cold single launches, 3 passes each; docs/notes/gemv.md): FP16 rows
@@ -149,7 +148,8 @@ class GemvGpu final : public KernelInstance {
   }
   Resources resources() const override {
     return by_dtype(p_.dtype, [&](auto t) {
-      return with_shape<typename decltype(t)::type>(shape_, [&](auto fn) { return kernel_resources(fn, shape_.block); });
+      using T = typename decltype(t)::type;
+      return with_shape<T>(shape_, [&](auto fn) { return kernel_resources(fn, shape_.block); });
     });
   }
 
