@@ -114,20 +114,30 @@ def test_run_suite_filters_by_kernel_and_family():
 def test_intensity_sweep_walks_from_the_bandwidth_roof_to_the_compute_roof():
     # On the CPU too: 1 FMA per element is memory-bound, 2048 FMAs (512 FLOP/byte) compute-bound.
     # Ten repeats each (about 0.1 s): with three, one repeat-long stall of a core on the shared 2-core
-    # CI machine halved the compute-bound point's best (116 GFLOP/s against its usual 217).
+    # CI machine halved the compute-bound point's best (116 GFLOP/s against its usual 217). A stall of
+    # a whole second (every one of the ten at 116, CI at 7c81a12; the same test passed three times in a
+    # row right after) is the host's, not the sweep's: the pair is measured again, up to three times,
+    # and every attempt is reported if none reaches the bar.
     runs = dict(repeats=10, min_time_s=0.02, warmup=1)
-    lo = bwprof.measure("intensity_sweep", device="cpu", n=1 << 22, fmas=1, **runs).to_dict()
-    hi = bwprof.measure("intensity_sweep", device="cpu", n=1 << 18, fmas=2048, **runs).to_dict()
-    assert lo["intensity_flop_per_byte"] == 0.25 and hi["intensity_flop_per_byte"] == 512
-    assert lo["bound"] in ("memory", "latency") and hi["bound"] == "compute"
-    # The gain from the memory roof to the compute roof is the machine's own (compute peak over
-    # bandwidth x 0.25 FLOP/byte: about 22x on the 2-core CI machine, far more on a GPU); the sweep
-    # must realise at least half of it. Best repeats: a shared machine stretches medians.
+
     def best_gflops(r):
         return r["flops"] / (r["time_min_us"] * 1e3)
-    predicted = hi["attainable_gflops"] / lo["attainable_gflops"]
-    assert predicted > 4
-    assert best_gflops(hi) > 0.5 * predicted * best_gflops(lo), (predicted, best_gflops(hi), best_gflops(lo))
+
+    attempts = []
+    for _ in range(3):
+        lo = bwprof.measure("intensity_sweep", device="cpu", n=1 << 22, fmas=1, **runs).to_dict()
+        hi = bwprof.measure("intensity_sweep", device="cpu", n=1 << 18, fmas=2048, **runs).to_dict()
+        assert lo["intensity_flop_per_byte"] == 0.25 and hi["intensity_flop_per_byte"] == 512
+        assert lo["bound"] in ("memory", "latency") and hi["bound"] == "compute"
+        # The gain from the memory roof to the compute roof is the machine's own (compute peak over
+        # bandwidth x 0.25 FLOP/byte: about 22x on the 2-core CI machine, far more on a GPU); the sweep
+        # must realise at least half of it. Best repeats: a shared machine stretches medians.
+        predicted = hi["attainable_gflops"] / lo["attainable_gflops"]
+        assert predicted > 4
+        attempts.append((predicted, best_gflops(hi), best_gflops(lo)))
+        if best_gflops(hi) > 0.5 * predicted * best_gflops(lo):
+            return
+    pytest.fail(f"(predicted gain, best GFLOP/s at 512 FLOP/byte, at 0.25) in 3 attempts: {attempts}")
 
 
 def test_a_small_decode_append_is_latency_bound():
