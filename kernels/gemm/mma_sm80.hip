@@ -6,8 +6,6 @@
 #if defined(BWPROF_CUDA)
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "bwprof/arch.hpp"
@@ -44,13 +42,11 @@ class MmaRunner final : public GemmRunner {
     // Measured on an H100 at 4096^3: 128x128 ahead of 128x256 (one block an SM) and 64x64.
     tile_ = s.M <= 16 ? MmaTile::kSkinny : tiles(128, 128) >= sms ? MmaTile::kMedium : MmaTile::kSmall;
     // A tuning knob for benchmarks: BWPROF_GEMM_TILE=large|medium|small|skinny overrides the choice.
-    std::string named;  // the tile asked for by name
-    {
-      static const char* const kTiles[] = {"large", "medium", "small", "skinny"};
-      const std::string want = gemm::tile_knob();
-      for (int t = 0; t < 4; ++t)
-        if (want == kTiles[t]) tile_ = static_cast<MmaTile>(t), named = want;
-    }
+    static const char* const kTiles[] = {"large", "medium", "small", "skinny"};
+    const std::string asked = gemm::tile_knob();
+    bool named = false;  // an mma.sync tile asked for by name
+    for (int t = 0; t < 4; ++t)
+      if (asked == kTiles[t]) tile_ = static_cast<MmaTile>(t), named = true;
     // The block's shared memory must fit this GPU's limit (163 KB on an A100, 99 KB on sm_86/89;
     // realigned, the 128x256 tile takes 209 KB and 128x128 143 KB): else rows off 16 bytes go through
     // registers, and where that does not fit either, the chosen tile gives way to 64x64 (a tile asked
@@ -67,8 +63,8 @@ class MmaRunner final : public GemmRunner {
       };
       if (load_ == kLoadRealign && need() > most) load_ = kLoadRegs;
       if (need() > most) {
-        if (!named.empty())
-          BWPROF_INVALID("BWPROF_GEMM_TILE=" + named + ": the mma.sync tile needs " + std::to_string(need()) +
+        if (named)
+          BWPROF_INVALID("BWPROF_GEMM_TILE=" + asked + ": the mma.sync tile needs " + std::to_string(need()) +
                          " bytes of shared memory a block, this GPU has " + std::to_string(most));
         tile_ = MmaTile::kSmall;
       }

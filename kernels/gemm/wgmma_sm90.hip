@@ -4,9 +4,7 @@
 #if defined(BWPROF_CUDA)
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
-#include <cstring>
 #include <type_traits>
 
 #include "bwprof/error.hpp"

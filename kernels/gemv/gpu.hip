@@ -1,6 +1,5 @@
 // GEMV y = W.x on the GPU: a few threads per row (a whole block for long rows), each with its 16-byte
 // loads of W in flight that skip L1, x read through L1, partial sums reduced per row.
-#include <cstdlib>
 #include <string>
 #include <vector>
 #include "bwprof/error.hpp"
