@@ -131,18 +131,6 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
       {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
       {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
-      // flat (f): full rounds of U chunks as one block of code (scratch A/B)
-      {"ring8x4rlf", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL | kQ4Flat>, 8, true, 1, true},
-      {"ringx8x4rlf", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL | kQ4Flat>, 8, false, 1, true},
-      {"ring8x2rlf", &bwprof_q4_0_matmul_ring<8, 2, true, 1, kRL | kQ4Flat>, 8, true, 1, true},
-      {"ring16x2rlf", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL | kQ4Flat>, 16, true, 1, true},
-      {"ring4x4rlf", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kRL | kQ4Flat>, 4, true, 1, true},
-      {"ringx8x2rlf", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL | kQ4Flat>, 8, false, 1, true},
-      {"ring16x2rl", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL>, 16, true, 1, true},
-      {"ring16x2rlp", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL | kQ4XPad>, 16, true, 1, true},
-      {"ring8x4rlp", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL | kQ4XPad>, 8, true, 1, true},
-      {"ring16x4rl", &bwprof_q4_0_matmul_ring<16, 4, true, 1, kRL>, 16, true, 1, true},
-      {"ring16x3rl", &bwprof_q4_0_matmul_ring<16, 3, true, 1, kRL>, 16, true, 1, true},
       // probes (no product)
       {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
       {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},

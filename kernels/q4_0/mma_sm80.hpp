@@ -264,7 +264,7 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
 //     decodes and mma of the tile on them.
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4Flat = 16, kQ4XPad = 32 };
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
@@ -274,8 +274,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
 #if __CUDA_ARCH__ >= 800
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
-  constexpr bool kFlat = (OPTS & kQ4Flat) != 0 && TILES == 1 && !kProbeLoads && !kProbeMath;
-  constexpr bool kXPad = kFlat || ((OPTS & kQ4XPad) != 0 && TILES == 1);
   constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
@@ -311,8 +309,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       }
     }
     cp_async_commit();
-    if (kXPad)  // the rows' 4 padding vectors: zeros, read as the block past K / 32 when K / 32 is odd
-      for (int i = threadIdx.x; i < M * 4; i += WARPS * 32) xs[(i / 4) * (kv + 4) + kv + i % 4] = make_uint4(0, 0, 0, 0);
   } else {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -329,24 +325,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
 #pragma unroll
   for (int i = 0; i < TILES; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
   for (int c0 = warp; c0 < nc; c0 += WARPS * U) {
-    if (kFlat && c0 + (U - 1) * WARPS < nc) {  // all U chunks exist: one block of code, no branch
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int c = c0 + u * WARPS, cn = c + U * WARPS;
-        uint4 xv[2];
-        if (XS) {  // rows of X past M feed the mma's columns past M, which are never stored
-          xv[0] = xsg[(2 * c) * 4], xv[1] = xsg[(2 * c + 1) * 4];
-        } else {
-          xv[0] = xr[u][0], xv[1] = xr[u][1];
-        }
-        q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[0]);
-        const bool next = cn < nc;
-        if (!XS) q4_load_x(xr[u], xg, cn, nb, has_x && next);
-        load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
-        load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
-      }
-      continue;
-    }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int c = c0 + u * WARPS;
@@ -355,8 +333,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       uint4 xv[2];
       if (XS) {
 #pragma unroll
-        for (int b = 0; b < 2; ++b)
-          xv[b] = kXPad || (has_x && 2 * ck + b < nb) ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
+        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
