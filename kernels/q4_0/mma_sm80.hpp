@@ -264,7 +264,7 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
 //     decodes and mma of the tile on them.
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4NoX = 64, kQ4NoScale = 128, kQ4XFirst = 256, kQ4XCa = 512, kQ4XLdg = 1024, kQ4XPart2 = 2048, kQ4XPart4 = 4096, kQ4XPart16 = 8192, kQ4XUnshared = 16384 };
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
@@ -274,7 +274,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
 #if __CUDA_ARCH__ >= 800
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
-  constexpr bool kNoX = (OPTS & kQ4NoX) != 0 && kProbeLoads, kNoS = (OPTS & kQ4NoScale) != 0 && kProbeLoads;
   constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
@@ -291,52 +290,14 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
-  constexpr bool kXFirst = (OPTS & kQ4XFirst) != 0;
-  auto first_round = [&]() {
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int c = warp + u * WARPS;
-      if (kXFirst) {  // coherent loads with a memory clobber: not moved past the barrier that waits for X
-        const uint4* pq = qt + static_cast<std::size_t>(c) * QS;
-        const uint2* ps = st + static_cast<std::size_t>(c) * SS;
-        asm volatile("{.reg .pred p; setp.ne.b32 p, %4, 0;\n @p ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%5];}\n"
-                     : "+r"(qv[u].x), "+r"(qv[u].y), "+r"(qv[u].z), "+r"(qv[u].w) : "r"(static_cast<int>(c < nc)), "l"(pq) : "memory");
-        asm volatile("{.reg .pred p; setp.ne.b32 p, %2, 0;\n @p ld.global.L1::no_allocate.v2.u32 {%0,%1}, [%3];}\n"
-                     : "+r"(sv[u].x), "+r"(sv[u].y) : "r"(static_cast<int>(c < nc)), "l"(ps) : "memory");
-      } else {
-        load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * QS, c < nc);
-        if (!kNoS) load_stream_if(sv[u], st + static_cast<std::size_t>(c) * SS, c < nc);
-        else sv[u] = make_uint2(0, 0);
-      }
-    }
-  };
-  if (!kXFirst) first_round();
+  for (int u = 0; u < U; ++u) {
+    const int c = warp + u * WARPS;
+    load_stream_if(qv[u], qt + static_cast<std::size_t>(c) * QS, c < nc);
+    load_stream_if(sv[u], st + static_cast<std::size_t>(c) * SS, c < nc);
+  }
   const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
-  constexpr bool kXCa = (OPTS & kQ4XCa) != 0, kXLdg = (OPTS & kQ4XLdg) != 0;
-  if (XS && !kNoX && (kXCa || kXLdg)) {
-    for (int m = 0; m < M; ++m)
-      for (int v = threadIdx.x; v < kv; v += WARPS * 32) {
-        const __half* src = x + static_cast<std::size_t>(m) * K + 8 * v;
-        if (kXCa) {
-          asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(xs + m * (kv + 4) + v)), "l"(src));
-        } else {
-          xs[m * (kv + 4) + v] = __ldg(reinterpret_cast<const uint4*>(src));
-        }
-      }
-    cp_async_commit();
-  } else if (XS && !kNoX && (OPTS & kQ4XUnshared) != 0) {  // probe: X's bytes from another tile's records
-    const std::size_t ntiles = (static_cast<std::size_t>(N) + 15) / 16;
-    const __half* xo = reinterpret_cast<const __half*>(q + ((tile0 + ntiles / 2) % ntiles) * nch * QS);
-    for (int v = threadIdx.x; v < kv; v += WARPS * 32) cp_async16(xs + v, xo + 8 * v, true);
-    cp_async_commit();
-  } else if (XS && !kNoX && (OPTS & (kQ4XPart2 | kQ4XPart4 | kQ4XPart16)) != 0) {  // probes: a part of X a block
-    constexpr int P = (OPTS & kQ4XPart2) ? 2 : (OPTS & kQ4XPart4) ? 4 : 16;
-    const int part = kv / P, base = static_cast<int>(blockIdx.x % P) * part;
-    for (int m = 0; m < M; ++m)
-      for (int v = base + threadIdx.x; v < base + part; v += WARPS * 32)
-        cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
-    cp_async_commit();
-  } else if (XS && !kNoX) {
+  if (XS) {
     if (kLop3) {  // row by row: no division (about 120 instructions a thread less at K = 4096, 4 warps)
       for (int m = 0; m < M; ++m)
         for (int v = threadIdx.x; v < kv; v += WARPS * 32)
@@ -348,14 +309,13 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       }
     }
     cp_async_commit();
-  } else if (!XS) {
+  } else {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int c = warp + u * WARPS;
-      q4_load_x(xr[u], xg, in_tile(c), nb, has_x && !kNoX && c < nc);
+      q4_load_x(xr[u], xg, in_tile(c), nb, has_x && c < nc);
     }
   }
-  if (kXFirst) first_round();
   if (XS) {
     cp_async_wait<0>();
     __syncthreads();
@@ -373,7 +333,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       uint4 xv[2];
       if (XS) {
 #pragma unroll
-        for (int b = 0; b < 2; ++b) xv[b] = !kNoX && has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
+        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
@@ -387,9 +347,9 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
         q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[TILES - 1]);
       }
       const bool next = cn < nc && !kProbeMath;  // (the math probe keeps its first round's data)
-      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && !kNoX && next);
+      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
       load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
-      if (!kNoS) load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
+      load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
     }
   }
 #pragma unroll
