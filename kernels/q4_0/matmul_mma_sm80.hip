@@ -140,13 +140,7 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"probe-math-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM>, 8, false, 1, false},
       {"probe-math-ring4x4l", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPM | kL>, 4, true, 1, false},
       {"probe-math-ringx8x2l", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPM | kL>, 8, false, 1, false},
-      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true},
-      {"ring8x4rle", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL | kQ4Early>, 8, true, 1, true},
-      {"ring16x2rle", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL | kQ4Early>, 16, true, 1, true},
-      {"ring8x8rle", &bwprof_q4_0_matmul_ring<8, 8, true, 1, kRL | kQ4Early>, 8, true, 1, true},
-      {"ring4x4rle", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kRL | kQ4Early>, 4, true, 1, true},
-      {"ring8x2rle", &bwprof_q4_0_matmul_ring<8, 2, true, 1, kRL | kQ4Early>, 8, true, 1, true},
-      {"ring16x2rl", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL>, 16, true, 1, true}};
+      {"probe-loads-ringx8x4r", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kPL | kR>, 8, false, 1, true}};
   static const Knob& knob(const std::string& name) {
     for (const auto& k : kKnobs)
       if (name == k.name) return k;

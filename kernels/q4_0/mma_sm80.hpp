@@ -264,55 +264,7 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
 //     decodes and mma of the tile on them.
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4Early = 16 };
-// A chunk's math in two steps: the decode (all of its A fragments: 16 registers), then the mma and the
-// scales, so that the chunk's registers can be refilled between them.
-template <bool LOP3>
-__device__ __forceinline__ void q4_frag_decode_chunk(const uint4& qv, unsigned (&a)[4][4]) {
-  q4_frag_decode<LOP3>(qv.x, a[0]);
-  q4_frag_decode<LOP3>(qv.y, a[1]);
-  q4_frag_decode<LOP3>(qv.z, a[2]);
-  q4_frag_decode<LOP3>(qv.w, a[3]);
-}
-__device__ __forceinline__ void q4_frag_mma_chunk(const unsigned (&a)[4][4], const uint2& sv, const uint4 (&xv)[2],
-                                                  float (&acc)[4]) {
-#pragma unroll
-  for (int b = 0; b < 2; ++b) {
-    float cf[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
-      mma_16816(cf, a[2 * b + i], bf);
-    }
-    unsigned sw = b == 0 ? sv.x : sv.y;
-    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));
-    acc[0] += d.x * cf[0];
-    acc[1] += d.x * cf[1];
-    acc[2] += d.y * cf[2];
-    acc[3] += d.y * cf[3];
-  }
-}
-// X's copies into shared memory tracked by an mbarrier (every thread's copies arrive on it), so that each
-// warp waits for X on its own, at its first mma, instead of the whole block before its first chunk.
-__device__ __forceinline__ void q4_mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void q4_cp_async_arrive(unsigned bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void q4_mbar_wait0(unsigned bar) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n.reg .pred done;\nQ4W_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n@!done bra Q4W_%=;\n}\n" ::"r"(
-          bar)
-      : "memory");
-#else
-  asm volatile(
-      "{\n.reg .pred done;\nQ4W_%=:\nmbarrier.test_wait.parity.shared.b64 done, [%0], 0;\n@!done bra Q4W_%=;\n}\n" ::"r"(
-          bar)
-      : "memory");
-#endif
-}
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
@@ -322,13 +274,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
 #if __CUDA_ARCH__ >= 800
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
-  constexpr bool kEarly = (OPTS & kQ4Early) != 0 && XS && TILES == 1 && !kProbeLoads && !kProbeMath;
-  __shared__ alignas(8) unsigned long long xbar_word;
-  const unsigned xbar = smem_addr(&xbar_word);
-  if (kEarly) {
-    if (threadIdx.x == 0) q4_mbar_init(xbar, WARPS * 32);
-    __syncthreads();
-  }
   constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
@@ -363,7 +308,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
         cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
       }
     }
-    if (kEarly) q4_cp_async_arrive(xbar);
     cp_async_commit();
   } else {
 #pragma unroll
@@ -372,7 +316,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       q4_load_x(xr[u], xg, in_tile(c), nb, has_x && c < nc);
     }
   }
-  if (XS && !kEarly) {
+  if (XS) {
     cp_async_wait<0>();
     __syncthreads();
   }
@@ -386,20 +330,6 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
       const int c = c0 + u * WARPS;
       if (c >= nc) break;  // the same for the whole warp
       const int cn = c + U * WARPS, ck = in_tile(c);
-      if (kEarly) {  // decode, refill, then (the first time) wait for X, then the mma
-        unsigned a[4][4];
-        q4_frag_decode_chunk<kLop3>(qv[u], a);
-        const uint2 s = sv[u];
-        const bool next = cn < nc;
-        load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
-        load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
-        if (u == 0 && c0 == warp) q4_mbar_wait0(xbar);
-        uint4 xv[2];
-#pragma unroll
-        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
-        q4_frag_mma_chunk(a, s, xv, acc[0]);
-        continue;
-      }
       uint4 xv[2];
       if (XS) {
 #pragma unroll

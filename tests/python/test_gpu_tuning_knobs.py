@@ -35,8 +35,7 @@ Q4_KERNELS = ["ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "r
               "ringx4x4", "ringx8x4",
               # lean (one-LOP3 decode), weights as records (quants then scales), both
               "ring4x4l", "ring8x4l", "ringx8x2l", "ringx8x4l", "ring4x4r", "ring8x4r", "ringx8x2r", "ringx8x4r",
-              "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl", "ring8x4rle", "ring16x2rle", "ring8x8rle",
-              "ring4x4rle", "ring8x2rle", "ring16x2rl"]
+              "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl"]
 Q4_PROBES = ["probe-loads-ring4x4", "probe-loads-ringx8x2", "probe-loads-ring4x4r", "probe-loads-ringx8x2r",
              "probe-math-ring4x4", "probe-math-ringx8x2", "probe-math-ring4x4l", "probe-math-ringx8x2l",
              "probe-loads-ringx8x4r"]
