@@ -47,7 +47,11 @@ class MmaMatmul final : public Q4MmaMatmul {
     if (m8 <= kRingMaxXRows && x_bytes <= kRingMaxXBytes) {
       ring_smem_ = static_cast<int>(x_bytes);
       const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N")));
-      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K")));
+      // How many blocks of the X-in-registers ring an SM holds at once: past that many tiles an SM
+      // its grid runs in two waves.
+      const Knob& rx = knob("ringx8x4rl");
+      const int ringx_per_sm = kernel_resources(rx.fn, rx.warps * 32).runtime_blocks_per_sm;
+      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K"), ringx_per_sm));
     }
     // A tuning knob for benchmarks: BWPROF_Q4_KERNEL names any kernel of kKnobs; one that stages X
     // in shared memory runs only where X fits there (else the choice above stays).

@@ -41,23 +41,29 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 
 // The tensor-core tiled matmul's ring kernel for 1 or 2 rows of X (matmul_mma_sm80.hip), named as
 // its BWPROF_Q4_KERNEL knob, from the grid's fill: `tiles` 16-row tiles (one block each), `sms`
-// SMs, K the row length. Both answers read the weights as one stream of records with the lean
-// (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
+// SMs, K the row length, `ringx_per_sm` the blocks of "ringx8x4rl" an SM holds at once (the runtime's
+// occupancy answer: 2 on sm_90, at 96 registers a thread). Both answers read the weights as one
+// stream of records with the lean (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
 //   "ringx8x4rl" (8 warps, X in registers) where 4 warps a tile would leave the SMs under-filled
-//                (fewer than 16 warps an SM), yet there are more than 1.25 tiles an SM, and K <= 4096
-//                (H100, 4096x4096, gpu-q4-fast at 75fba84: 8.22 / 8.22 us, the fastest of 16
-//                candidates; the previous choice ringx8x4 8.48 / 8.38). With 1.25 tiles an SM or
-//                fewer, X in shared memory was ahead on an H200 (session 20, K = 4096, 3 passes:
-//                M = 1, 512-2560 rows, ring8x4rl 2.1-6.6 % faster, 1024 rows 5.89 against 6.30 us;
-//                M = 2 up to 2112 rows 2.6-4.5 %, 2128-2560 within 0.2 %; ringx8x4rl ahead from 192 tiles,
-//                1.45 an SM: +0.4 and +2.8 %, and at 4096 rows +0.8 and +5.0 %);
+//                (fewer than 16 warps an SM), yet there are more than 1.25 tiles an SM, every tile's
+//                block is resident at once, and K <= 4096 (H100, 4096x4096, gpu-q4-fast at 75fba84:
+//                8.22 / 8.22 us, the fastest of 16 candidates; the previous choice ringx8x4 8.48 / 8.38).
+//                With 1.25 tiles an SM or fewer, X in shared memory was ahead on an H200 (session 20,
+//                K = 4096, 3 passes: M = 1, 512-2560 rows, ring8x4rl 2.1-6.6 % faster, 1024 rows 5.89
+//                against 6.30 us; M = 2 up to 2112 rows 2.6-4.5 %, 2128-2560 within 0.2 %; ringx8x4rl
+//                ahead from 192 tiles, 1.45 an SM: +0.4 and +2.8 %, and at 4096 rows +0.8 and +5.0 %).
+//                Past one wave of it (more tiles than ringx_per_sm x sms) its second wave cost 11-19 %
+//                on an H200 (session 22, K = 4096, 3 passes, M = 1: 5120 rows 10.43-10.48 us against
+//                8.58-8.61 for ring8x4rl, 6144 rows 10.72-10.77 against 8.74, 8192 rows 11.39-11.42
+//                against 10.00-10.08; M = 2: 5-15 %);
 //   "ring8x4rl"  (8 warps, X in shared memory) otherwise (H100, 14336x4096, same run: 15.81 /
 //                15.86 us, the fastest of 16; the previous choice ring4x4 16.50 / 16.53, ring4x4l
 //                15.87 / 16.02; ring8x4 had been chosen for 4096x14336, 17.4 us against 20.9 for
 //                ring4x4, and its lean records form is not measured there).
-inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t K) {
+inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t K, std::int64_t ringx_per_sm) {
   const bool fills = 4 * tiles >= 16 * sms, spread = 4 * tiles > 5 * sms;
-  if (!fills && spread && K <= 4096) return "ringx8x4rl";
+  const bool one_wave = tiles <= ringx_per_sm * sms;
+  if (!fills && spread && one_wave && K <= 4096) return "ringx8x4rl";
   return "ring8x4rl";
 }
 

@@ -68,28 +68,43 @@ TEST(Q4_0, ZeroBlockHasZeroScale) {
 
 // The tensor-core matmul's ring kernel by grid fill (q4_ring_choice, used by matmul_mma_sm80.hip).
 TEST(Q4_0, RingChoiceFollowsTheGridFill) {
-  const std::int64_t sms = 132;  // H100
+  const std::int64_t sms = 132;  // H100 SXM, H200
+  const std::int64_t rx = 2;     // blocks of ringx8x4rl an SM holds (sm_90, 96 registers)
   // 14336 rows = 896 tiles: 27 warps an SM at 4 warps a tile.
-  EXPECT_STREQ(q4_ring_choice(896, sms, 4096), "ring8x4rl");
-  // 4096 rows = 256 tiles: under 16 warps an SM at 4 warps a tile; K = 4096 -> X in registers.
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(896, sms, 4096, rx), "ring8x4rl");
+  // 4096 rows = 256 tiles: under 16 warps an SM at 4 warps a tile, one wave; K = 4096 -> X in registers.
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, rx), "ringx8x4rl");
   // The same grid with a longer row keeps X in shared memory (4096x14336).
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096 + 32), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(256, sms, 14336), "ring8x4rl");
-  // The edge of the fill: 528 tiles is exactly 16 warps an SM; 527 is one short.
-  EXPECT_STREQ(q4_ring_choice(528, sms, 4096), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(527, sms, 4096), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096 + 32, rx), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, rx), "ring8x4rl");
+  // The edge of one wave of ringx8x4rl: 264 tiles (4224 rows) fit, 265 do not; 5120-8192 rows are
+  // past it (two waves of it were 11-19 % slower on an H200).
+  EXPECT_STREQ(q4_ring_choice(264, sms, 4096, rx), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, rx), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(320, sms, 4096, rx), "ring8x4rl");  // 5120 rows
+  EXPECT_STREQ(q4_ring_choice(384, sms, 4096, rx), "ring8x4rl");  // 6144 rows
+  EXPECT_STREQ(q4_ring_choice(527, sms, 4096, rx), "ring8x4rl");
+  // Where more blocks of it fit, the fill still bounds it: 528 tiles is exactly 16 warps an SM.
+  EXPECT_STREQ(q4_ring_choice(527, sms, 4096, 4), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(528, sms, 4096, 4), "ring8x4rl");
   // More tiles than fit at once.
-  EXPECT_STREQ(q4_ring_choice(16 * sms + 1, sms, 4096), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(16 * sms + 1, sms, 4096, rx), "ring8x4rl");
+  // An unknown occupancy (0 or less) never picks it.
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 0), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, -1), "ring8x4rl");
   // 1.25 tiles an SM or fewer keep X in shared memory: 2560 rows = 160 tiles; the edge is 165 / 166.
-  EXPECT_STREQ(q4_ring_choice(160, sms, 4096), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(165, sms, 4096), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(166, sms, 4096), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(192, sms, 4096), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(64, sms, 4096), "ring8x4rl");  // 1024 rows
+  EXPECT_STREQ(q4_ring_choice(160, sms, 4096, rx), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(165, sms, 4096, rx), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(166, sms, 4096, rx), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(192, sms, 4096, rx), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(64, sms, 4096, rx), "ring8x4rl");  // 1024 rows
+  // A smaller GPU (H100 PCIe, 114 SMs): 4096 rows are 256 tiles, past one wave of 228.
+  EXPECT_STREQ(q4_ring_choice(256, 114, 4096, rx), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(228, 114, 4096, rx), "ringx8x4rl");
   // Odd sizes: 1 tile (N <= 16) and a tiny K.
-  EXPECT_STREQ(q4_ring_choice(1, sms, 32), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(1, 1, 32), "ring8x4rl");   // one SM, one tile: not more than 1.25 an SM
-  EXPECT_STREQ(q4_ring_choice(2, 1, 32), "ringx8x4rl");  // two tiles of 4 warps: under-filled, spread
-  EXPECT_STREQ(q4_ring_choice(4, 1, 32), "ring8x4rl");   // 4 tiles x 4 warps = 16 warps on it
+  EXPECT_STREQ(q4_ring_choice(1, sms, 32, rx), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(1, 1, 32, rx), "ring8x4rl");   // one SM, one tile: not more than 1.25 an SM
+  EXPECT_STREQ(q4_ring_choice(2, 1, 32, rx), "ringx8x4rl");  // two tiles of 4 warps: under-filled, spread, one wave
+  EXPECT_STREQ(q4_ring_choice(3, 1, 32, rx), "ring8x4rl");   // three: past one wave of 2
+  EXPECT_STREQ(q4_ring_choice(4, 1, 32, rx), "ring8x4rl");   // 4 tiles x 4 warps = 16 warps on it
 }

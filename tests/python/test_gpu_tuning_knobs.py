@@ -140,3 +140,28 @@ def test_the_peak_arrays_knob_refuses_what_it_does_not_take(monkeypatch):
     monkeypatch.setenv("BWPROF_PEAK_ARRAY_BYTES", "lots")
     with pytest.raises(ValueError, match=r"BWPROF_PEAK_ARRAY_BYTES=lots: expected an integer from 4096 to 1099511627776"):
         bwprof.peaks("gpu", refresh=True)
+
+
+def test_q4_0_default_keeps_x_in_registers_only_while_its_grid_fits_at_once(monkeypatch):
+    """ringx8x4rl (X in registers) is the default for 1-2 rows of X only while every tile's block fits
+    on the GPU at once: one tile more and ring8x4rl (X in shared memory) runs instead (on an H200 the
+    second wave of ringx8x4rl cost 11-19 %, 5120-8192 rows). Which kernel ran is told by the row's
+    registers, compared with the two kernels' own rows."""
+    def row(n, kernel=None):
+        if kernel:
+            monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
+        else:
+            monkeypatch.delenv("BWPROF_Q4_KERNEL", raising=False)
+        d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", M=1, N=n, K=4096, **Q).to_dict()
+        assert d["verified"], d
+        return d
+    gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
+    sms = int(gpu.info["compute_units"])
+    rx, rs = row(4096, "ringx8x4rl"), row(4096, "ring8x4rl")
+    if rx["registers_per_thread"] == rs["registers_per_thread"]:
+        pytest.skip("the two ring kernels take the same registers here: a row cannot tell them apart")
+    edge = rx["runtime_blocks_per_sm"] * sms  # tiles of one wave of ringx8x4rl
+    if not (4 * edge > 5 * sms and edge < 4 * sms):
+        pytest.skip(f"one wave of ringx8x4rl ({edge} tiles) is outside the range where the fill would choose it")
+    assert row(16 * edge)["registers_per_thread"] == rx["registers_per_thread"]
+    assert row(16 * (edge + 1))["registers_per_thread"] == rs["registers_per_thread"]
