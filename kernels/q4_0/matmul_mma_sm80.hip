@@ -47,11 +47,13 @@ class MmaMatmul final : public Q4MmaMatmul {
     if (m8 <= kRingMaxXRows && x_bytes <= kRingMaxXBytes) {
       ring_smem_ = static_cast<int>(x_bytes);
       const std::int64_t tiles = static_cast<std::int64_t>(q4_frag_tiles(p.i("N")));
-      // How many blocks of the X-in-registers ring an SM holds at once: past that many tiles an SM
-      // its grid runs in two waves.
+      // How many blocks of the X-in-registers ring and of the 16-warp ring an SM holds at once: past
+      // that many tiles an SM their grids run in two waves.
       const Knob& rx = knob("ringx8x4rl");
+      const Knob& r16 = knob("ring16x2rle");
       const int ringx_per_sm = kernel_resources(rx.fn, rx.warps * 32).runtime_blocks_per_sm;
-      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K"), ringx_per_sm));
+      const int ring16_per_sm = kernel_resources(r16.fn, r16.warps * 32, ring_smem_).runtime_blocks_per_sm;
+      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K"), m8, ringx_per_sm, ring16_per_sm));
     }
     // A tuning knob for benchmarks: BWPROF_Q4_KERNEL names any kernel of kKnobs; one that stages X
     // in shared memory runs only where X fits there (else the choice above stays).
@@ -94,10 +96,10 @@ class MmaMatmul final : public Q4MmaMatmul {
   // too): "tile", the round-based kernel; ring<W>x<U>, the ring kernel with X in shared memory, W
   // warps a tile, U chunks in flight a warp; a "t2" suffix: two tiles a block; ringx<W>x<U>: X
   // loaded into registers with its chunk. Suffix "l" (lean): the decode's mask-and-or as one LOP3 and
-  // X staged without a division; "r":
-  // the weights as one stream of records (a chunk's quants then its scales); "rl": both
-  // (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that time
-  // the kernel's loads without its math and its math without most loads; they do NOT compute the
+  // X staged without a division; "r": the weights as one stream of records (a chunk's quants then
+  // its scales); "rl": both; "rle": both, and each chunk's quants refilled between its decode and
+  // its mma (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that
+  // time the kernel's loads without its math and its math without most loads; they do NOT compute the
   // product (their check fails by design) and nothing chooses them.
   using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int);
   struct Knob {
@@ -135,6 +137,10 @@ class MmaMatmul final : public Q4MmaMatmul {
       {"ring8x4rl", &bwprof_q4_0_matmul_ring<8, 4, true, 1, kRL>, 8, true, 1, true},
       {"ringx8x2rl", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kRL>, 8, false, 1, true},
       {"ringx8x4rl", &bwprof_q4_0_matmul_ring<8, 4, false, 1, kRL>, 8, false, 1, true},
+      // 16 warps x 2 chunks, records and lean decode; "e": each chunk's quants refilled between its
+      // decode and its mma (kQ4EarlyRefill)
+      {"ring16x2rl", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL>, 16, true, 1, true},
+      {"ring16x2rle", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL | kQ4EarlyRefill>, 16, true, 1, true},
       // probes (no product)
       {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
       {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},
@@ -156,7 +162,10 @@ class MmaMatmul final : public Q4MmaMatmul {
     const Knob& k = *kernel_;
     const int threads = k.warps * 32, smem = k.x_smem ? ring_smem_ : 0;
     if (!x) {
-      if (smem > 48 * 1024)
+      // Set for any X staged in shared memory, not only past 48 KB: a kernel's own (static) shared
+      // memory counts against the same 48 KB that a launch gets without it (ring8x4rl at M = 1,
+      // K = 24512: 49088 bytes of X and 4 KB of its own failed to launch).
+      if (smem > 0)
         BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(k.fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
       return kernel_resources(k.fn, threads, smem);
     }

@@ -130,7 +130,17 @@ __device__ __forceinline__ uint4 load_x_frag(const __half* p) {
 // higher occupancy) instead of with the quants: on an H200 that was slower (21.1 us against 16.2
 // for 14336x4096, 8 warps, 4 chunks), the X loads' latency then paid once per chunk. M <= 8 rows
 // of X, row-major, K apart. MINB: blocks an SM must hold (a register cap; 0: none).
-// One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied.
+// acc += one Q4 block's mma sums cf times its scales sw (a half2: rows g, g + 8).
+__device__ __forceinline__ void q4_scale_add(float (&acc)[4], const float (&cf)[4], unsigned sw) {
+  const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));
+  acc[0] += d.x * cf[0];
+  acc[1] += d.x * cf[1];
+  acc[2] += d.y * cf[2];
+  acc[3] += d.y * cf[3];
+}
+
+// One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied; each word
+// decoded just before its mma.
 template <bool LOP3 = false>
 __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
                                               float (&acc)[4]) {
@@ -145,12 +155,23 @@ __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, 
       const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
       mma_16816(cf, a, bf);
     }
-    unsigned sw = b == 0 ? sv.x : sv.y;
-    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));  // rows g, g + 8
-    acc[0] += d.x * cf[0];
-    acc[1] += d.x * cf[1];
-    acc[2] += d.y * cf[2];
-    acc[3] += d.y * cf[3];
+    q4_scale_add(acc, cf, b == 0 ? sv.x : sv.y);
+  }
+}
+
+// The same on a chunk decoded beforehand (a: the A fragments of its 4 words), so that its quants'
+// registers can be refilled between the decode and the mma (kQ4EarlyRefill).
+__device__ __forceinline__ void q4_frag_mma(const unsigned (&a)[4][4], const uint2& sv, const uint4 (&xv)[2],
+                                            float (&acc)[4]) {
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    float cf[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
+      mma_16816(cf, a[2 * b + i], bf);
+    }
+    q4_scale_add(acc, cf, b == 0 ? sv.x : sv.y);
   }
 }
 
@@ -263,8 +284,12 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //     check fails by design), to split the kernel's time into its memory schedule and its math:
 //     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
 //     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
-//     decodes and mma of the tile on them.
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8 };
+//     decodes and mma of the tile on them;
+//   kQ4EarlyRefill: each chunk decoded first, its quants refilled, then its mma (q4_frag_mma), so
+//     that the next round's quants are asked for one mma earlier (H200, session 23, 16 warps x 2:
+//     4096x4096 7.33-7.39 us against 7.39-7.46 without, 4096x14336 13.34-13.44 against 13.73-13.86;
+//     no gain at 8 warps x 4, and the scales and X refilled early too lost 10-35 %).
+enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4EarlyRefill = 16 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
                                                                     const uint2* __restrict__ sc,
@@ -274,6 +299,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
 #if __CUDA_ARCH__ >= 800
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
+  constexpr bool kEarly = (OPTS & kQ4EarlyRefill) != 0;
   constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
@@ -336,6 +362,22 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
         for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
+      }
+      if (kEarly && !kProbeLoads && !kProbeMath) {  // decode, refill the quants, then the mma
+        unsigned a[4][4];
+        const unsigned wq[4] = {qv[u].x, qv[u].y, qv[u].z, qv[u].w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) q4_frag_decode<kLop3>(wq[i], a[i]);
+        const bool next = cn < nc;
+        load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
+        if (TILES == 1 || c < nch) {
+          q4_frag_mma(a, sv[u], xv, acc[0]);
+        } else {
+          q4_frag_mma(a, sv[u], xv, acc[TILES - 1]);
+        }
+        if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
+        load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
+        continue;
       }
       if (kProbeLoads) {  // every loaded word into a checksum that keeps the loads
         const unsigned h = qv[u].x ^ qv[u].y ^ qv[u].z ^ qv[u].w ^ sv[u].x ^ sv[u].y ^ xv[0].x ^ xv[0].y ^ xv[0].z ^

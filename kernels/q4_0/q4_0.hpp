@@ -41,9 +41,17 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 
 // The tensor-core tiled matmul's ring kernel for 1 or 2 rows of X (matmul_mma_sm80.hip), named as
 // its BWPROF_Q4_KERNEL knob, from the grid's fill: `tiles` 16-row tiles (one block each), `sms`
-// SMs, K the row length, `ringx_per_sm` the blocks of "ringx8x4rl" an SM holds at once (the runtime's
-// occupancy answer: 2 on sm_90, at 96 registers a thread). Both answers read the weights as one
-// stream of records with the lean (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
+// SMs, K the row length, M the rows of X (1 or 2), `ringx_per_sm` and `ring16_per_sm` the blocks of
+// "ringx8x4rl" and "ring16x2rle" an SM holds at once (the runtime's occupancy answers: 2 and 2 on
+// sm_90, at 96 and 57 registers a thread). Every answer reads the weights as one stream of records
+// with the lean (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
+//   "ring16x2rle" (16 warps, 2 chunks a warp, X in shared memory, each chunk's quants refilled
+//                between its decode and its mma: kQ4EarlyRefill) for one row of X where every tile's
+//                block of it is resident at once and K >= 4096 (H200, session 23, 3 passes, against
+//                the choice below: 512-4224 rows at K = 4096 2-4 % faster, 4096x4096 7.33-7.39 us
+//                against 7.49-7.62; 4096 rows at K = 5120-16384 3-7 %; 1024-4224 rows at K = 14336
+//                7-11 %. It lost at K <= 3584, +2 to +5 % at 4096 rows; at M = 2, +1-2 %; and past one
+//                wave, where ring8x4rl was 8-10 % faster at 4240 and 5120 rows);
 //   "ringx8x4rl" (8 warps, X in registers) where 4 warps a tile would leave the SMs under-filled
 //                (fewer than 16 warps an SM), yet there are more than 1.25 tiles an SM, every tile's
 //                block is resident at once, and K <= 4096 (H100, 4096x4096, gpu-q4-fast at 75fba84:
@@ -60,7 +68,9 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 //                15.86 us, the fastest of 16; the previous choice ring4x4 16.50 / 16.53, ring4x4l
 //                15.87 / 16.02; ring8x4 had been chosen for 4096x14336, 17.4 us against 20.9 for
 //                ring4x4, and its lean records form is not measured there).
-inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t K, std::int64_t ringx_per_sm) {
+inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t K, std::int64_t M,
+                                  std::int64_t ringx_per_sm, std::int64_t ring16_per_sm) {
+  if (M == 1 && K >= 4096 && tiles <= ring16_per_sm * sms) return "ring16x2rle";
   const bool fills = 4 * tiles >= 16 * sms, spread = 4 * tiles > 5 * sms;
   const bool one_wave = tiles <= ringx_per_sm * sms;
   if (!fills && spread && one_wave && K <= 4096) return "ringx8x4rl";

@@ -35,7 +35,9 @@ Q4_KERNELS = ["ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "r
               "ringx4x4", "ringx8x4",
               # lean (one-LOP3 decode), weights as records (quants then scales), both
               "ring4x4l", "ring8x4l", "ringx8x2l", "ringx8x4l", "ring4x4r", "ring8x4r", "ringx8x2r", "ringx8x4r",
-              "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl"]
+              "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl",
+              # 16 warps x 2 chunks; "e": the quants refilled between a chunk's decode and its mma
+              "ring16x2rl", "ring16x2rle"]
 Q4_PROBES = ["probe-loads-ring4x4", "probe-loads-ringx8x2", "probe-loads-ring4x4r", "probe-loads-ringx8x2r",
              "probe-math-ring4x4", "probe-math-ringx8x2", "probe-math-ring4x4l", "probe-math-ringx8x2l",
              "probe-loads-ringx8x4r"]
@@ -142,19 +144,24 @@ def test_the_peak_arrays_knob_refuses_what_it_does_not_take(monkeypatch):
         bwprof.peaks("gpu", refresh=True)
 
 
+def _q4_row(monkeypatch, kernel=None, **shape):
+    """A verified row of the tensor-core Q4_0 matmul, by the library's choice or the kernel named."""
+    if kernel:
+        monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
+    else:
+        monkeypatch.delenv("BWPROF_Q4_KERNEL", raising=False)
+    d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", **shape, **Q).to_dict()
+    assert d["verified"], d
+    return d
+
+
 def test_q4_0_default_keeps_x_in_registers_only_while_its_grid_fits_at_once(monkeypatch):
-    """ringx8x4rl (X in registers) is the default for 1-2 rows of X only while every tile's block fits
-    on the GPU at once: one tile more and ring8x4rl (X in shared memory) runs instead (on an H200 the
-    second wave of ringx8x4rl cost 11-19 %, 5120-8192 rows). Which kernel ran is told by the row's
-    registers, compared with the two kernels' own rows."""
+    """ringx8x4rl (X in registers) is the default for 2 rows of X (and for one row with K < 4096) only
+    while every tile's block fits on the GPU at once: one tile more and ring8x4rl (X in shared memory)
+    runs instead (on an H200 the second wave of ringx8x4rl cost 11-19 %, 5120-8192 rows). Which kernel
+    ran is told by the row's registers, compared with the two kernels' own rows."""
     def row(n, kernel=None):
-        if kernel:
-            monkeypatch.setenv("BWPROF_Q4_KERNEL", kernel)
-        else:
-            monkeypatch.delenv("BWPROF_Q4_KERNEL", raising=False)
-        d = bwprof.measure("q4_0_matmul", dtype="fp16", device="gpu", variant="tiled", M=1, N=n, K=4096, **Q).to_dict()
-        assert d["verified"], d
-        return d
+        return _q4_row(monkeypatch, kernel, M=2, N=n, K=4096)
     gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
     sms = int(gpu.info["compute_units"])
     rx, rs = row(4096, "ringx8x4rl"), row(4096, "ring8x4rl")
@@ -165,3 +172,36 @@ def test_q4_0_default_keeps_x_in_registers_only_while_its_grid_fits_at_once(monk
         pytest.skip(f"one wave of ringx8x4rl ({edge} tiles) is outside the range where the fill would choose it")
     assert row(16 * edge)["registers_per_thread"] == rx["registers_per_thread"]
     assert row(16 * (edge + 1))["registers_per_thread"] == rs["registers_per_thread"]
+    # One row of X with rows shorter than 4096 follows the same rule.
+    assert _q4_row(monkeypatch, M=1, N=16 * edge, K=2048)["registers_per_thread"] == rx["registers_per_thread"]
+
+
+def test_q4_0_default_takes_the_16_warp_ring_for_one_row_in_one_wave(monkeypatch):
+    """ring16x2rle is the default for ONE row of X with K >= 4096 while its whole grid is resident at
+    once (on an H200 2-11 % faster there than the kernels chosen before, slower for shorter rows, two
+    rows of X, or past one wave). Told apart by registers, as above."""
+    gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
+    sms = int(gpu.info["compute_units"])
+    r16 = _q4_row(monkeypatch, "ring16x2rle", M=1, N=4096, K=4096)
+    rx = _q4_row(monkeypatch, "ringx8x4rl", M=1, N=4096, K=4096)
+    rs = _q4_row(monkeypatch, "ring8x4rl", M=1, N=4096, K=4096)
+    regs = {r16["registers_per_thread"], rx["registers_per_thread"], rs["registers_per_thread"]}
+    if len(regs) < 3:
+        pytest.skip("the ring kernels take the same registers here: a row cannot tell them apart")
+    edge = r16["runtime_blocks_per_sm"] * sms  # tiles of one wave of ring16x2rle
+    assert edge > 0, r16
+    mine = r16["registers_per_thread"]
+    assert _q4_row(monkeypatch, M=1, N=16 * edge, K=4096)["registers_per_thread"] == mine
+    assert _q4_row(monkeypatch, M=1, N=16 * min(edge, 64) - 3, K=14336)["registers_per_thread"] == mine
+    assert _q4_row(monkeypatch, M=1, N=16 * (edge + 1), K=4096)["registers_per_thread"] != mine
+    assert _q4_row(monkeypatch, M=1, N=16 * min(edge, 64), K=2048)["registers_per_thread"] != mine
+    assert _q4_row(monkeypatch, M=2, N=16 * min(edge, 64), K=4096)["registers_per_thread"] != mine
+
+
+@pytest.mark.parametrize("kernel", [None, "ring8x4rl", "ring16x2rle", "ring4x4rl"])
+@pytest.mark.parametrize("shape", [dict(M=1, N=33, K=24512), dict(M=2, N=40, K=12224), dict(M=1, N=4100, K=24480)])
+def test_q4_0_x_near_48_kb_of_shared_memory_launches(monkeypatch, kernel, shape):
+    """X staged in shared memory just under 48 KB, with the kernel's own shared memory on top: the
+    launch asks for the larger limit (before, ring8x4rl at M = 1, K = 24512 failed to launch)."""
+    d = _q4_row(monkeypatch, kernel, **shape)
+    assert d["shared_mem_per_block"] > 48 * 1024, d
