@@ -288,7 +288,7 @@ inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
 //   kQ4EarlyRefill: each chunk decoded first, its quants refilled, then its mma (q4_frag_mma), so
 //     that the next round's quants are asked for one mma earlier (H200, session 23, 16 warps x 2:
 //     4096x4096 7.33-7.39 us against 7.39-7.46 without, 4096x14336 13.34-13.44 against 13.73-13.86;
-//     no gain at 8 warps x 4, and the scales and X refilled early too lost 10-35 %).
+//     no gain at 8 warps x 4, and the scales and X refilled early too lost 4-35 %).
 enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4EarlyRefill = 16 };
 template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,

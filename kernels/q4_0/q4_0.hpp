@@ -48,9 +48,9 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 //   "ring16x2rle" (16 warps, 2 chunks a warp, X in shared memory, each chunk's quants refilled
 //                between its decode and its mma: kQ4EarlyRefill) for one row of X where every tile's
 //                block of it is resident at once and K >= 4096 (H200, session 23, 3 passes, against
-//                the choice below: 512-4224 rows at K = 4096 2-4 % faster, 4096x4096 7.33-7.39 us
+//                the choice below: 512-4224 rows at K = 4096 1-4 % faster, 4096x4096 7.33-7.39 us
 //                against 7.49-7.62; 4096 rows at K = 5120-16384 3-7 %; 1024-4224 rows at K = 14336
-//                7-11 %. It lost at K <= 3584, +2 to +5 % at 4096 rows; at M = 2, +1-2 %; and past one
+//                7-11 %. It lost at K <= 3584, +2 to +6 % at 4096 rows; at M = 2, +1-3 %; and past one
 //                wave, where ring8x4rl was 8-10 % faster at 4240 and 5120 rows);
 //   "ringx8x4rl" (8 warps, X in registers) where 4 warps a tile would leave the SMs under-filled
 //                (fewer than 16 warps an SM), yet there are more than 1.25 tiles an SM, every tile's
