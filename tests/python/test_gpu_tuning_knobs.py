@@ -193,6 +193,8 @@ def test_q4_0_default_takes_the_16_warp_ring_for_one_row_in_one_wave(monkeypatch
     mine = r16["registers_per_thread"]
     assert _q4_row(monkeypatch, M=1, N=16 * edge, K=4096)["registers_per_thread"] == mine
     assert _q4_row(monkeypatch, M=1, N=16 * min(edge, 64) - 3, K=14336)["registers_per_thread"] == mine
+    # X of 49088 bytes, with the kernel's own shared memory past the default 48 KB: still chosen
+    assert _q4_row(monkeypatch, M=1, N=33, K=24512)["registers_per_thread"] == mine
     assert _q4_row(monkeypatch, M=1, N=16 * (edge + 1), K=4096)["registers_per_thread"] != mine
     assert _q4_row(monkeypatch, M=1, N=16 * min(edge, 64), K=2048)["registers_per_thread"] != mine
     assert _q4_row(monkeypatch, M=2, N=16 * min(edge, 64), K=4096)["registers_per_thread"] != mine
