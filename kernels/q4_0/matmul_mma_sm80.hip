@@ -52,7 +52,7 @@ class MmaMatmul final : public Q4MmaMatmul {
       const Knob& rx = knob("ringx8x4rl");
       const Knob& r16 = knob("ring16x2rle");
       const int ringx_per_sm = kernel_resources(rx.fn, rx.warps * 32).runtime_blocks_per_sm;
-      allow_smem(r16, ring_smem_);  // (else the occupancy answer is 0 where X and its own pass 48 KB)
+      allow_smem(r16);  // (else the occupancy answer is 0 where X and its own pass 48 KB)
       const int ring16_per_sm = kernel_resources(r16.fn, r16.warps * 32, ring_smem_).runtime_blocks_per_sm;
       kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K"), m8, ringx_per_sm, ring16_per_sm));
     }
@@ -157,13 +157,16 @@ class MmaMatmul final : public Q4MmaMatmul {
       if (name == k.name) return k;
     BWPROF_INVALID("no Q4_0 kernel named '" + name + "'");  // (a name of this file's own choice)
   }
-  // Lets kernel k take `smem` bytes of dynamic shared memory (X staged there). Set for any X staged,
-  // not only past 48 KB: a kernel's own (static) shared memory counts against the same 48 KB that a
-  // launch gets without it (ring8x4rl at M = 1, K = 24512: 49088 bytes of X and 4 KB of its own failed
-  // to launch), and the occupancy answer is 0 past it.
-  static void allow_smem(const Knob& k, int smem) {
-    if (smem > 0)
-      BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(k.fn), hipFuncAttributeMaxDynamicSharedMemorySize, smem));
+  // Lets a kernel that stages X in shared memory take as much of it as any instance may stage
+  // (kRingMaxXBytes). The default limit is 48 KB less the kernel's own (static) shared memory, so X
+  // just under 48 KB failed to launch (ring8x4rl at M = 1, K = 24512: 49088 bytes of X and 4 KB of its
+  // own) and the occupancy answer was 0 there. The limit is the function's, shared by every instance:
+  // each one sets the same value, so that an instance made later never lowers it under an earlier
+  // one's X (bwprof.model makes a step's instances, of several K, before it runs them).
+  static void allow_smem(const Knob& k) {
+    if (k.x_smem)
+      BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(k.fn), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(kRingMaxXBytes)));
   }
   // Launches the chosen tensor-core kernel for m rows of X, or (x null) returns its resources.
   Resources dispatch(const __half* x, __half* y, int m, hipStream_t stream) {
@@ -171,7 +174,7 @@ class MmaMatmul final : public Q4MmaMatmul {
     const Knob& k = *kernel_;
     const int threads = k.warps * 32, smem = k.x_smem ? ring_smem_ : 0;
     if (!x) {
-      allow_smem(k, smem);
+      allow_smem(k);
       return kernel_resources(k.fn, threads, smem);
     }
     const unsigned tiles = static_cast<unsigned>(q4_frag_tiles(N));

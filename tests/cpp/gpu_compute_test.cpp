@@ -293,6 +293,31 @@ TEST(GpuComputeErrors, VendorGemmRefusesSilu) {
   }
 }
 
+// Instances of one Q4_0 kernel that stage X of different sizes in shared memory: the limit on a
+// launch's shared memory is the kernel function's, shared by all of them, so an instance made later
+// must not lower it under an earlier one's X (bwprof.model makes a step's instances before running
+// them). Each kernel: the larger X first, then the smaller, then both launched in the order made.
+TEST(GpuComputeQ4, InstancesOfOneKernelWithDifferentXRunInAnyOrder) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  if (!have_variant("q4_0_matmul", "tiled")) GTEST_SKIP() << "tiled not in this build";
+  const KernelFamily& k = find_kernel("q4_0_matmul");
+  Backend& gpu = backend_for("gpu");
+  for (const char* kern : {"ring8x4rl", "ring16x2rle", "ring4x4l"}) {
+    ScopedEnv env("BWPROF_Q4_KERNEL", kern);
+    const std::vector<std::string> ks = {"4096", "256", "2048"};
+    std::vector<std::unique_ptr<KernelInstance>> insts;
+    for (const auto& K : ks)
+      insts.push_back(find_variant(k, "gpu", "tiled").make(gpu, make_problem(k, "gpu", "tiled", "fp16",
+                                                                           {{"M", "1"}, {"N", "33"}, {"K", K}})));
+    for (std::size_t i = 0; i < insts.size(); ++i) {
+      insts[i]->launch();
+      gpu.synchronize();
+      Check r = insts[i]->check();
+      EXPECT_TRUE(r.ok) << kern << " K = " << ks[i] << ": error " << r.max_rel_error;
+    }
+  }
+}
+
 // The skinny tensor GEMM (kernels/gemm/skinny_mma.hip) on each of its paths, asked for by name:
 // 8, 16, 32 and 64-row tiles; B's rows aligned (ldmatrix) and not (16-bit reads at each row's
 // shift), and aligned with the 16-bit reads forced; K whole, split its way and split 3 ways; a

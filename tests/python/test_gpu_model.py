@@ -9,7 +9,9 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("name,kw", [("encoder", {}), ("decode", {"weights": "fp16"}),
-                                     ("decode", {"weights": "q4_0", "llm": "8b", "batch": 4})])
+                                     ("decode", {"weights": "q4_0", "llm": "8b", "batch": 4}),
+                                     # one row of X: the Q4_0 kernels that stage X in shared memory
+                                     ("decode", {"weights": "q4_0", "llm": "8b", "batch": 1})])
 def test_quick_workloads_run_as_one_graph(name, kw):
     r = bwprof.model(name, device="gpu", quick=True, **kw)
     assert set(r.steps["mode"]) == {"graph"}
