@@ -162,7 +162,7 @@ class MmaMatmul final : public Q4MmaMatmul {
   // just under 48 KB failed to launch (ring8x4rl at M = 1, K = 24512: 49088 bytes of X and 4 KB of its
   // own) and the occupancy answer was 0 there. The limit is the function's, shared by every instance:
   // each one sets the same value, so that an instance made later never lowers it under an earlier
-  // one's X (bwprof.model makes a step's instances, of several K, before it runs them).
+  // one's X (tests/cpp/gpu_compute_test.cpp, GpuComputeQ4).
   static void allow_smem(const Knob& k) {
     if (k.x_smem)
       BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(k.fn), hipFuncAttributeMaxDynamicSharedMemorySize,

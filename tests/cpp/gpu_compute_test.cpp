@@ -295,8 +295,8 @@ TEST(GpuComputeErrors, VendorGemmRefusesSilu) {
 
 // Instances of one Q4_0 kernel that stage X of different sizes in shared memory: the limit on a
 // launch's shared memory is the kernel function's, shared by all of them, so an instance made later
-// must not lower it under an earlier one's X (bwprof.model makes a step's instances before running
-// them). Each kernel: the larger X first, then the smaller, then both launched in the order made.
+// must not lower it under an earlier one's X (a program may make several before running any). Each
+// kernel: instances with K = 4096, 256 and 2048 made in that order, then run in the same order.
 TEST(GpuComputeQ4, InstancesOfOneKernelWithDifferentXRunInAnyOrder) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   if (!have_variant("q4_0_matmul", "tiled")) GTEST_SKIP() << "tiled not in this build";
