@@ -139,6 +139,13 @@ __device__ __forceinline__ void q4_scale_add(float (&acc)[4], const float (&cf)[
   acc[3] += d.y * cf[3];
 }
 
+// cf += one word's A fragments a times X's fragment of its Q4 block xb (i: the block's first or
+// second 16 k).
+__device__ __forceinline__ void q4_word_mma(float (&cf)[4], const unsigned (&a)[4], const uint4& xb, int i) {
+  const unsigned bf[2] = {i == 0 ? xb.x : xb.z, i == 0 ? xb.y : xb.w};
+  mma_16816(cf, a, bf);
+}
+
 // One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied; each word
 // decoded just before its mma.
 template <bool LOP3 = false>
@@ -152,8 +159,7 @@ __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, 
     for (int i = 0; i < 2; ++i) {
       unsigned a[4];
       q4_frag_decode<LOP3>(wq[2 * b + i], a);
-      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
-      mma_16816(cf, a, bf);
+      q4_word_mma(cf, a, xv[b], i);
     }
     q4_scale_add(acc, cf, b == 0 ? sv.x : sv.y);
   }
@@ -167,10 +173,7 @@ __device__ __forceinline__ void q4_frag_mma(const unsigned (&a)[4][4], const uin
   for (int b = 0; b < 2; ++b) {
     float cf[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const unsigned bf[2] = {i == 0 ? xv[b].x : xv[b].z, i == 0 ? xv[b].y : xv[b].w};
-      mma_16816(cf, a[2 * b + i], bf);
-    }
+    for (int i = 0; i < 2; ++i) q4_word_mma(cf, a[2 * b + i], xv[b], i);
     q4_scale_add(acc, cf, b == 0 ? sv.x : sv.y);
   }
 }
