@@ -483,7 +483,7 @@ gpu-peaks2-quick: gpu-build
 # issue-rate bound where counted). (Round 3's split K lost at 2e80c96: docs/notes/gemv.md.)
 # $(OUT): gemv_ceiling_q4.csv, logs.tgz (gtest.log, pytest.log, memcheck.log, gemv_ceiling_q4.log).
 .PHONY: gpu-q4-fast
-Q4_MEMCHECK_KERNELS := ringx8x4rl ring8x4rl ring16x2rle
+Q4_MEMCHECK_KERNELS := ringx8x4rl ring8x4rl ring16x2rle flood32x2
 gpu-q4-fast: gpu-build
 	rm -rf $(OUT)/logs && mkdir -p $(OUT)/logs
 	-timeout 60 $(GPU_BUILD)/bwprof_tests --gtest_filter='Q4*:GpuLimits.FootprintCoversWhatEveryGpuInstanceAllocates' \

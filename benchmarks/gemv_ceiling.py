@@ -44,12 +44,12 @@ CASES = [
      [{}, {"BWPROF_GEMV_BLOCK": "256"}, {"BWPROF_GEMV_LOADS": "2"}, {"BWPROF_GEMV_LOADS": "8"}]),
     ("Q4_0 GEMV tiled", "q4_0_matmul", "tiled", lambda n, k: dict(M=1, N=n, K=k),
      [{}] + [{"BWPROF_Q4_KERNEL": v} for v in (
-         # rounds 1-2's best at each shape (the library now takes ring16x2rle at 4096x4096 and
-         # ring8x4rl at 14336x4096; ringx8x4rl was its choice at 4096x4096 until session 23; the rest
-         # lost at both shapes at 75fba84 and are not run)
+         # rounds 1-2's best at each shape (the library now takes flood32x2 at 4096x4096 and
+         # ring8x4rl at 14336x4096; ring16x2rle was its choice at 4096x4096 in session 23 and
+         # ringx8x4rl before; the rest lost at both shapes at 75fba84 and are not run)
          # (round 3's split K, in 2-8 blocks a tile, lost by 3-4 us at 4096x4096 at 2e80c96 and is gone:
          # docs/notes/gemv.md)
-         "ring16x2rle", "ringx8x4rl", "ringx8x4l", "ring8x4rl", "ring4x4l")]
+         "flood32x2", "ring16x2rle", "ringx8x4rl", "ringx8x4l", "ring8x4rl", "ring4x4l")]
      # probes (no product; printed apart): the kernel's loads without its math, its math without most loads
      + [{"BWPROF_Q4_KERNEL": v} for v in (
          "probe-loads-ringx8x4r", "probe-math-ringx8x2l")]),

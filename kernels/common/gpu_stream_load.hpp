@@ -34,6 +34,18 @@ __device__ __forceinline__ void load_stream_if(uint2& r, const void* p, bool pre
   if (pred) r = *static_cast<const uint2*>(p);
 #endif
 }
+// One word a lane (the scales of a Q4_0 chunk, spread over the lanes that use them).
+__device__ __forceinline__ void load_stream_if(unsigned& r, const void* p, bool pred) {
+#if defined(BWPROF_CUDA) && __CUDA_ARCH__ >= 700
+  asm volatile(
+      "{.reg .pred p; setp.ne.b32 p, %1, 0;\n"
+      " @p ld.global.nc.L1::no_allocate.u32 %0, [%2];}\n"
+      : "+r"(r)
+      : "r"(static_cast<int>(pred)), "l"(p));
+#else
+  if (pred) r = *static_cast<const unsigned*>(p);
+#endif
+}
 // The same through L1 (small operands read by many warps: the activations of a GEMV).
 __device__ __forceinline__ void load_cached_if(uint4& r, const void* p, bool pred) {
 #if defined(BWPROF_CUDA) && __CUDA_ARCH__ >= 700
@@ -46,7 +58,17 @@ __device__ __forceinline__ void load_cached_if(uint4& r, const void* p, bool pre
   if (pred) r = *static_cast<const uint4*>(p);
 #endif
 }
-
+__device__ __forceinline__ void load_cached_if(unsigned& r, const void* p, bool pred) {
+#if defined(BWPROF_CUDA) && __CUDA_ARCH__ >= 700
+  asm volatile(
+      "{.reg .pred p; setp.ne.b32 p, %1, 0;\n"
+      " @p ld.global.nc.u32 %0, [%2];}\n"
+      : "+r"(r)
+      : "r"(static_cast<int>(pred)), "l"(p));
+#else
+  if (pred) r = *static_cast<const unsigned*>(p);
+#endif
+}
 
 }  // namespace gpu
 }  // namespace bwprof

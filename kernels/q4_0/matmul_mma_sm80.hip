@@ -51,16 +51,20 @@ class MmaMatmul final : public Q4MmaMatmul {
       // that many tiles an SM their grids run in two waves.
       const Knob& rx = knob("ringx8x4rl");
       const Knob& r16 = knob("ring16x2rle");
+      const Knob& fl = knob("flood32x2");
       const int ringx_per_sm = kernel_resources(rx.fn, rx.warps * 32).runtime_blocks_per_sm;
       allow_smem(r16);  // (else the occupancy answer is 0 where X and its own pass 48 KB)
       const int ring16_per_sm = kernel_resources(r16.fn, r16.warps * 32, ring_smem_).runtime_blocks_per_sm;
-      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K"), m8, ringx_per_sm, ring16_per_sm));
+      const int flood_per_sm = kernel_resources(fl.fn, fl.warps * 32).runtime_blocks_per_sm;
+      kernel_ = &knob(q4_ring_choice(tiles, g.sm_count(), p.i("K"), m8, ringx_per_sm, ring16_per_sm, flood_per_sm));
     }
     // A tuning knob for benchmarks: BWPROF_Q4_KERNEL names any kernel of kKnobs; one that stages X
-    // in shared memory runs only where X fits there (else the choice above stays).
+    // in shared memory runs only where X fits there, and a one-row kernel only for one row of X and a
+    // row it takes in one round (else the choice above stays).
     std::vector<std::string> names;
     for (const auto& k : kKnobs) names.push_back(k.name);
-    if (const auto i = knob_choice("BWPROF_Q4_KERNEL", names); i && (!kKnobs[*i].x_smem || ring_smem_ > 0))
+    if (const auto i = knob_choice("BWPROF_Q4_KERNEL", names); i && (!kKnobs[*i].x_smem || ring_smem_ > 0) &&
+                                                               (!kKnobs[*i].one_row || one_row_fits(kKnobs[*i], p)))
       kernel_ = &kKnobs[*i];
     res_ = dispatch(nullptr, 0, 0, nullptr);
     // Re-pack once into the matrix units' fragment order (mma_sm80.hpp), tiles in parallel: as one
@@ -85,6 +89,9 @@ class MmaMatmul final : public Q4MmaMatmul {
   }
   void run(const __half* x, __half* y, int M, hipStream_t stream) override {
     const int N = static_cast<int>(N_), K = static_cast<int>(K_);
+    // (The kernel was chosen for the problem's M; a one-row kernel computes only the first row of X.)
+    if (kernel_->one_row && M != 1) BWPROF_INVALID("the Q4_0 kernel '" + std::string(kernel_->name) +
+                                                   "' was chosen for one row of X, not " + std::to_string(M));
     // Up to 8 rows of X per pass are the mma's 8 columns.
     for (int m0 = 0; m0 < M; m0 += 8) dispatch(x + static_cast<std::size_t>(m0) * K,
                                                y + static_cast<std::size_t>(m0) * N, std::min(8, M - m0), stream);
@@ -99,9 +106,11 @@ class MmaMatmul final : public Q4MmaMatmul {
   // loaded into registers with its chunk. Suffix "l" (lean): the decode's mask-and-or as one LOP3 and
   // X staged without a division; "r": the weights as one stream of records (a chunk's quants then
   // its scales); "rl": both; "rle": both, and each chunk's quants refilled between its decode and
-  // its mma (mma_sm80.hpp's Q4RingOpts). "probe-loads-<kernel>", "probe-math-<kernel>": probes that
-  // time the kernel's loads without its math and its math without most loads; they do NOT compute the
-  // product (their check fails by design) and nothing chooses them.
+  // its mma (mma_sm80.hpp's Q4RingOpts). "flood32x2": one row of X, 32 warps a tile with 2 chunks
+  // each in one round (bwprof_q4_0_matvec_flood: M = 1 and K <= 4096 only), records, lean decode.
+  // "probe-loads-<kernel>", "probe-math-<kernel>": probes that time the kernel's loads without its
+  // math and its math without most loads; they do NOT compute the product (their check fails by
+  // design) and nothing chooses them.
   using Kernel = void (*)(const uint4*, const uint2*, const __half*, __half*, int, int, int);
   struct Knob {
     const char* name;
@@ -110,7 +119,12 @@ class MmaMatmul final : public Q4MmaMatmul {
     bool x_smem;
     unsigned tiles_a_block;
     bool records;  // the weights as one stream of kQ4RecordBytes records (kQ4Records)
+    bool one_row;  // one row of X only, 2 chunks a warp in one round (false where not given)
   };
+  // Whether a one-row kernel takes this problem: M = 1 and every chunk of a row in one round.
+  static bool one_row_fits(const Knob& k, const Problem& p) {
+    return p.i("M") == 1 && static_cast<std::int64_t>(q4_frag_chunks(p.i("K"))) <= 2 * k.warps;
+  }
   static constexpr int kL = kQ4Lop3, kR = kQ4Records, kRL = kQ4Records | kQ4Lop3;
   static constexpr int kPL = kQ4ProbeLoads, kPM = kQ4ProbeMath;
   static constexpr Knob kKnobs[] = {
@@ -142,6 +156,8 @@ class MmaMatmul final : public Q4MmaMatmul {
       // decode and its mma (kQ4EarlyRefill)
       {"ring16x2rl", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL>, 16, true, 1, true},
       {"ring16x2rle", &bwprof_q4_0_matmul_ring<16, 2, true, 1, kRL | kQ4EarlyRefill>, 16, true, 1, true},
+      // one row of X, every chunk of a tile in one round (K <= 4096)
+      {"flood32x2", &bwprof_q4_0_matvec_flood<32>, 32, false, 1, true, true},
       // probes (no product)
       {"probe-loads-ring4x4", &bwprof_q4_0_matmul_ring<4, 4, true, 1, kPL>, 4, true, 1, false},
       {"probe-loads-ringx8x2", &bwprof_q4_0_matmul_ring<8, 2, false, 1, kPL>, 8, false, 1, false},

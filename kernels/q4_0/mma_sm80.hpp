@@ -405,6 +405,88 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   }
 #endif
 }
+
+// One row of X in one round (the "flood"): a block per 16-row tile whose 32 warps take two adjacent
+// chunks each, so that every byte of a tile up to K = 4096 is asked for at once, and the SM's 64
+// warps (two blocks), not one warp's program order, decide which chunk is computed next. The
+// registers allow it (at most 32 a thread, no spill): only the output column that M = 1 stores is
+// accumulated, and a chunk's scales are one word a lane (lane 4 g + b holds the record's scale word
+// 2 g + b: rows g and g + 8 of Q4 block b), shuffled within groups of 4 lanes. Each warp's X (one
+// word a lane a chunk, asked for with the weights, through L1) goes through the warp's own shared
+// memory, so that X never waits for the rest of the block. H200, session 24 (docs/notes/gemv.md,
+// round 11; before/after in docs/BENCHMARKS.md): 4096x4096 7.46 -> 6.75-6.82 us, 8-11 % faster at
+// 512-4224 rows and at K = 2048-4064, equal at K = 1024. In the round's harness, the X fragments
+// shuffled out of the registers instead of read from shared memory cost 0.03-0.09 us at 4096x4096,
+// and the block's sum by 16 threads instead of warp 0's 32 lanes 0.03-0.10.
+// Only M = 1 and K <= 64 * 2 * WARPS: the caller's to ensure (MmaMatmul picks it only there).
+__device__ __forceinline__ void q4_row_chunk(const uint4& qv, unsigned sc, const uint4* xs, float& acc0, float& acc2) {
+  const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int b = 0; b < 2; ++b) {
+    float cf[4] = {0.f, 0.f, 0.f, 0.f};
+    const uint4 xv = xs[4 * b + t];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      unsigned a[4];
+      q4_frag_decode<true>(wq[2 * b + i], a);
+      q4_word_mma(cf, a, xv, i);
+    }
+    const unsigned sw = __shfl_sync(0xffffffffu, sc, b, 4);  // lane 4 g + b: rows g, g + 8
+    const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));
+    acc0 += d.x * cf[0];
+    acc2 += d.y * cf[2];
+  }
+}
+template <int WARPS>
+__global__ void __launch_bounds__(WARPS * 32, 2) bwprof_q4_0_matvec_flood(const uint4* __restrict__ q,
+                                                                        const uint2* __restrict__,
+                                                                        const __half* __restrict__ x,
+                                                                        __half* __restrict__ y, int, int N, int K) {
+  static_assert(WARPS % 8 == 0 && WARPS <= 32, "whole groups of four warps a half, at most 1024 threads");
+#if __CUDA_ARCH__ >= 800
+  __shared__ float part[WARPS * 16];  // each warp's sums of the tile's 16 rows
+  __shared__ uint4 xs[WARPS * 16];    // each warp's X: 2 chunks of 8 vectors
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  const int nb = K / 32, nch = (nb + 1) / 2, c0 = 2 * warp;
+  float acc0 = 0.f, acc2 = 0.f;  // rows g and g + 8 (the mma's column 0)
+  if (c0 < nch) {
+    const uint4* rec = q + (static_cast<std::size_t>(blockIdx.x) * nch + c0) * 36;  // records of 36 vectors
+    uint4 qv[2];
+    unsigned sc[2] = {0u, 0u}, xw[2] = {0u, 0u};
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const bool ok = c0 + u < nch;
+      load_stream_if(qv[u], rec + u * 36 + lane, ok);
+      load_stream_if(sc[u], reinterpret_cast<const unsigned*>(rec + u * 36 + 32) + 2 * g + (t & 1), ok && t < 2);
+    }
+    const unsigned* xg = reinterpret_cast<const unsigned*>(x) + 32 * c0 + lane;  // word `lane` of chunk c0
+#pragma unroll
+    for (int u = 0; u < 2; ++u) load_cached_if(xw[u], xg + 32 * u, c0 + u < nch && 2 * (c0 + u) + (lane >= 16) < nb);
+    uint4* xw_s = xs + warp * 16;
+#pragma unroll
+    for (int u = 0; u < 2; ++u) reinterpret_cast<unsigned*>(xw_s + 8 * u)[lane] = xw[u];
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+      if (c0 + u < nch) q4_row_chunk(qv[u], sc[u], xw_s + 8 * u, acc0, acc2);
+  }
+  if (t == 0) part[warp * 16 + g] = acc0, part[warp * 16 + g + 8] = acc2;
+  __syncthreads();
+  // The tile's 16 sums by warp 0: lane l adds row l % 16 over half of the warps (four running sums,
+  // not one chain of adds), then the two halves meet by a shuffle.
+  if (threadIdx.x < 32) {
+    const int row = threadIdx.x & 15, w0 = (threadIdx.x >> 4) * (WARPS / 2);
+    float s[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int w = 0; w < WARPS / 2; ++w) s[w & 3] += part[(w0 + w) * 16 + row];
+    float sum = (s[0] + s[1]) + (s[2] + s[3]);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+    const std::size_t n = static_cast<std::size_t>(blockIdx.x) * 16 + row;
+    if (threadIdx.x < 16 && n < static_cast<std::size_t>(N)) y[n] = __float2half_rn(sum);
+  }
+#endif
+}
 #endif  // BWPROF_CUDA
 
 }  // namespace gpu

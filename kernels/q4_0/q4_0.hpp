@@ -41,13 +41,20 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 
 // The tensor-core tiled matmul's ring kernel for 1 or 2 rows of X (matmul_mma_sm80.hip), named as
 // its BWPROF_Q4_KERNEL knob, from the grid's fill: `tiles` 16-row tiles (one block each), `sms`
-// SMs, K the row length, M the rows of X (1 or 2), `ringx_per_sm` and `ring16_per_sm` the blocks of
-// "ringx8x4rl" and "ring16x2rle" an SM holds at once (the runtime's occupancy answers: 2 and 2 on
-// sm_90, at 96 and 57 registers a thread). Every answer reads the weights as one stream of records
-// with the lean (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
+// SMs, K the row length, M the rows of X (1 or 2), `ringx_per_sm`, `ring16_per_sm` and
+// `flood_per_sm` the blocks of "ringx8x4rl", "ring16x2rle" and "flood32x2" an SM holds at once (the runtime's occupancy answers:
+// 2, 2 and 2 on sm_90, at 96, 57 and 32 registers a thread). Every answer reads the weights as one
+// stream of records with the lean (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
+//   "flood32x2"  (32 warps, 2 chunks a warp in one round: bwprof_q4_0_matvec_flood) for one row of X
+//                with K <= 4096 where every tile's block of it is resident at once (H200, session 24,
+//                one call, 3 passes, against the choice below: 4096x4096 6.75-6.82 us against 7.46,
+//                512-4224 rows at K = 4096 8.5-11 % faster, K = 2048-4064 at 4096 rows 9-11 %, 1024
+//                and 2048 rows at K = 2048 5-7 %; equal at K = 1024: -0.6 % at 4096 rows, +0.7 % at
+//                1024. Past one wave it is not taken: at 14336x4096 it ran 14.30-14.34 us against
+//                13.63-13.76 for the library's ring8x4rl);
 //   "ring16x2rle" (16 warps, 2 chunks a warp, X in shared memory, each chunk's quants refilled
 //                between its decode and its mma: kQ4EarlyRefill) for one row of X where every tile's
-//                block of it is resident at once and K >= 4096 (H200, session 23, 3 passes, against
+//                block of it is resident at once and K > 4096 (H200, session 23, 3 passes, against
 //                the choice below: 512-4224 rows at K = 4096 1-4 % faster, 4096x4096 7.33-7.39 us
 //                against 7.49-7.62; 4096 rows at K = 5120-16384 3-7 %; 1024-4224 rows at K = 14336
 //                7-11 %. It lost at K <= 3584, +2 to +6 % at 4096 rows; at M = 2, +1-3 %; and past one
@@ -69,8 +76,9 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 //                15.87 / 16.02; ring8x4 had been chosen for 4096x14336, 17.4 us against 20.9 for
 //                ring4x4, and its lean records form is not measured there).
 inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t K, std::int64_t M,
-                                  std::int64_t ringx_per_sm, std::int64_t ring16_per_sm) {
-  if (M == 1 && K >= 4096 && tiles <= ring16_per_sm * sms) return "ring16x2rle";
+                                  std::int64_t ringx_per_sm, std::int64_t ring16_per_sm, std::int64_t flood_per_sm) {
+  if (M == 1 && K <= 4096 && tiles <= flood_per_sm * sms) return "flood32x2";
+  if (M == 1 && K >= 4096 && tiles <= ring16_per_sm * sms) return "ring16x2rle";  // (K = 4096: where the flood does not fit)
   const bool fills = 4 * tiles >= 16 * sms, spread = 4 * tiles > 5 * sms;
   const bool one_wave = tiles <= ringx_per_sm * sms;
   if (!fills && spread && one_wave && K <= 4096) return "ringx8x4rl";

@@ -71,65 +71,69 @@ TEST(Q4_0, RingChoiceFollowsTheGridFill) {
   const std::int64_t sms = 132;  // H100 SXM, H200
   const std::int64_t rx = 2;     // blocks of ringx8x4rl an SM holds (sm_90, 96 registers)
   const std::int64_t r16 = 2;    // blocks of ring16x2rle (sm_90, 57 registers, 512 threads)
-  // Two rows of X (M = 2) never take ring16x2rle: the rule of ringx8x4rl and ring8x4rl.
+  const std::int64_t fl = 2;     // blocks of flood32x2 (sm_90, 32 registers, 1024 threads)
+  // Two rows of X (M = 2) never take ring16x2rle or flood32x2: the rule of ringx8x4rl and ring8x4rl.
   // 14336 rows = 896 tiles: 27 warps an SM at 4 warps a tile.
-  EXPECT_STREQ(q4_ring_choice(896, sms, 4096, 2, rx, r16), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(896, sms, 4096, 2, rx, r16, fl), "ring8x4rl");
   // 4096 rows = 256 tiles: under 16 warps an SM at 4 warps a tile, one wave; K = 4096 -> X in registers.
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, rx, r16), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, rx, r16, fl), "ringx8x4rl");
   // The same grid with a longer row keeps X in shared memory (4096x14336).
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096 + 32, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 2, rx, r16), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096 + 32, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 2, rx, r16, fl), "ring8x4rl");
   // The edge of one wave of ringx8x4rl: 264 tiles (4224 rows) fit, 265 do not; 5120-8192 rows are
   // past it (two waves of it were 11-19 % slower on an H200).
-  EXPECT_STREQ(q4_ring_choice(264, sms, 4096, 2, rx, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(320, sms, 4096, 2, rx, r16), "ring8x4rl");  // 5120 rows
-  EXPECT_STREQ(q4_ring_choice(384, sms, 4096, 2, rx, r16), "ring8x4rl");  // 6144 rows
-  EXPECT_STREQ(q4_ring_choice(527, sms, 4096, 2, rx, r16), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(264, sms, 4096, 2, rx, r16, fl), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(320, sms, 4096, 2, rx, r16, fl), "ring8x4rl");  // 5120 rows
+  EXPECT_STREQ(q4_ring_choice(384, sms, 4096, 2, rx, r16, fl), "ring8x4rl");  // 6144 rows
+  EXPECT_STREQ(q4_ring_choice(527, sms, 4096, 2, rx, r16, fl), "ring8x4rl");
   // Where more blocks of it fit, the fill still bounds it: 528 tiles is exactly 16 warps an SM.
-  EXPECT_STREQ(q4_ring_choice(527, sms, 4096, 2, 4, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(528, sms, 4096, 2, 4, r16), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(527, sms, 4096, 2, 4, r16, fl), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(528, sms, 4096, 2, 4, r16, fl), "ring8x4rl");
   // More tiles than fit at once.
-  EXPECT_STREQ(q4_ring_choice(16 * sms + 1, sms, 4096, 2, rx, r16), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(16 * sms + 1, sms, 4096, 2, rx, r16, fl), "ring8x4rl");
   // An unknown occupancy (0 or less) never picks it.
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, 0, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, -1, r16), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, 0, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, -1, r16, fl), "ring8x4rl");
   // 1.25 tiles an SM or fewer keep X in shared memory: 2560 rows = 160 tiles; the edge is 165 / 166.
-  EXPECT_STREQ(q4_ring_choice(160, sms, 4096, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(165, sms, 4096, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(166, sms, 4096, 2, rx, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(192, sms, 4096, 2, rx, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(64, sms, 4096, 2, rx, r16), "ring8x4rl");  // 1024 rows
+  EXPECT_STREQ(q4_ring_choice(160, sms, 4096, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(165, sms, 4096, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(166, sms, 4096, 2, rx, r16, fl), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(192, sms, 4096, 2, rx, r16, fl), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(64, sms, 4096, 2, rx, r16, fl), "ring8x4rl");  // 1024 rows
   // A smaller GPU (H100 PCIe, 114 SMs): 4096 rows are 256 tiles, past one wave of 228.
-  EXPECT_STREQ(q4_ring_choice(256, 114, 4096, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(228, 114, 4096, 2, rx, r16), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, 114, 4096, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(228, 114, 4096, 2, rx, r16, fl), "ringx8x4rl");
   // Odd sizes: 1 tile (N <= 16) and a tiny K.
-  EXPECT_STREQ(q4_ring_choice(1, sms, 32, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(1, 1, 32, 2, rx, r16), "ring8x4rl");   // one SM, one tile: not more than 1.25 an SM
-  EXPECT_STREQ(q4_ring_choice(2, 1, 32, 2, rx, r16), "ringx8x4rl");  // two tiles of 4 warps: under-filled, spread, one wave
-  EXPECT_STREQ(q4_ring_choice(3, 1, 32, 2, rx, r16), "ring8x4rl");   // three: past one wave of 2
-  EXPECT_STREQ(q4_ring_choice(4, 1, 32, 2, rx, r16), "ring8x4rl");   // 4 tiles x 4 warps = 16 warps on it
+  EXPECT_STREQ(q4_ring_choice(1, sms, 32, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(1, 1, 32, 2, rx, r16, fl), "ring8x4rl");   // one SM, one tile: not more than 1.25 an SM
+  EXPECT_STREQ(q4_ring_choice(2, 1, 32, 2, rx, r16, fl), "ringx8x4rl");  // two tiles of 4 warps: under-filled, spread, one wave
+  EXPECT_STREQ(q4_ring_choice(3, 1, 32, 2, rx, r16, fl), "ring8x4rl");   // three: past one wave of 2
+  EXPECT_STREQ(q4_ring_choice(4, 1, 32, 2, rx, r16, fl), "ring8x4rl");   // 4 tiles x 4 warps = 16 warps on it
 }
 
-// One row of X (M = 1): ring16x2rle while its whole grid is resident at once and K >= 4096; else the
-// rule above (which M = 1 shares with M = 2).
-TEST(Q4_0, RingChoiceForOneRowTakesTheSixteenWarpRingInOneWave) {
-  const std::int64_t sms = 132, rx = 2, r16 = 2;
+// One row of X (M = 1) while the kernel's whole grid is resident at once: flood32x2 for rows up to
+// 4096 long (one round), ring16x2rle for longer ones; else the rule above (which M = 1 shares with
+// M = 2).
+TEST(Q4_0, RingChoiceForOneRowTakesTheFloodOrTheSixteenWarpRingInOneWave) {
+  const std::int64_t sms = 132, rx = 2, r16 = 2, fl = 2;
   for (std::int64_t tiles : {1, 32, 64, 128, 165, 166, 192, 256, 264})  // 16 to 4224 rows
-    EXPECT_STREQ(q4_ring_choice(tiles, sms, 4096, 1, rx, r16), "ring16x2rle") << tiles;
-  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 1, rx, r16), "ring16x2rle");  // 4096x14336
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4128, 1, rx, r16), "ring16x2rle");
-  // Past one wave of it (265 tiles at 2 blocks an SM): the rule above.
-  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 1, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(896, sms, 4096, 1, rx, r16), "ring8x4rl");  // 14336x4096
-  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 1, rx, 3), "ring16x2rle");  // where 3 blocks fit
-  // Rows shorter than 4096: the rule above (ringx8x4rl at 4096x2048 and 4096x3584).
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4064, 1, rx, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(256, sms, 2048, 1, rx, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(64, sms, 2048, 1, rx, r16), "ring8x4rl");
-  // Two rows of X, or an unknown occupancy of it: never.
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, rx, r16), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 2, rx, r16), "ring8x4rl");
-  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 1, rx, 0), "ringx8x4rl");
-  EXPECT_STREQ(q4_ring_choice(64, sms, 4096, 1, rx, -1), "ring8x4rl");
+    for (std::int64_t K : {32, 1024, 2048, 4064, 4096})
+      EXPECT_STREQ(q4_ring_choice(tiles, sms, K, 1, rx, r16, fl), "flood32x2") << tiles << " " << K;
+  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 1, rx, r16, fl), "ring16x2rle");  // 4096x14336
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4128, 1, rx, r16, fl), "ring16x2rle");   // one chunk past one round
+  // Past one wave of them (265 tiles at 2 blocks an SM): the rule above.
+  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 1, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(896, sms, 4096, 1, rx, r16, fl), "ring8x4rl");  // 14336x4096
+  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 1, rx, r16, 3), "flood32x2");   // where 3 blocks fit
+  EXPECT_STREQ(q4_ring_choice(265, sms, 4128, 1, rx, 3, fl), "ring16x2rle");
+  // An unknown occupancy of the flood (0 or less): the 16-warp ring at K = 4096, the rule above below it.
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 1, rx, r16, 0), "ring16x2rle");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4064, 1, rx, r16, -1), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(64, sms, 2048, 1, rx, r16, 0), "ring8x4rl");
+  // Two rows of X: never.
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 2, rx, r16, fl), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 2, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 1, rx, 0, 0), "ringx8x4rl");
+  EXPECT_STREQ(q4_ring_choice(64, sms, 4096, 1, rx, -1, -1), "ring8x4rl");
 }

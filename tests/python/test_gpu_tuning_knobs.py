@@ -37,7 +37,9 @@ Q4_KERNELS = ["ring4x4", "ring8x4", "ring4x8", "ring8x8", "ring16x4", "tile", "r
               "ring4x4l", "ring8x4l", "ringx8x2l", "ringx8x4l", "ring4x4r", "ring8x4r", "ringx8x2r", "ringx8x4r",
               "ring4x4rl", "ring8x4rl", "ringx8x2rl", "ringx8x4rl",
               # 16 warps x 2 chunks; "e": the quants refilled between a chunk's decode and its mma
-              "ring16x2rl", "ring16x2rle"]
+              "ring16x2rl", "ring16x2rle",
+              # one row of X, 32 warps x 2 chunks in one round (at M > 1 or K > 4096 the default runs)
+              "flood32x2"]
 Q4_PROBES = ["probe-loads-ring4x4", "probe-loads-ringx8x2", "probe-loads-ring4x4r", "probe-loads-ringx8x2r",
              "probe-math-ring4x4", "probe-math-ringx8x2", "probe-math-ring4x4l", "probe-math-ringx8x2l",
              "probe-loads-ringx8x4r"]
@@ -172,32 +174,51 @@ def test_q4_0_default_keeps_x_in_registers_only_while_its_grid_fits_at_once(monk
         pytest.skip(f"one wave of ringx8x4rl ({edge} tiles) is outside the range where the fill would choose it")
     assert row(16 * edge)["registers_per_thread"] == rx["registers_per_thread"]
     assert row(16 * (edge + 1))["registers_per_thread"] == rs["registers_per_thread"]
-    # One row of X with rows shorter than 4096 follows the same rule.
-    assert _q4_row(monkeypatch, M=1, N=16 * edge, K=2048)["registers_per_thread"] == rx["registers_per_thread"]
+    # One row of X with rows of 4096 or shorter takes flood32x2 instead (below).
+    assert _q4_row(monkeypatch, M=1, N=16 * edge, K=2048)["block_size"] == 1024
 
 
-def test_q4_0_default_takes_the_16_warp_ring_for_one_row_in_one_wave(monkeypatch):
-    """ring16x2rle is the default for ONE row of X with K >= 4096 while its whole grid is resident at
-    once (on an H200 2-11 % faster there than the kernels chosen before, slower for shorter rows, two
-    rows of X, or past one wave). Told apart by registers, as above."""
+def test_q4_0_default_takes_the_16_warp_ring_for_one_long_row_in_one_wave(monkeypatch):
+    """ring16x2rle is the default for ONE row of X with K > 4096 while its whole grid is resident at
+    once (on an H200 3-11 % faster there than the kernels chosen before, slower for two rows of X or
+    past one wave). Told apart by registers, as above."""
     gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
     sms = int(gpu.info["compute_units"])
-    r16 = _q4_row(monkeypatch, "ring16x2rle", M=1, N=4096, K=4096)
+    r16 = _q4_row(monkeypatch, "ring16x2rle", M=1, N=4096, K=4128)
     rx = _q4_row(monkeypatch, "ringx8x4rl", M=1, N=4096, K=4096)
-    rs = _q4_row(monkeypatch, "ring8x4rl", M=1, N=4096, K=4096)
+    rs = _q4_row(monkeypatch, "ring8x4rl", M=1, N=4096, K=4128)
     regs = {r16["registers_per_thread"], rx["registers_per_thread"], rs["registers_per_thread"]}
     if len(regs) < 3:
         pytest.skip("the ring kernels take the same registers here: a row cannot tell them apart")
     edge = r16["runtime_blocks_per_sm"] * sms  # tiles of one wave of ring16x2rle
     assert edge > 0, r16
     mine = r16["registers_per_thread"]
-    assert _q4_row(monkeypatch, M=1, N=16 * edge, K=4096)["registers_per_thread"] == mine
+    assert _q4_row(monkeypatch, M=1, N=16 * edge, K=4128)["registers_per_thread"] == mine
     assert _q4_row(monkeypatch, M=1, N=16 * min(edge, 64) - 3, K=14336)["registers_per_thread"] == mine
     # X of 49088 bytes, with the kernel's own shared memory past the default 48 KB: still chosen
     assert _q4_row(monkeypatch, M=1, N=33, K=24512)["registers_per_thread"] == mine
-    assert _q4_row(monkeypatch, M=1, N=16 * (edge + 1), K=4096)["registers_per_thread"] != mine
-    assert _q4_row(monkeypatch, M=1, N=16 * min(edge, 64), K=2048)["registers_per_thread"] != mine
-    assert _q4_row(monkeypatch, M=2, N=16 * min(edge, 64), K=4096)["registers_per_thread"] != mine
+    assert _q4_row(monkeypatch, M=1, N=16 * (edge + 1), K=4128)["registers_per_thread"] != mine
+    assert _q4_row(monkeypatch, M=2, N=16 * min(edge, 64), K=4128)["registers_per_thread"] != mine
+
+
+def test_q4_0_default_takes_the_flood_for_one_row_up_to_4096_in_one_wave(monkeypatch):
+    """flood32x2 (one row of X, every chunk of a tile in one round, 32 warps a block: the only
+    1024-thread Q4_0 kernel) is the default for ONE row of X with K <= 4096 while its whole grid is
+    resident at once; two rows of X, a longer row or one tile past the wave take another kernel. Named
+    by the knob where it does not apply, the default runs instead (and checks)."""
+    gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
+    sms = int(gpu.info["compute_units"])
+    fl = _q4_row(monkeypatch, "flood32x2", M=1, N=4096, K=4096)
+    assert fl["block_size"] == 1024 and fl["registers_per_thread"] <= 32, fl
+    edge = fl["runtime_blocks_per_sm"] * sms  # tiles of one wave of it
+    assert fl["runtime_blocks_per_sm"] == 2, fl  # two blocks an SM: 64 warps, every chunk of a 4096 row in flight
+    for shape in [dict(N=16 * edge, K=4096), dict(N=4096, K=4064), dict(N=1001, K=2080), dict(N=17, K=32),
+                  dict(N=16 * edge - 5, K=1024)]:
+        assert _q4_row(monkeypatch, M=1, **shape)["block_size"] == 1024, shape
+    for shape in [dict(M=1, N=16 * edge + 1, K=4096), dict(M=1, N=4096, K=4128), dict(M=2, N=4096, K=4096)]:
+        assert _q4_row(monkeypatch, **shape)["block_size"] != 1024, shape
+    for shape in [dict(M=2, N=40, K=160), dict(M=1, N=40, K=4128), dict(M=8, N=130, K=96)]:
+        assert _q4_row(monkeypatch, "flood32x2", **shape)["block_size"] != 1024, shape
 
 
 @pytest.mark.parametrize("kernel", [None, "ring8x4rl", "ring16x2rle", "ring4x4rl"])
