@@ -42,16 +42,18 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 // The tensor-core tiled matmul's ring kernel for 1 or 2 rows of X (matmul_mma_sm80.hip), named as
 // its BWPROF_Q4_KERNEL knob, from the grid's fill: `tiles` 16-row tiles (one block each), `sms`
 // SMs, K the row length, M the rows of X (1 or 2), `ringx_per_sm`, `ring16_per_sm` and
-// `flood_per_sm` the blocks of "ringx8x4rl", "ring16x2rle" and "flood32x2" an SM holds at once (the runtime's occupancy answers:
-// 2, 2 and 2 on sm_90, at 96, 57 and 32 registers a thread). Every answer reads the weights as one
-// stream of records with the lean (one-LOP3) decode (mma_sm80.hpp's kQ4Records | kQ4Lop3):
+// `flood_per_sm` the blocks of "ringx8x4rl", "ring16x2rle" and "flood32x2" an SM holds at once (the
+// runtime's occupancy answers: 2, 2 and 2 on sm_90, at 96, 57 and 32 registers a thread). Every
+// answer reads the weights as one stream of records with the lean (one-LOP3) decode (mma_sm80.hpp's
+// kQ4Records | kQ4Lop3):
 //   "flood32x2"  (32 warps, 2 chunks a warp in one round: bwprof_q4_0_matvec_flood) for one row of X
-//                with K <= 4096 where every tile's block of it is resident at once (H200, session 24,
-//                one call, 3 passes, against the choice below: 4096x4096 6.75-6.82 us against 7.46,
-//                512-4224 rows at K = 4096 8.5-11 % faster, K = 2048-4064 at 4096 rows 9-11 %, 1024
-//                and 2048 rows at K = 2048 5-7 %; equal at K = 1024: -0.6 % at 4096 rows, +0.7 % at
-//                1024. Past one wave it is not taken: at 14336x4096 it ran 14.30-14.34 us against
-//                13.63-13.76 for the library's ring8x4rl);
+//                with K <= 4096 and at most 1.25 waves of its blocks (H200, session 24, one call, 3
+//                passes, against the choice below: 4096x4096 6.75-6.82 us against 7.46, 512-4224 rows
+//                at K = 4096 8.5-11 % faster, K = 2048-4064 at 4096 rows 9-11 %, 1024 and 2048 rows at
+//                K = 2048 5-7 %; equal at K = 1024: -0.6 % at 4096 rows, +0.7 % at 1024. Past one wave,
+//                forced by its knob against the rule's ring8x4rl in another call: 4240-5120 rows 3-4.5 %
+//                faster at K = 4096, 2-3 % at K = 2048; from 1.33 waves mixed: 5632 rows -2 %, 6144 rows
+//                0 % and at K = 2048 +3 %, 7168 and 8192 rows -3 %, 11008 +1.6 %, 14336 +4 %);
 //   "ring16x2rle" (16 warps, 2 chunks a warp, X in shared memory, each chunk's quants refilled
 //                between its decode and its mma: kQ4EarlyRefill) for one row of X where every tile's
 //                block of it is resident at once and K > 4096 (H200, session 23, 3 passes, against
@@ -77,7 +79,7 @@ std::unique_ptr<KernelInstance> make_q4_0_matmul_gpu(Backend&, const Problem&);
 //                ring4x4, and its lean records form is not measured there).
 inline const char* q4_ring_choice(std::int64_t tiles, std::int64_t sms, std::int64_t K, std::int64_t M,
                                   std::int64_t ringx_per_sm, std::int64_t ring16_per_sm, std::int64_t flood_per_sm) {
-  if (M == 1 && K <= 4096 && tiles <= flood_per_sm * sms) return "flood32x2";
+  if (M == 1 && K <= 4096 && 4 * tiles <= 5 * flood_per_sm * sms) return "flood32x2";
   if (M == 1 && K >= 4096 && tiles <= ring16_per_sm * sms) return "ring16x2rle";  // (K = 4096: where the flood does not fit)
   const bool fills = 4 * tiles >= 16 * sms, spread = 4 * tiles > 5 * sms;
   const bool one_wave = tiles <= ringx_per_sm * sms;

@@ -112,20 +112,24 @@ TEST(Q4_0, RingChoiceFollowsTheGridFill) {
   EXPECT_STREQ(q4_ring_choice(4, 1, 32, 2, rx, r16, fl), "ring8x4rl");   // 4 tiles x 4 warps = 16 warps on it
 }
 
-// One row of X (M = 1) while the kernel's whole grid is resident at once: flood32x2 for rows up to
-// 4096 long (one round), ring16x2rle for longer ones; else the rule above (which M = 1 shares with
-// M = 2).
-TEST(Q4_0, RingChoiceForOneRowTakesTheFloodOrTheSixteenWarpRingInOneWave) {
+// One row of X (M = 1): flood32x2 for rows up to 4096 long (one round) up to 1.25 waves of it,
+// ring16x2rle for longer rows while its whole grid is resident at once; else the rule above (which
+// M = 1 shares with M = 2).
+TEST(Q4_0, RingChoiceForOneRowTakesTheFloodOrTheSixteenWarpRing) {
   const std::int64_t sms = 132, rx = 2, r16 = 2, fl = 2;
-  for (std::int64_t tiles : {1, 32, 64, 128, 165, 166, 192, 256, 264})  // 16 to 4224 rows
+  for (std::int64_t tiles : {1, 32, 64, 128, 165, 166, 192, 256, 264, 265, 320, 330})  // 16 to 5280 rows
     for (std::int64_t K : {32, 1024, 2048, 4064, 4096})
       EXPECT_STREQ(q4_ring_choice(tiles, sms, K, 1, rx, r16, fl), "flood32x2") << tiles << " " << K;
   EXPECT_STREQ(q4_ring_choice(256, sms, 14336, 1, rx, r16, fl), "ring16x2rle");  // 4096x14336
   EXPECT_STREQ(q4_ring_choice(256, sms, 4128, 1, rx, r16, fl), "ring16x2rle");   // one chunk past one round
-  // Past one wave of them (265 tiles at 2 blocks an SM): the rule above.
-  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 1, rx, r16, fl), "ring8x4rl");
+  // Past 1.25 waves of the flood (330 tiles at 2 blocks an SM), or one wave of the 16-warp ring: the
+  // rule above.
+  EXPECT_STREQ(q4_ring_choice(331, sms, 4096, 1, rx, r16, fl), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(384, sms, 2048, 1, rx, r16, fl), "ring8x4rl");
   EXPECT_STREQ(q4_ring_choice(896, sms, 4096, 1, rx, r16, fl), "ring8x4rl");  // 14336x4096
-  EXPECT_STREQ(q4_ring_choice(265, sms, 4096, 1, rx, r16, 3), "flood32x2");   // where 3 blocks fit
+  EXPECT_STREQ(q4_ring_choice(495, sms, 4096, 1, rx, r16, 3), "flood32x2");   // where 3 blocks fit
+  EXPECT_STREQ(q4_ring_choice(496, sms, 4096, 1, rx, r16, 3), "ring8x4rl");
+  EXPECT_STREQ(q4_ring_choice(265, sms, 4128, 1, rx, r16, fl), "ring8x4rl");
   EXPECT_STREQ(q4_ring_choice(265, sms, 4128, 1, rx, 3, fl), "ring16x2rle");
   // An unknown occupancy of the flood (0 or less): the 16-warp ring at K = 4096, the rule above below it.
   EXPECT_STREQ(q4_ring_choice(256, sms, 4096, 1, rx, r16, 0), "ring16x2rle");

@@ -201,19 +201,19 @@ def test_q4_0_default_takes_the_16_warp_ring_for_one_long_row_in_one_wave(monkey
     assert _q4_row(monkeypatch, M=2, N=16 * min(edge, 64), K=4128)["registers_per_thread"] != mine
 
 
-def test_q4_0_default_takes_the_flood_for_one_row_up_to_4096_in_one_wave(monkeypatch):
+def test_q4_0_default_takes_the_flood_for_one_row_up_to_4096_up_to_five_quarter_waves(monkeypatch):
     """flood32x2 (one row of X, every chunk of a tile in one round, 32 warps a block: the only
-    1024-thread Q4_0 kernel) is the default for ONE row of X with K <= 4096 while its whole grid is
-    resident at once; two rows of X, a longer row or one tile past the wave take another kernel. Named
-    by the knob where it does not apply, the default runs instead (and checks)."""
+    1024-thread Q4_0 kernel) is the default for ONE row of X with K <= 4096 up to 1.25 waves of its
+    blocks; two rows of X, a longer row or one tile past that take another kernel. Named by the knob
+    where it does not apply, the default runs instead (and checks)."""
     gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
     sms = int(gpu.info["compute_units"])
     fl = _q4_row(monkeypatch, "flood32x2", M=1, N=4096, K=4096)
     assert fl["block_size"] == 1024 and fl["registers_per_thread"] <= 32, fl
-    edge = fl["runtime_blocks_per_sm"] * sms  # tiles of one wave of it
     assert fl["runtime_blocks_per_sm"] == 2, fl  # two blocks an SM: 64 warps, every chunk of a 4096 row in flight
+    edge = 5 * fl["runtime_blocks_per_sm"] * sms // 4  # tiles of 1.25 waves of it
     for shape in [dict(N=16 * edge, K=4096), dict(N=4096, K=4064), dict(N=1001, K=2080), dict(N=17, K=32),
-                  dict(N=16 * edge - 5, K=1024)]:
+                  dict(N=16 * edge - 5, K=1024), dict(N=16 * fl["runtime_blocks_per_sm"] * sms + 1, K=4096)]:
         assert _q4_row(monkeypatch, M=1, **shape)["block_size"] == 1024, shape
     for shape in [dict(M=1, N=16 * edge + 1, K=4096), dict(M=1, N=4096, K=4128), dict(M=2, N=4096, K=4096)]:
         assert _q4_row(monkeypatch, **shape)["block_size"] != 1024, shape
