@@ -158,10 +158,10 @@ def _q4_row(monkeypatch, kernel=None, **shape):
 
 
 def test_q4_0_default_keeps_x_in_registers_only_while_its_grid_fits_at_once(monkeypatch):
-    """ringx8x4rl (X in registers) is the default for 2 rows of X (and for one row with K < 4096) only
-    while every tile's block fits on the GPU at once: one tile more and ring8x4rl (X in shared memory)
-    runs instead (on an H200 the second wave of ringx8x4rl cost 11-19 %, 5120-8192 rows). Which kernel
-    ran is told by the row's registers, compared with the two kernels' own rows."""
+    """ringx8x4rl (X in registers) is the default for 2 rows of X only while every tile's block fits on
+    the GPU at once: one tile more and ring8x4rl (X in shared memory) runs instead (on an H200 the second
+    wave of ringx8x4rl cost 11-19 %, 5120-8192 rows). Which kernel ran is told by the row's registers,
+    compared with the two kernels' own rows."""
     def row(n, kernel=None):
         return _q4_row(monkeypatch, kernel, M=2, N=n, K=4096)
     gpu = next(d for d in bwprof.devices() if d.kind == "gpu")
@@ -210,7 +210,7 @@ def test_q4_0_default_takes_the_flood_for_one_row_up_to_4096_up_to_five_quarter_
     sms = int(gpu.info["compute_units"])
     fl = _q4_row(monkeypatch, "flood32x2", M=1, N=4096, K=4096)
     assert fl["block_size"] == 1024 and fl["registers_per_thread"] <= 32, fl
-    assert fl["runtime_blocks_per_sm"] == 2, fl  # two blocks an SM: 64 warps, every chunk of a 4096 row in flight
+    assert fl["runtime_blocks_per_sm"] >= 1, fl  # (2 on sm_80 and sm_90: 64 warps an SM)
     edge = 5 * fl["runtime_blocks_per_sm"] * sms // 4  # tiles of 1.25 waves of it
     for shape in [dict(N=16 * edge, K=4096), dict(N=4096, K=4064), dict(N=1001, K=2080), dict(N=17, K=32),
                   dict(N=16 * edge - 5, K=1024), dict(N=16 * fl["runtime_blocks_per_sm"] * sms + 1, K=4096)]:
