@@ -35,6 +35,8 @@ inline std::size_t q4_frag_quant_bytes(std::int64_t N, std::int64_t K) { return 
 inline std::size_t q4_frag_scale_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 64; }
 // A chunk as one record (its quants, then its scales: the ring kernel's kQ4Records layout).
 constexpr std::size_t kQ4RecordBytes = 512 + 64;
+// The same in 16-byte vectors, as the kernels index a record: its quants, then its scales from vector 32.
+constexpr int kQ4RecordVecs = static_cast<int>(kQ4RecordBytes / 16), kQ4QuantVecs = 512 / 16;
 
 // Re-packs tiles [tile_lo, tile_hi) of llama.cpp's row layout (18-byte blocks) into the layout above:
 // chunk i's 512 quant bytes at quants + i * quant_stride, its 64 scale bytes at scales + i *
@@ -303,7 +305,8 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
   constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
   constexpr bool kEarly = (OPTS & kQ4EarlyRefill) != 0;
-  constexpr int QS = kRec ? 36 : 32, SS = kRec ? 72 : 8;  // a chunk's quants (uint4) and scales (uint2) apart
+  // a chunk's quants (uint4) and its scales (uint2) apart
+  constexpr int QS = kRec ? kQ4RecordVecs : kQ4QuantVecs, SS = kRec ? 2 * kQ4RecordVecs : 8;
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
@@ -315,7 +318,7 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
   // The chunk of its tile (for X) of the block's chunk c.
   auto in_tile = [nch](int c) { return TILES == 1 || c < nch ? c : c - nch; };
   const uint4* qt = q + tile0 * nch * QS + lane;
-  const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + 32) : sc) + tile0 * nch * SS + g;
+  const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + kQ4QuantVecs) : sc) + tile0 * nch * SS + g;
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
@@ -451,14 +454,15 @@ __global__ void __launch_bounds__(WARPS * 32, 2) bwprof_q4_0_matvec_flood(const 
   const int nb = K / 32, nch = (nb + 1) / 2, c0 = 2 * warp;
   float acc0 = 0.f, acc2 = 0.f;  // rows g and g + 8 (the mma's column 0)
   if (c0 < nch) {
-    const uint4* rec = q + (static_cast<std::size_t>(blockIdx.x) * nch + c0) * 36;  // records of 36 vectors
+    const uint4* rec = q + (static_cast<std::size_t>(blockIdx.x) * nch + c0) * kQ4RecordVecs;
     uint4 qv[2];
     unsigned sc[2] = {0u, 0u}, xw[2] = {0u, 0u};
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const bool ok = c0 + u < nch;
-      load_stream_if(qv[u], rec + u * 36 + lane, ok);
-      load_stream_if(sc[u], reinterpret_cast<const unsigned*>(rec + u * 36 + 32) + 2 * g + (t & 1), ok && t < 2);
+      const uint4* r = rec + u * kQ4RecordVecs;
+      load_stream_if(qv[u], r + lane, ok);
+      load_stream_if(sc[u], reinterpret_cast<const unsigned*>(r + kQ4QuantVecs) + 2 * g + (t & 1), ok && t < 2);
     }
     const unsigned* xg = reinterpret_cast<const unsigned*>(x) + 32 * c0 + lane;  // word `lane` of chunk c0
 #pragma unroll
