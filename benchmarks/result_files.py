@@ -229,17 +229,50 @@ def write_from_args(args, rows: list[dict], argv: list[str] | None = None) -> Pa
     return path
 
 
-def main(argv=None) -> int:
-    """A bwprof run folder (``bwprof bench --out``, ``save_run``) as a result file."""
-    import argparse
+def add(paths: list[str | Path], folder: str | Path = FOLDER) -> list[Path]:
+    """Copy result files written elsewhere (a GPU machine's output) into ``folder``, each checked,
+    each replacing the file of the same suite and machine there; returns the new paths."""
+    import shutil
 
+    files = []
+    for p in paths:
+        p = Path(p)
+        files += sorted(p.glob("*.csv")) if p.is_dir() else [p]
+    for f in files:
+        read(f)  # a bad file is an error before anything is copied
+    out = []
+    for f in files:
+        suite, machine, _ = parse_name(f)
+        for old in Path(folder).glob(f"{suite}_{machine}_*.csv"):
+            if parse_name(old)[:2] == (suite, machine) and old.name != f.name:
+                old.unlink()
+        out.append(Path(shutil.copyfile(f, Path(folder) / f.name)))
+    return out
+
+
+def main(argv=None) -> int:
+    """A bwprof run folder (``bwprof bench --out``, ``save_run``) as a result file; or, with ``add``,
+    result files made elsewhere copied into the folder."""
+    import argparse
+    import sys
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["add"]:
+        ap = argparse.ArgumentParser(prog="result_files.py add",
+                                     description="copy result files (or folders of them) into docs/results")
+        ap.add_argument("paths", nargs="+")
+        ap.add_argument("--folder", default=str(FOLDER))
+        a = ap.parse_args(args[1:])
+        for path in add(a.paths, a.folder):
+            print(f"result file: {path}")
+        return 0
     ap = argparse.ArgumentParser(description="write a bwprof run's rows as a result file (docs/results/README.md)")
     ap.add_argument("run", help="a run folder, results.csv, rows.jsonl or bandwidth_report.json")
     ap.add_argument("--suite", default="bench")
     ap.add_argument("--source", required=True, help="the command that made the run, e.g. 'bwprof bench'")
     ap.add_argument("--commit", help="the commit the module was built from (default: the checkout's)")
     ap.add_argument("--folder", default=str(FOLDER))
-    args = ap.parse_args(argv)
+    args = ap.parse_args(args)
     import bwprof
 
     rows = bwprof.load_run(args.run).to_dict("records")

@@ -119,3 +119,16 @@ def test_a_run_folder_becomes_a_result_file(tmp_path):
                     "--folder", str(tmp_path)]) == 0
     (path,) = tmp_path.glob("bench_*_abc1234.csv")
     assert len(rf.read(path)) == len(df)
+
+
+def test_files_made_elsewhere_are_added_in_place_of_the_suites_earlier_file(tmp_path):
+    here, there = tmp_path / "docs", tmp_path / "gpu"
+    rf.write("s", [_cpu_row()], source="t", commit="aaaaaaa", machine="m", folder=here)
+    rf.write("s", [_cpu_row()], source="t", commit="bbbbbbb", machine="m", folder=there)
+    rf.write("t", [_cpu_row()], source="t", commit="bbbbbbb", machine="m", folder=there)
+    assert rf.main(["add", str(there), "--folder", str(here)]) == 0
+    assert sorted(p.name for p in here.glob("*.csv")) == ["s_m_bbbbbbb.csv", "t_m_bbbbbbb.csv"]
+    (there / "bad_m_ccccccc.csv").write_text("date,commit\n2026-12-01,ccccccc\n")
+    with pytest.raises(ValueError):
+        rf.add([there], here)
+    assert sorted(p.name for p in here.glob("*.csv")) == ["s_m_bbbbbbb.csv", "t_m_bbbbbbb.csv"]
