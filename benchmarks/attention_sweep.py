@@ -30,6 +30,7 @@ import time
 import bwprof
 from knob_env import knob_env
 from peer_timing import shared_timer
+import result_files
 
 TARGET = 0.9
 DIMS = (64, 80, 96, 128, 256)
@@ -244,6 +245,7 @@ def main(argv=None) -> int:
     ap.add_argument("--focus", action="store_true", help="only the points the last H100 sweep left under 0.9x "
                     "(and a few controls)")
     ap.add_argument("--candidates", help="comma-separated candidate columns to time (default: every one)")
+    result_files.add_arguments(ap, "attention_sweep")
     args = ap.parse_args(argv)
     if args.max_s is not None and args.max_s < 1:
         ap.error("--max-s: a positive length")
@@ -282,7 +284,7 @@ def main(argv=None) -> int:
                     print(f"SDPA {what} {dt} kernels: {'; '.join(n[:90] for n in names)}", flush=True)
                 except Exception as e:  # noqa: BLE001 - the record is optional
                     print(f"SDPA {what} {dt} kernels: unknown ({e})", flush=True)
-    rows = []
+    rows, results = [], []
     for kind, variant, dtype, p in chosen:
         name = (f"{kind:7s} {variant:11s} {dtype} B{p['batch']} H{p['heads']}/{p['kv_heads']} "
                 f"S{p['seq_q']}x{p['seq_kv']} D{p['head_dim']}{' causal' if p.get('causal') else ''}")
@@ -317,6 +319,8 @@ def main(argv=None) -> int:
         if "us" in row and row.get("torch_us"):
             row["ratio"] = row["torch_us"] / row["us"]
         rows.append(row)
+        if "failed" not in row:
+            results.append(result_files.row(m, "torch SDPA", row.get("torch_us"), label=kind))
         if "failed" in row:
             print(f"  {name}: FAILED {row['failed'][:200]}", flush=True)
         else:
@@ -360,6 +364,7 @@ def main(argv=None) -> int:
     ratios = [r["ratio"] for r in rows if r.get("ratio")]
     if args.csv:
         write_csv(args.csv, rows)
+    result_files.write_from_args(args, results, argv)
     return 0 if ratios or args.no_torch else 1
 
 

@@ -15,6 +15,7 @@ import sys
 import bwprof
 from knob_env import knob_env
 from peer_timing import shared_timer
+import result_files
 
 GEMM_SHAPES = [  # (label, M, N, K): the suite's shapes and the large square one
     ("decode 1x896x896", 1, 896, 896),
@@ -85,6 +86,11 @@ TARGETS = {  # name -> (minimum, unit, how): the issue's speed targets
 }
 
 
+# What each kind of PyTorch peer runs (the result files' peer column).
+PEER_NAMES = {"matmul": "torch.matmul", "addmm_gelu": "F.gelu(torch.addmm)", "qkv": "torch.matmul (Q/K/V)",
+              "sdpa": "torch SDPA"}
+
+
 def torch_time(peer, kernel, p, dtype, repeats):
     """Median microseconds of PyTorch doing the same work, L2 flushed before each run."""
     import torch
@@ -133,10 +139,11 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch peer")
     ap.add_argument("--only", help="run only cases whose name contains this text")
+    result_files.add_arguments(ap, "compute")
     args = ap.parse_args(argv)
     dev = bwprof.device("gpu")
     print(f"device: {dev.name} ({dev.arch})", flush=True)
-    rows = []
+    rows, results = [], []
     for name, kernel, variant, dtype, params, metric, peer, env in cases():
         if args.only and args.only not in name:
             continue
@@ -161,6 +168,9 @@ def main(argv=None) -> int:
                    torch_us=torch_us, torch_rate=work / (torch_us * 1e-6) / 1e12 if torch_us else None,
                    regs=m["registers_per_thread"], smem=m["shared_mem_per_block"], block=m["block_size"])
         rows.append(row)
+        if not env:  # a case that forces a kernel by a knob is not the library's figure for its shape
+            results.append(result_files.row(m, PEER_NAMES[peer[0]] if peer else None, torch_us,
+                                            label=name))
         print(f"  {name}: {rate:.3f} {'TFLOP/s' if metric == 'tflops' else 'TB/s'} ({row['time_us']:.1f} us)"
               f"{' ok' if m['verified'] else ' WRONG'}"
               + (f"  torch {row['torch_rate']:.3f} ({torch_us:.1f} us)" if torch_us else ""), flush=True)
@@ -207,6 +217,7 @@ def main(argv=None) -> int:
     if args.csv:
         import pandas as pd
         pd.DataFrame(rows).to_csv(args.csv, index=False)
+    result_files.write_from_args(args, results, argv)
     return 0 if all(r.get("verified") for r in rows) else 1
 
 

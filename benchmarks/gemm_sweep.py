@@ -37,6 +37,7 @@ import time
 import bwprof
 from knob_env import knob_env
 from peer_timing import shared_timer
+import result_files
 
 TARGET = 1.25
 MS = (1, 2, 3, 7, 16, 33, 128, 1000, 4096, 8192)
@@ -153,6 +154,7 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-candidates", action="store_true", help="time only the engine bwprof chooses")
+    result_files.add_arguments(ap, "gemm_sweep")
     args = ap.parse_args(argv)
     if args.max_m is not None and args.max_m < 1:
         ap.error("--max-m: at least 1")
@@ -161,7 +163,7 @@ def main(argv=None) -> int:
                 if v["backend"] == "gpu"]
     print(f"device: {dev.name} ({dev.arch}); target: tensor <= {TARGET}x vendor time", flush=True)
     t0 = time.time()
-    rows = []
+    rows, results, measured = [], [], []
     names = CAND_NAMES + (tuple(name for name, _, _ in GRID) if args.grid else ())
     for dtype, p in points(args.quick, args.max_m, args.large, args.misses):
         name = f"{dtype} M={p['M']} N={p['N']} K={p['K']}"
@@ -178,6 +180,7 @@ def main(argv=None) -> int:
                 row[f"{v}_us"], row[f"{v}_ok"] = m["time_median_us"], m["verified"]
                 row[f"{v}_tflops"] = m["flops"] / m["time_median_us"] / 1e6
                 row[f"{v}_gbs"] = m["bandwidth_gbs"]
+                measured.append((m, how if v == "tensor" else None))
             except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
         if "tensor" in variants and not args.no_candidates:  # each engine/tile instead of bwprof's choice
@@ -199,6 +202,8 @@ def main(argv=None) -> int:
                 row["torch_failed"] = str(e)
         if row.get("tensor_us") and row.get("vendor_us"):
             row["ratio"] = row["tensor_us"] / row["vendor_us"]
+        results += [result_files.row(m, "torch.matmul", row.get("torch_us"), note=how) for m, how in measured]
+        measured.clear()
         rows.append(row)
         print(f"  {name}: " + ", ".join(f"{k[:-3]} {row[k]:.1f} us" for k in ("tensor_us", "vendor_us", "torch_us")
                                        if k in row)
@@ -245,6 +250,7 @@ def main(argv=None) -> int:
             w = csv.DictWriter(fh, fieldnames=keys)
             w.writeheader()
             w.writerows(rows)
+    result_files.write_from_args(args, results, argv)
     return 0
 
 

@@ -17,6 +17,7 @@ import statistics
 import sys
 
 import bwprof
+import result_files
 
 SHAPES = [(4096, 4096), (14336, 4096)]
 # (label, kernel, variant, shape parameters, single-mode target as % of the size ceiling)
@@ -77,6 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch peer (graph targets are not judged)")
+    result_files.add_arguments(ap, "gemv_graph")
     args = ap.parse_args(argv)
     dev = bwprof.device("gpu")
     peaks = bwprof.peaks("gpu")
@@ -87,7 +89,7 @@ def main(argv=None) -> int:
               f"residual {ln['residual_pct']:.1f} % RMS, worst {ln['max_error_pct']:.1f} %, {ln['fitted_points']} sizes); "
               f"at 33.5 MB: {33.5e6 / (ln['t0_us'] + 33.5e6 / (ln['bandwidth_gbs'] * 1e3)) / 1e3:.0f} GB/s", flush=True)
     l2 = dev.info["cache_bytes"]
-    rows, failed = [], 0
+    rows, results, failed = [], [], 0
     for n, k in SHAPES:
         torch_us = copies = launches = None
         if not args.no_torch:
@@ -122,9 +124,14 @@ def main(argv=None) -> int:
                              rotation_sets=g["rotation_sets"], torch_graph_us=torch_us,
                              sm_clock_mhz=g["sm_clock_mhz"], throttled=g["throttled_samples"],
                              single_pass=ok_single, graph_pass=ok_graph))
+            results += [result_files.row(s, label=f"{label} {n}x{k}", note=f"target {target:g} % of the size "
+                                         f"ceiling: {'met' if ok_single else 'missed'}"),
+                        result_files.row(g, "torch.mv graph" + ("" if kernel == "gemv" else " (FP16)"), torch_us,
+                                         label=f"{label} {n}x{k}")]
     if args.csv:
         import pandas as pd
         pd.DataFrame(rows).to_csv(args.csv, index=False)
+    result_files.write_from_args(args, results, argv)
     print(f"\n{'all targets met' if not failed else f'{failed} target(s) missed'}")
     return 1 if failed else 0
 

@@ -4,7 +4,7 @@ Both sides are timed the same way: the L2 flushed before every timed run (a buff
 written, then another read so that no dirty lines are left for the timed kernel to write back), device events around the kernel alone, the median of the repeats. Bandwidth counts
 each kernel's minimal traffic (each input read once, each output written once), GB = 1e9 bytes.
 
-    PYTHONPATH=python python3 benchmarks/memory_bound.py [--repeats 50] [--csv FILE]
+    PYTHONPATH=python python3 benchmarks/memory_bound.py [--repeats 50] [--csv FILE] [--results [DIR]]
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import sys
 
 import bwprof
 from peer_timing import shared_timer
+import result_files
 
 ROTATE = "rotate"  # marks a case timed hot over rotated copies of its weights, not after a flush
 
@@ -47,6 +48,12 @@ CASES = [
     ("KV append decode step", "kv_cache_append", "contiguous", "fp16",
      dict(batch=1, kv_heads=8, head_dim=128, max_seq=8192, new_tokens=1), None, "kv_append"),
 ]
+
+
+# What the PyTorch peer of each kind runs (the result files' peer column).
+PEER_NAMES = {"copy": "torch copy_", "triad": "torch.add(alpha=)", "scale": "torch.mul", "add": "torch.add",
+              "dot": "torch.dot", "layernorm": "F.layer_norm", "bias_gelu": "F.gelu(x + b)", "gemv": "torch.matmul",
+              "kv_append": "slice copy_"}
 
 
 def torch_peer(kind, shape, dtype, repeats):
@@ -106,12 +113,13 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch peer")
     ap.add_argument("--only", help="run only the cases whose name matches this regular expression")
+    result_files.add_arguments(ap, "memory_bound")
     args = ap.parse_args(argv)
     dev = bwprof.device("gpu")
     peaks = bwprof.peaks("gpu")
     print(f"device: {dev.name} ({dev.arch}); theoretical {dev.info['bandwidth_theoretical_gbs']:.0f} GB/s; "
           f"measured peak {peaks['bandwidth_gbs']:.0f} GB/s ({peaks['bandwidth_source']})", flush=True)
-    rows = []
+    rows, results = [], []
     l2 = dev.info["cache_bytes"]
     for name, kernel, variant, dtype, shape, target, peer, *how in CASES:
         if args.only and not re.search(args.only, name):
@@ -137,6 +145,8 @@ def main(argv=None) -> int:
                    target_tbs=target, regs=m["registers_per_thread"])
         row["meets_target"] = None if target is None else row["tbs"] >= target
         rows.append(row)
+        results.append(result_files.row(m, PEER_NAMES.get(peer), torch_us, label=name, note=None if target is None
+                                        else f"target {target:g} TB/s: {'met' if row['meets_target'] else 'missed'}"))
         print(f"  {name}: {row['tbs']:.3f} TB/s ({row['time_us']:.1f} us){' ok' if m['verified'] else ' WRONG'}",
               flush=True)
     hdr = f"{'kernel':36s} {'bwprof TB/s':>11s} {'us':>9s} {'%peak':>6s} {'%theo':>6s} {'torch TB/s':>10s} {'target':>7s} {'met':>4s} {'bound':>8s} ok"
@@ -150,6 +160,7 @@ def main(argv=None) -> int:
     if args.csv:
         import pandas as pd
         pd.DataFrame(rows).to_csv(args.csv, index=False)
+    result_files.write_from_args(args, results, argv)
     return 0 if all(r["verified"] for r in rows) else 1
 
 

@@ -49,7 +49,7 @@ def _check(call, value, names, allowed=(ValueError, TypeError)):
     """``call(value)`` returns, or raises one of ``allowed`` naming one of ``names``."""
     try:
         return call(value)
-    except MemoryError as e:  # a shape that is valid but does not fit: the README's MemoryError
+    except MemoryError as e:  # a shape that is valid but does not fit (docs/errors.md)
         assert "needs" in str(e) and "available" in str(e), e
         return None
     except allowed as e:
