@@ -29,9 +29,12 @@ def union(intervals) -> list[tuple[int, int]]:
     return out
 
 
-def split(start_ns: int, end_ns: int, work, waits=()) -> dict:
-    """Busy and idle time (us) of one run [start_ns, end_ns] from the device's ``work`` intervals
-    and the host's ``waits`` (intervals in which it waited for the device)."""
+def split(start_ns: int, end_ns: int, work, waits=(), launched=None) -> dict:
+    """Busy and idle time (us) of one run [start_ns, end_ns] from the device's ``work`` intervals,
+    the host's ``waits`` (intervals in which it waited for the device) and when each piece of work
+    was launched (``launched``, parallel to ``work``; None: unknown). A gap is the host's wait when
+    the host was waiting as the device went idle and launched the next work only after that."""
+    starts = sorted(zip([s for s, _ in work], launched if launched is not None else [-1] * len(work)))
     busy = [(max(s, start_ns), min(e, end_ns)) for s, e in union(work) if e > start_ns and s < end_ns]
     busy = [(s, e) for s, e in busy if e > s]
     out = {"wall_us": (end_ns - start_ns) / 1e3, "busy_us": sum(e - s for s, e in busy) / 1e3,
@@ -42,8 +45,12 @@ def split(start_ns: int, end_ns: int, work, waits=()) -> dict:
     out["idle_before_first_us"] = (busy[0][0] - start_ns) / 1e3
     out["idle_after_last_us"] = (end_ns - busy[-1][1]) / 1e3
     waits = sorted(waits)
+    import bisect
     for (_, g0), (g1, _) in zip(busy[:-1], busy[1:]):
-        waited = any(ws <= g0 + SKEW_NS and we >= g0 - SKEW_NS for ws, we in waits)
+        k = bisect.bisect_left(starts, (g1, -1 << 62))
+        nxt = starts[k][1] if k < len(starts) else -1
+        waited = any(ws <= g0 + SKEW_NS and we >= g0 - SKEW_NS and (nxt < 0 or nxt >= we - SKEW_NS)
+                     for ws, we in waits)
         out["idle_host_wait_us" if waited else "idle_launch_gaps_us"] += (g1 - g0) / 1e3
     return out
 

@@ -61,7 +61,9 @@ def judge_rows(rows: pd.DataFrame, device: dict, peaks: dict) -> pd.DataFrame:
         roofs.append(_roofs(peaks[r["dtype"]], bool(r["matrix"]) and r["dtype"] in MATRIX_DTYPES, w))
     for c in ROOF_COLUMNS:
         out[c] = [x[c] for x in roofs]
-    known = out["bytes_read"].notna() & out["bytes_written"].notna() & (out["time_median_us"] > 0)
+    # A copy between host and device crosses the host link, not the memory: its GB/s is shown, not judged.
+    transfer = out["kind"].eq("memcpy") & ~out["kernel_name"].astype(str).str.contains("DtoD|Device -> Device")
+    known = out["bytes_read"].notna() & out["bytes_written"].notna() & (out["time_median_us"] > 0) & ~transfer
     for c in JUDGED_COLUMNS:
         out[c] = pd.Series([math.nan] * len(out), index=out.index, dtype=object if c in (
             "ceiling_name", "bound", "grade", "bottleneck", "above_peak") else float)
@@ -77,5 +79,7 @@ def judge_rows(rows: pd.DataFrame, device: dict, peaks: dict) -> pd.DataFrame:
     out.loc[~known, "bottleneck"] = [
         "no bytes known for this kernel (its op launched other kernels, which carry the op's traffic; "
         "or no op was matched): mark it with bwprof.region(..., bytes_read=, bytes_written=)"
-        if src == "none" else "not judged" for src in out.loc[~known, "bytes_source"]]
+        if src == "none" else "a copy between host and device: it crosses the host link (bwprof.host_links()), "
+        "not judged against the memory roof" if tr else "not judged"
+        for src, tr in zip(out.loc[~known, "bytes_source"], transfer[~known])]
     return out

@@ -208,7 +208,8 @@ def gpu_report(name, dev, t, region_calls, records, wall_us, options, repeats, e
     for rep, step in enumerate(t.steps()):
         mine = raw[raw["repeat"] == rep]
         w = host_waits(t, step)
-        splits.append(split(step.start_ns, step.end_ns, list(zip(mine["start_ns"], mine["end_ns"])), w))
+        splits.append(split(step.start_ns, step.end_ns, list(zip(mine["start_ns"], mine["end_ns"])), w,
+                            list(mine["launch_ns"])))
         waits_n.append(len(w))
     per = raw.groupby(["repeat", "kind"]).size().unstack(fill_value=0).reindex(range(repeats), fill_value=0)
     counts = {k: _median(per[col] if col in per else [0]) for k, col in
