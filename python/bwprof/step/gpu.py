@@ -132,8 +132,10 @@ def _graph_report(torch, call, g, name, dev, records, repeats, extra, options):
                     torch.cuda.synchronize()
     t = from_kineto(prof.profiler.kineto_results.events())
     # Each replayed span gets the op whose launch the capture made in its place.
+    launched = {r.corr: r.start_ns for r in t.runtime if r.corr}
     for step in t.steps():
-        spans = sorted((d for d in t.device if _in_step(t, d, step)), key=lambda d: d.start_ns)
+        spans = sorted((d for d in t.device if step.start_ns <= launched.get(d.corr, d.start_ns) <= step.end_ns),
+                       key=lambda d: d.start_ns)
         if len(spans) != len(launch_ops):
             extra["graph_attribution"] = (f"a replay ran {len(spans)} kernels, the capture launched "
                                           f"{len(launch_ops)}: the kernels are not given to ops")
@@ -143,8 +145,3 @@ def _graph_report(torch, call, g, name, dev, records, repeats, extra, options):
     extra = dict(extra, mode="graph")
     walls = _timed(torch, g2.replay, repeats)
     return gpu_report(name, dev, t, {}, captured, float(np.median(walls)), options, repeats, extra)
-
-
-def _in_step(t, d, step) -> bool:
-    launch = next((r.start_ns for r in t.runtime if r.corr == d.corr), d.start_ns)
-    return step.start_ns <= launch <= step.end_ns
