@@ -194,3 +194,16 @@ def test_counters_join_in_launch_order():
     assert sk["bytes_source"] == "counters" and sk["bytes_read"] == 1e3 and sk["bound"] != "unknown"
     assert r.summary["counters_matched"] == "3 of 3 kernels"
     assert np.isnan(k.loc["Memcpy DtoH", "dram_bytes_read"])
+
+
+def test_the_gpu_path_says_when_a_step_launches_nothing(monkeypatch):
+    # PyTorch's CPU build: the GPU path runs (warm-up, timing, the op counter, the graph capture's
+    # failure, the profiled runs) and finds no device work
+    from bwprof.step.gpu import run_gpu
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    lin = torch.nn.Linear(8, 8)
+    x = torch.randn(2, 8)
+    gpu = dict(_core.device_info("cpu"), kind="gpu")
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="fn: the step launched no GPU work"):
+        run_gpu(lambda: lin(x), "cpu-only", gpu, torch, 1, 2, "auto", [], {})
