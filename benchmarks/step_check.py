@@ -2,11 +2,13 @@
 
 A transformers LlamaForCausalLM built from a config (4 layers shaped like Llama-3-8B: hidden 4096,
 32 heads, 8 KV heads, FFN 14336, vocabulary 128256; random FP16 weights; nothing is downloaded),
-a static KV cache, one decode step at batch 4 after a 1024-token prefill, and the prefill step:
+one decode step at batch 4 after a 1024-token prefill (a DynamicCache cropped back after each step,
+so every call is the same step), and the prefill step:
 
 1. the eager decode step's report: verdict host-bound with its busy share (target: host-bound);
-2. the decode step captured in a CUDA graph (graph="on"; torch.compile "reduce-overhead" where the
-   eager step cannot be captured): verdict not host-bound;
+2. the decode step on a StaticCache captured in a CUDA graph (graph="on"; torch.compile
+   "reduce-overhead" where the eager step cannot be captured), in a child process: verdict not
+   host-bound;
 3. the sum of the report's kernel times against PyTorch's own profiler's device time (within 1 %);
 4. the GEMM/GEMV rows' inferred bytes against the weights they read (within 5 %);
 5. every kernel over 20 us against ncu's gpu__time_duration for the same launches (the script's
@@ -67,8 +69,10 @@ def part(title):
 TINY = dict(hidden=256, heads=8, kv_heads=2, ffn=512, vocab=1000, layers=2, prompt=64)  # --tiny: CPU smoke run
 
 
-def build(tiny: bool = False, device: str = "cuda"):
-    """The model, a static cache filled by a prompt-long prefill, and the two steps."""
+def build(tiny: bool = False, device: str = "cuda", cache: str = "dynamic"):
+    """The model, a KV cache filled by a prompt-long prefill, and the two steps. ``cache``
+    "dynamic": the decode step appends one token and crops the cache back (the same step every
+    call); "static": a StaticCache written at position `prompt` each call (what a graph needs)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -81,26 +85,73 @@ def build(tiny: bool = False, device: str = "cuda"):
     with torch.device(device):
         model = LlamaForCausalLM(cfg).to(torch.float16).eval()
     prompt = t["prompt"]
-    cache = _static_cache(cfg, torch, prompt + 64, device)
     ids = torch.randint(0, t["vocab"], (BATCH, prompt), device=device)
-    pos = torch.arange(prompt, device=device)
     nxt = torch.randint(0, t["vocab"], (BATCH, 1), device=device)
-    dpos = torch.tensor([prompt], device=device)
     keep = _logits_kwarg(model)
-    kv = {_cache_kwarg(model): cache}
+    ck = _cache_kwarg(model)
+    if cache == "static":
+        kv = _static_cache(cfg, torch, prompt + 64, device)
+        pos, dpos = torch.arange(prompt, device=device), torch.tensor([prompt], device=device)
 
-    @torch.inference_mode()
-    def prefill():
-        return model(input_ids=ids, cache_position=pos, use_cache=True, **kv, **keep).logits
+        @torch.inference_mode()
+        def prefill():
+            return model(input_ids=ids, cache_position=pos, use_cache=True, **{ck: kv}, **keep).logits
 
-    @torch.inference_mode()
-    def decode():  # writes cache position `prompt` each call: the same step every time
-        return model(input_ids=nxt, cache_position=dpos, use_cache=True, **kv).logits
+        @torch.inference_mode()
+        def decode():  # writes cache position `prompt` each call: the same step every time
+            return model(input_ids=nxt, cache_position=dpos, use_cache=True, **{ck: kv}).logits
 
-    prefill()
+        prefill()
+        _check_static(kv, prompt)
+    else:
+        kv = _dynamic_cache(cfg)
+
+        @torch.inference_mode()
+        def prefill():  # a fresh cache each call
+            return model(input_ids=ids, use_cache=True, **{ck: _dynamic_cache(cfg)}, **keep).logits
+
+        @torch.inference_mode()
+        def decode():  # one token appended, then the cache cropped back to the prompt
+            out = model(input_ids=nxt, use_cache=True, **{ck: kv}).logits
+            _crop(kv, prompt)
+            return out
+
+        with torch.inference_mode():
+            model(input_ids=ids, use_cache=True, **{ck: kv}, **keep)
     if device == "cuda":
         torch.cuda.synchronize()
     return model, cfg, prefill, decode
+
+
+def _crop(kv, length):
+    """The cache back to ``length`` positions (a positive length in transformers up to 5.2x, the
+    positions to drop as a negative count in later ones)."""
+    extra = kv.get_seq_length() - length
+    if extra > 0:
+        try:
+            kv.crop(length)
+        except ValueError:
+            kv.crop(-extra)
+
+
+def _dynamic_cache(cfg):
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(config=cfg)
+    except TypeError:
+        return DynamicCache()
+
+
+def _check_static(kv, prompt):
+    """On the host, before any decode: every layer's cache holds BATCH rows and more than `prompt`
+    positions (a write past its end would be a device-side assert, which ends the process's CUDA)."""
+    layers = getattr(kv, "layers", None)
+    keys = [getattr(layer, "keys", None) for layer in layers] if layers is not None else list(getattr(kv, "key_cache", []))
+    for k in keys:
+        if k is None or k.dim() != 4 or k.shape[0] != BATCH or k.shape[2] <= prompt:
+            raise RuntimeError(f"StaticCache layer keys {None if k is None else tuple(k.shape)}: not "
+                               f"[{BATCH}, heads, > {prompt}, dim]; the decode step would write past it")
 
 
 def _cache_kwarg(model) -> str:
@@ -161,10 +212,16 @@ def eager_decode(decode):
     return r
 
 
-@part("decode step as a CUDA graph")
-def graph_decode(decode, model):
+def graph_child() -> int:
+    """--graph-child: the decode step on a StaticCache, captured in a CUDA graph (graph="on"), or
+    through torch.compile(mode="reduce-overhead") where the eager step cannot be captured; prints
+    one GRAPH_RESULT line of JSON for the parent. A process of its own: a device-side assert here
+    cannot end the parent's CUDA."""
+    import json
+
     import torch
 
+    _, _, _, decode = build(cache="static")
     try:
         r = bwprof.profile_step(decode, name="decode-graph", graph="on", repeats=5)
     except ValueError as e:
@@ -174,11 +231,30 @@ def graph_decode(decode, model):
             compiled()
         r = bwprof.profile_step(compiled, name="decode-compiled", graph="off", repeats=5)
     print(r.text(12))
-    s = r.summary
-    check("graph decode verdict", f"{s['verdict']} (busy {s['busy_pct']:.1f} %, {s['wall_us']:.1f} us a step)",
-          "not host-bound", s["verdict"] != "host-bound")
     save(r.kernels, "decode_graph_kernels")
-    return r
+    s = r.summary
+    print("GRAPH_RESULT " + json.dumps({k: s.get(k) for k in ("verdict", "verdict_text", "busy_pct", "wall_us", "mode",
+                                                             "launches", "unattributed_launches")}, default=str))
+    return 0
+
+
+@part("decode step as a CUDA graph (a child process)")
+def graph_decode():
+    import json
+
+    run = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--graph-child"], capture_output=True,
+                         text=True, timeout=300)
+    print(run.stdout[-4000:])
+    if run.returncode != 0:
+        print(run.stderr[-3000:])
+    line = next((ln for ln in run.stdout.splitlines() if ln.startswith("GRAPH_RESULT ")), None)
+    if line is None:
+        check("graph decode verdict", f"the child exited {run.returncode} without a result", "not host-bound", False)
+        return None
+    s = json.loads(line[len("GRAPH_RESULT "):])
+    check("graph decode verdict", f"{s['verdict']} ({s['mode']}, busy {s['busy_pct']:.1f} %, {s['wall_us']:.1f} us a "
+          f"step)", "not host-bound", s["verdict"] != "host-bound")
+    return s
 
 
 @part("kernel sum against PyTorch's profiler")
@@ -331,7 +407,10 @@ def main() -> int:
                    "`python3 -m bwprof step`), then exit")
     p.add_argument("--tiny", action="store_true", help="a tiny model on the CPU: the build and the op counter "
                    "only (a smoke test where there is no GPU)")
+    p.add_argument("--graph-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.graph_child:
+        return graph_child()
     if args.tiny:
         model, _, _, decode = build(tiny=True, device="cpu")
         gemm_bytes_counted(decode, model)
@@ -351,7 +430,7 @@ def main() -> int:
     print(f"peaks measured in {time.perf_counter() - t0:.1f} s (once per process; not in the timings below)")
     print(f"weights of the linear layers: {weight_bytes(model) / 1e9:.3f} GB")
     eager = eager_decode(decode)
-    graph_decode(decode, model)
+    graph_decode()
     if eager is not None:
         against_torch_profiler(decode, eager)
         gemm_bytes(eager, model)

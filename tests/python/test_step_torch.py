@@ -207,3 +207,12 @@ def test_the_gpu_path_says_when_a_step_launches_nothing(monkeypatch):
     gpu = dict(_core.device_info("cpu"), kind="gpu")
     with pytest.warns(UserWarning), pytest.raises(ValueError, match="fn: the step launched no GPU work"):
         run_gpu(lambda: lin(x), "cpu-only", gpu, torch, 1, 2, "auto", [], {})
+
+
+def test_kernels_without_a_link_take_the_op_their_launch_was_made_in():
+    t = _timeline(1)
+    for d in t.device:
+        d.linked = 0      # a profiler that links nothing: the launch call's time decides
+    lr = launches(t, RECORDS)
+    assert list(lr["op"]) == ["aten::mm", "aten::mm", "aten::relu", "aten::item"]
+    assert lr["module"].iloc[0] == "M.layers.0.q"

@@ -79,10 +79,13 @@ def launches(t: Timeline, records: list, *, thread: int | None = None) -> pd.Dat
                 k = parents[k]
             owner.append(k)
         by_corr = {o.corr: i for i, o in enumerate(ops) if o.corr}
+        starts = [o.start_ns for o in ops]
         mine = []
         for d in t.device:
             launch = runtime_start.get(d.corr)
             i = by_corr.get(d.linked, -1)
+            if i < 0 and launch is not None:  # no link to an op: the op the launch call was made in
+                i = _innermost(ops, parents, starts, launch)
             if launch is None:
                 launch = ops[i].start_ns if i >= 0 else d.start_ns
             if not step.start_ns <= launch <= step.end_ns:
@@ -110,6 +113,16 @@ def launches(t: Timeline, records: list, *, thread: int | None = None) -> pd.Dat
                          "op_kernels": per_instance.get(inst, 1) if rec is not None else 1, "region": region,
                          "region_call": call, "launch_ns": launch})
     return pd.DataFrame(rows, columns=LAUNCH_COLUMNS)
+
+
+def _innermost(ops: list, parents: list, starts: list, t_ns: int) -> int:
+    """The innermost op running at ``t_ns`` (ops sorted by start, longest first); -1: none."""
+    import bisect
+
+    i = bisect.bisect_right(starts, t_ns) - 1
+    while i >= 0 and ops[i].end_ns < t_ns:
+        i = parents[i]
+    return i
 
 
 def _outermost(ops: list, parents: list, i: int) -> str:

@@ -4,8 +4,8 @@ The script marks its step with ``bwprof.step_marker(fn, *args)`` (a plain call a
 names a function of no arguments with ``--function NAME`` (the script is then loaded without
 running its ``__main__`` block). The report is printed and saved to a run folder. With
 ``--counters dram``, DRAM bytes per kernel come from PyTorch's profiler where it reads them, else
-from the script run again under ncu (the step once, inside the NVTX range ``bwprof.counters``),
-joined to the step's launches in order.
+from the script run again under ncu (the step once, between cudaProfilerStart and
+cudaProfilerStop), joined to the step's launches in launch order.
 """
 from __future__ import annotations
 
@@ -80,10 +80,12 @@ def _counters_child(args) -> int:
         for _ in range(max(args.warmup, 1)):
             fn(*fargs, **fkw)
         torch.cuda.synchronize()
+        torch.cuda.profiler.start()       # cudaProfilerStart: ncu --profile-from-start off begins here
         torch.cuda.nvtx.range_push(COUNTERS_RANGE)
         out = fn(*fargs, **fkw)
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
+        torch.cuda.profiler.stop()
         return out
 
     _run_script(args.script, args.script_args, args.function, handler)
@@ -97,7 +99,7 @@ def ncu_command(script: str, script_args: list, function: str | None, metrics: l
     if function:
         child += ["--function", function]
     return ["ncu", "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
-            "--cache-control", "none", "--nvtx", "--nvtx-include", f"{COUNTERS_RANGE}/", "--log-file", str(log),
+            "--cache-control", "none", "--profile-from-start", "off", "--log-file", str(log),
             "--metrics", ",".join(metrics)] + child + [script] + list(script_args)
 
 
