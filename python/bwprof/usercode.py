@@ -100,7 +100,7 @@ def _torch_op_counter(declared_flops, args: tuple, kwargs: dict):
 def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any = None,
             bytes_written: Any = None, flops: Any = None, inputs: Any = None, outputs: Any = None,
             dtype: Any = None, device: str = "auto", cache: str = "cold", warmup: int = 2,
-            repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool = False,
+            repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool | None = None,
             min_time_s: float = 0.05, max_repeats: int = 1000, max_time_s: float = 2.0,
             stream_hold: str | None = None, **kwargs: Any):
     """Time ``fn(*args, **kwargs)`` with bwprof's method and return its Measurement, whose record
@@ -116,7 +116,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
     the roofline (PyTorch work gets its ops' FLOPs by their formulas where none are declared:
     matmul, convolution, attention; the source then counts them as inferred); ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
-    ``matrix_units=True`` judges FP16 work against the tensor cores' roof.
+    ``matrix_units=True`` judges FP16 work against the tensor cores' roof (default: when the FLOPs
+    were inferred from matmul, convolution or attention ops, else not).
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
     GPU the calls are timed by events on ``stream`` (a raw handle or an object with
@@ -144,7 +145,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
         raise ValueError(f"max_repeats: must be at least repeats ({repeats}), got {max_repeats}")
     min_time_s = _args.seconds("min_time_s", min_time_s)
     max_time_s = _args.seconds("max_time_s", max_time_s)
-    matrix_units = _args.flag("matrix_units", matrix_units)
+    matrix_units = _args.flag("matrix_units", matrix_units) if matrix_units is not None else None
     hold = _args.text("stream_hold", stream_hold, ("block", "spin")) if stream_hold is not None else ""
 
     if rotate is not None:
@@ -192,6 +193,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     flops_inferred = counter is not None and counter.counted
     if flops_inferred:
         flops = counter.total_flops
+    if matrix_units is None:  # FLOPs of matmul/convolution/attention formulas are the matrix units' work
+        matrix_units = flops_inferred and any(r.matrix for r in counter.records if r.has_flops)
     out_arrays = arrays_in(outputs) if outputs is not None else arrays_in(result)
     del result
     if inputs is None and outputs is None:

@@ -7,7 +7,6 @@ import math
 import time
 
 import numpy as np
-import pandas as pd
 
 from ..framework.torch_ops import OpCounter
 from .attribute import _nest, align
