@@ -216,3 +216,30 @@ def test_kernels_without_a_link_take_the_op_their_launch_was_made_in():
     lr = launches(t, RECORDS)
     assert list(lr["op"]) == ["aten::mm", "aten::mm", "aten::relu", "aten::item"]
     assert lr["module"].iloc[0] == "M.layers.0.q"
+
+
+def test_counters_that_give_nothing_are_said_and_the_report_stands(monkeypatch):
+    from torch.profiler import ProfilerActivity, profile
+
+    from bwprof.step import counters as ctr, run as run_mod
+    from bwprof.step.run import gpu_report
+
+    def cpu_profile():
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            torch.ones(4).sum()
+        return prof
+    assert not len(ctr.metric_events(cpu_profile(), ctr.DRAM_METRICS))     # a trace without metric values
+    r = gpu_report("synthetic", _core.device_info("cpu"), _timeline(), {}, RECORDS, 1000.0, {}, 2,
+                   {"graph_us": math.nan, "graph_error": "x", "mode": "eager"})
+    before = r.kernels.copy()
+    monkeypatch.setattr(run_mod, "profiled_runs", lambda *a, **k: (_timeline(1), {}, cpu_profile()))
+    ctr.attach_counters(r, torch, lambda: None, ctr.DRAM_METRICS, RECORDS)
+    assert "gave no per-kernel metric values" in r.summary["counters_error"]
+    assert "--counters dram" in r.summary["counters_error"]
+    pd.testing.assert_frame_equal(r.kernels, before)
+
+    def refused(*a, **k):
+        raise RuntimeError("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")
+    monkeypatch.setattr(run_mod, "profiled_runs", refused)
+    ctr.attach_counters(r, torch, lambda: None, ctr.DRAM_METRICS, RECORDS)
+    assert r.summary["counters_error"].startswith("in-process counters failed (RuntimeError: CUPTI_ERROR_INSUFFICIENT")

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ..framework.torch_ops import OpCounter
-from .attribute import _nest, align
+from .attribute import _innermost, _nest, align
 from .regions import Recorder
 from .run import gpu_report, profiled_runs
 from .timeline import STEP_RANGE, SYNC_RANGE, from_kineto
@@ -118,8 +118,11 @@ def _graph_report(torch, call, g, name, dev, records, repeats, extra, options):
                and h.end_ns <= rng.end_ns]
         parents, match = _nest(ops), align(ops, captured)
         by_corr = {o.corr: i for i, o in enumerate(ops)}
+        starts = [o.start_ns for o in ops]
         for lc in _launch_calls(cap, rng):
             k = by_corr.get(lc.linked, -1)
+            if k < 0:  # no link: the op the launch call ran in
+                k = _innermost(ops, parents, starts, lc.start_ns)
             while k >= 0 and k not in match:
                 k = parents[k]
             launch_ops.append((k, match.get(k, -1)))

@@ -122,9 +122,11 @@ def _median(values) -> float:
 
 
 def summarize(splits: list[dict], counts: dict, wall_us: float) -> dict:
-    """The step's summary from each run's busy/idle split: medians over the runs, the wall time
-    given (the plain runs' median; NaN: the profiled runs' own)."""
-    s = {k: _median([x[k] for x in splits]) for k in ("wall_us", "busy_us") + IDLE_CAUSES}
+    """The step's summary: the busy/idle split of the median run (the profiled run of median wall
+    time, so that its parts add up to it), the wall time given (the plain runs' median; NaN: the
+    profiled runs' own)."""
+    mid = sorted(splits, key=lambda x: x["wall_us"])[(len(splits) - 1) // 2]
+    s = {k: float(mid[k]) for k in ("wall_us", "busy_us") + IDLE_CAUSES}
     s["profiled_wall_us"] = s.pop("wall_us")
     s["wall_us"] = wall_us if math.isfinite(wall_us) else s["profiled_wall_us"]
     s["busy_pct"] = 100.0 * s["busy_us"] / s["wall_us"] if s["wall_us"] > 0 else math.nan
