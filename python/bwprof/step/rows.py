@@ -9,8 +9,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..traces.categories import category_of
-from ..traces.names import short_kernel_name
 from .attribute import module_pattern
 
 REGION_OP = "bwprof.region"
@@ -66,6 +64,9 @@ def kernel_rows(launches: pd.DataFrame, repeats: int, wall_us: float, busy_us: f
     """One row per (kernel, op, shapes, region), largest time per step first."""
     if not len(launches):
         return pd.DataFrame()
+    from ..traces.categories import category_of  # the trace readers load only when a report is made
+    from ..traces.names import short_kernel_name
+
     rows = []
     for key, g in launches.groupby(KEY, sort=False, dropna=False):
         per = g.groupby("repeat")["duration_us"].agg(["sum", "count"]).reindex(range(repeats), fill_value=0)
