@@ -8,6 +8,7 @@ Quick use::
     print(m.to_dict()["bandwidth_gbs"])
     u = bwprof.profile(numpy.add, a, b)         # your own code, the same row
     r = bwprof.model("decode", quick=True)      # where a model's time goes (docs/model.md)
+    s = bwprof.profile_step(step)               # a real step, kernel by kernel (docs/step.md)
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
@@ -17,6 +18,7 @@ from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
+from .step import load_step, profile_step, region, step_marker
 from .usercode import profile, sweep
 from .workloads import Fusion, Op, Workload, model, workload
 
@@ -35,7 +37,7 @@ def __getattr__(name):
 
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
-    "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",
-    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "run_suite", "save_run", "sweep",
+    "default_suite", "device", "devices", "host_links", "kernels", "load_run", "load_step", "measure", "occupancy", "p2p",
+    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "profile_step", "region", "run_suite", "save_run", "step_marker", "sweep",
     "Fusion", "Op", "Workload", "model", "workload",
 ]

@@ -223,7 +223,7 @@ def _extension_registrars():
     for mod, attr in (("bwprof.links_cli", "register_cli"), ("bwprof.baseline", "register_cli"),
                       ("bwprof.traces.cli", "register_cli"),
                       ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli"),
-                      ("bwprof.workloads.cli", "register_cli")):
+                      ("bwprof.workloads.cli", "register_cli"), ("bwprof.step.cli", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])
         except ImportError as e:

@@ -330,7 +330,7 @@ def _own_roofs(out: pd.DataFrame, prefer: str, info: dict) -> list[dict]:
 
 
 def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: str = "measured",
-             matrix_families=None, info: dict | None = None) -> pd.DataFrame:
+             matrix_families=None, info: dict | None = None, rates: bool = False) -> pd.DataFrame:
     """A copy of ``df`` with ``attainable_gflops``, ``roofline_efficiency_pct``, ``bound`` and
     ``above_peak`` judged again by the core's one judgement (``bwprof._core.judge``).
 
@@ -343,6 +343,9 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     device's property dict for the theoretical compute roofs. Adds ``ceiling_bandwidth_gbs``,
     ``ceiling_gflops``, ``ceiling_name``, ``ridge_flop_per_byte`` and ``roofline_note`` (the core's
     bottleneck text for the chosen roofs); ``bottleneck`` keeps the text of the measurement.
+    ``rates=True`` (rows that were never judged, such as a step's kernels) also sets the rates
+    and text from the judgement: ``bandwidth_gbs``, ``gflops``, ``bandwidth_pct_peak``,
+    ``compute_pct_peak``, ``intensity_flop_per_byte``, ``grade`` and ``bottleneck``.
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
@@ -356,6 +359,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     if matrix_families is not None:
         matrix_families = _args.texts("matrix_families", matrix_families)
     info = _args.mapping("info", info)
+    rates = _args.flag("rates", rates)
     out = df.copy()
     if not len(out):
         for c in ("attainable_gflops", "roofline_efficiency_pct", "ceiling_bandwidth_gbs", "ceiling_gflops",
@@ -425,6 +429,10 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     out["ceiling_name"] = [r["gflops_name"] for r in roofs]
     out["ridge_flop_per_byte"] = [ridge_point(r["bandwidth_gbs"], r["gflops"]) for r in roofs]
     out["roofline_note"] = j["bottleneck"]
+    if rates:
+        for key in ("bandwidth_gbs", "gflops", "bandwidth_pct_peak", "compute_pct_peak", "intensity_flop_per_byte",
+                    "grade", "bottleneck"):
+            out[key] = j[key]
     return out
 
 

@@ -5,6 +5,7 @@ own kernels. ``sweep`` runs one over a grid of parameters into a DataFrame.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 from typing import Any, Callable
@@ -86,10 +87,20 @@ def _host_spans(arrays: list[ArrayInfo]) -> list[tuple[int, int]]:
     return spans
 
 
+def _torch_op_counter(declared_flops, args: tuple, kwargs: dict):
+    """An op counter for the first call when its arguments are PyTorch tensors and no FLOPs were
+    declared, else None."""
+    from .framework.torch_ops import OpCounter, uses_torch
+
+    if declared_flops is not None or not uses_torch(args, kwargs):
+        return None
+    return OpCounter(modules=False)
+
+
 def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any = None,
             bytes_written: Any = None, flops: Any = None, inputs: Any = None, outputs: Any = None,
             dtype: Any = None, device: str = "auto", cache: str = "cold", warmup: int = 2,
-            repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool = False,
+            repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool | None = None,
             min_time_s: float = 0.05, max_repeats: int = 1000, max_time_s: float = 2.0,
             stream_hold: str | None = None, **kwargs: Any):
     """Time ``fn(*args, **kwargs)`` with bwprof's method and return its Measurement, whose record
@@ -103,8 +114,10 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     that is also returned counts as written only (the destination of ``copy_`` or ``out=``: a
     call that reads and rewrites it in place declares ``inputs=`` or ``bytes_read=``). The row's
     ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
-    the roofline; ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
-    ``matrix_units=True`` judges FP16 work against the tensor cores' roof.
+    the roofline (PyTorch work gets its ops' FLOPs by their formulas where none are declared:
+    matmul, convolution, attention; the source then counts them as inferred); ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
+    ``matrix_units=True`` judges FP16 work against the tensor cores' roof (default: when the FLOPs
+    were inferred from matmul, convolution or attention ops, else not).
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
     GPU the calls are timed by events on ``stream`` (a raw handle or an object with
@@ -121,7 +134,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
         raise ValueError("name: must not be empty")
     declared_read = _bytes_arg("bytes_read", bytes_read)
     declared_written = _bytes_arg("bytes_written", bytes_written)
-    flops = _bytes_arg("flops", flops) or 0.0
+    declared_flops = _bytes_arg("flops", flops)
+    flops = declared_flops or 0.0
     device = _args.text("device", device)
     cache = _args.text("cache", cache, ("cold", "hot"))
     warmup = _args.count("warmup", warmup, 0, _args.MAX_WARMUP)
@@ -131,7 +145,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
         raise ValueError(f"max_repeats: must be at least repeats ({repeats}), got {max_repeats}")
     min_time_s = _args.seconds("min_time_s", min_time_s)
     max_time_s = _args.seconds("max_time_s", max_time_s)
-    matrix_units = _args.flag("matrix_units", matrix_units)
+    matrix_units = _args.flag("matrix_units", matrix_units) if matrix_units is not None else None
     hold = _args.text("stream_hold", stream_hold, ("block", "spin")) if stream_hold is not None else ""
 
     if rotate is not None:
@@ -171,7 +185,16 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     per_set_inputs = [arrays_in(inputs) if inputs is not None else arrays_in((s, kwargs)) for s in sets]
     first_inputs = per_set_inputs[0]
     had_inputs = bool(first_inputs)
-    result = run(lambda: guarded(sets[0]))  # a first call: its return value, JIT compiles, errors
+    # A first call: its return value, JIT compiles, errors; and for PyTorch work the FLOPs of its
+    # ops (bwprof.framework.torch_ops), where the user declared none.
+    counter = _torch_op_counter(declared_flops, sets[0], kwargs)
+    with counter if counter is not None else contextlib.nullcontext():
+        result = run(lambda: guarded(sets[0]))
+    flops_inferred = counter is not None and counter.counted
+    if flops_inferred:
+        flops = counter.total_flops
+    if matrix_units is None:  # FLOPs of matmul/convolution/attention formulas are the matrix units' work
+        matrix_units = flops_inferred and any(r.matrix for r in counter.records if r.has_flops)
     out_arrays = arrays_in(outputs) if outputs is not None else arrays_in(result)
     del result
     if inputs is None and outputs is None:
@@ -201,6 +224,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     else:
         bytes_w = declared_written
     declared = (declared_read is not None, declared_written is not None)
+    if flops_inferred:
+        declared = declared + (False,)
     source = "declared" if all(declared) else "inferred" if not any(declared) else "mixed"
 
     every_input = [a for xs in per_set_inputs for a in xs]

@@ -61,7 +61,7 @@ py::dict judge_columns(const py::dict& c) {
              l1_roof = nums("l1_roof_gbs", n, 0);
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
              name = strs("compute_name", n), link = strs("link", n);
-  std::vector<double> o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
+  std::vector<double> o_bw(n), o_fl(n), o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
   std::vector<std::string> o_bound(n), o_grade(n), o_text(n);
   std::vector<bool> o_above(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -86,6 +86,8 @@ py::dict judge_columns(const py::dict& c) {
     r.l2_gbs = l2_roof[i];
     r.l1_gbs = l1_roof[i];
     const Judgement j = judge(w, r);
+    o_bw[i] = j.bandwidth_gbs;
+    o_fl[i] = j.gflops;
     o_bw_pct[i] = j.bandwidth_pct_peak;
     o_fl_pct[i] = j.compute_pct_peak;
     o_att[i] = j.attainable_gflops;
@@ -100,6 +102,8 @@ py::dict judge_columns(const py::dict& c) {
     o_above[i] = j.above_peak;
   }
   py::dict out;
+  out["bandwidth_gbs"] = o_bw;  // achieved: as given, or derived from bytes, FLOPs and time
+  out["gflops"] = o_fl;
   out["bandwidth_pct_peak"] = o_bw_pct;
   out["compute_pct_peak"] = o_fl_pct;
   out["attainable_gflops"] = o_att;
@@ -184,6 +188,16 @@ void bind_roofline(py::module_& m) {
         "The one roofline judgement over columns (bytes, flops, time_us, bandwidth_gbs, gflops, dtype, "
         "access_pattern, cache, and the roofs bandwidth_roof_gbs, bandwidth_theoretical_gbs, gflops_roof, "
         "gflops_theoretical, compute_name, and the size curve's size_fixed_cost_us, size_bandwidth_gbs): percentages, attainable, bound, grade, above_peak, bottleneck.");
+  m.def("size_line", [](const py::dict& peaks, double write_fraction) {
+    const SizeLine l = peaks_from(peaks).size_curve.line(write_fraction);
+    py::dict d;
+    d["t0_us"] = l.t0_us;
+    d["bandwidth_gbs"] = l.bandwidth_gbs;
+    d["pattern"] = l.pattern;
+    return d;
+  }, py::arg("peaks"), py::arg("write_fraction"),
+        "The size-aware ceiling's line for work that writes `write_fraction` of the bytes it moves "
+        "(interpolated between the measured lines); bandwidth_gbs 0: the peaks carry no size curve.");
   m.def("judge_row", [](const std::string& kernel, const std::string& variant, const py::dict& device,
                         const std::string& dtype, const py::dict& params, double time_us, const py::dict& peaks,
                         const std::string& cache, const std::string& timing) {

@@ -15,10 +15,10 @@ NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
 CELL_TIMEOUT_S = 120
 
 
-def test_the_six_notebooks_are_there():
+def test_the_seven_notebooks_are_there():
     assert [os.path.basename(p) for p in NOTEBOOKS] == [
         "01_quickstart.ipynb", "02_fp32_vs_fp16.ipynb", "03_roofline.ipynb", "04_trace_breakdown.ipynb",
-        "05_profile_your_code.ipynb", "06_model.ipynb"]
+        "05_profile_your_code.ipynb", "06_model.ipynb", "07_model_step.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
