@@ -8,6 +8,7 @@ Quick use::
     print(m.to_dict()["bandwidth_gbs"])
     u = bwprof.profile(numpy.add, a, b)         # your own code, the same row
     r = bwprof.model("decode", quick=True)      # where a model's time goes (docs/model.md)
+    bwprof.report("results/<run>")              # one HTML file: roofline with hover, filters, tables
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
@@ -22,7 +23,15 @@ from .workloads import Fusion, Op, Workload, model, workload
 
 # Subpackages that are reached as attributes (bwprof.plots.roofline(...)) but imported only when
 # first used, so that `import bwprof` and the commands that draw nothing never load matplotlib.
-_LAZY_SUBMODULES = ("plots", "traces", "baseline")
+_LAZY_SUBMODULES = ("plots", "traces", "baseline", "html")
+
+
+def report(run, path=None, *, command=None):
+    """Write the interactive HTML report of a run (a run folder, a results or trace DataFrame, a
+    Measurement, a model or step report) and return its path; see :func:`bwprof.html.report`.
+    Needs plotly (``pip install 'bwprof[report]'``)."""
+    from .html import report as _report
+    return _report(run, path, command=command)
 
 
 def __getattr__(name):
@@ -36,6 +45,6 @@ def __getattr__(name):
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "host_links", "kernels", "load_run", "measure", "occupancy", "p2p",
-    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "run_suite", "save_run", "sweep",
+    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "report", "run_suite", "save_run", "sweep",
     "Fusion", "Op", "Workload", "model", "workload",
 ]
