@@ -24,9 +24,10 @@ def plotly_js() -> str:
 
 
 def _script_json(data: dict) -> str:
-    """``data`` as JSON that can sit inside a <script> element: no "</" or "<!--" can end it early."""
+    """``data`` as JSON that can sit inside a <script> element: every "<" is written as its \\u
+    escape, so no "</script>" or "<!--" in a kernel name can end it early."""
     text = json.dumps(data, allow_nan=False, separators=(",", ":"), ensure_ascii=False, default=str)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.replace("<", "\\u003c")
 
 
 def render(page: dict) -> str:

@@ -101,7 +101,9 @@ def _judged_at(df: pd.DataFrame, level: str, nbytes: pd.Series) -> pd.DataFrame:
     j = rl.classify(c)
     fl = _n(df, "flops")
     inten = (fl / nbytes).where((nbytes > 0) & (fl > 0))
-    return _binding(j, inten, f"{rl.LEVEL_NAMES.get(level, 'DRAM')} bandwidth" if level != "declared" else None)
+    # a row without FLOPs: its bandwidth at this level against the level's roof
+    j["bandwidth_pct_peak"] = 100.0 * c["bandwidth_gbs"] / c["peak_bandwidth_gbs"].where(c["peak_bandwidth_gbs"] > 0)
+    return _binding(j, inten, f"{rl.LEVEL_NAMES.get(level, 'DRAM')} bandwidth")
 
 
 def _binding(j: pd.DataFrame, inten: pd.Series, memory_name: str | None) -> pd.DataFrame:
@@ -123,9 +125,12 @@ def rows_payload(df: pd.DataFrame) -> dict:
     charts need. ``x``/``pct``/``roof``/``bound`` hold one entry per memory level there is."""
     nbytes = _n(df, "bytes_read").fillna(0.0) + _n(df, "bytes_written").fillna(0.0)
     fam = _t(df, "family").where(_t(df, "family") != "", _t(df, "kernel"))
+    # the row's own intensity (the core's flops / declared bytes; recomputed the same way for a
+    # table that lacks the column)
+    inten = _n(df, "intensity_flop_per_byte") if "intensity_flop_per_byte" in df else _n(df, "flops") / nbytes
     own = _binding(df.assign(ridge_flop_per_byte=rl.ridge_point(_n(df, "peak_bandwidth_gbs"), _n(df, "peak_gflops")),
                              ceiling_name=_own_compute_names(df)),
-                   _n(df, "intensity_flop_per_byte").where(_n(df, "flops") > 0), None)
+                   inten.where((_n(df, "flops") > 0) & (nbytes > 0)), None)
     levels = {"declared": own}
     for level in ("dram", "l2"):
         b = _level_bytes(df, level)
