@@ -15,11 +15,15 @@
   // Past this many points a chart draws them with WebGL (scattergl), where the browser has it:
   // SVG markers cost the page seconds at 10,000 rows.
   var GL_POINTS = 2000;
-  var HAS_GL = (function () {
-    try { var c = document.createElement("canvas"); return !!(c.getContext("webgl") || c.getContext("experimental-webgl")); }
-    catch (e) { return false; }
-  })();
-  hook.webgl = HAS_GL;
+  var glChecked = null;
+  function hasGL() {  // asked only for a chart that needs it: a WebGL context costs the page time
+    if (glChecked === null) {
+      try { var c = document.createElement("canvas"); glChecked = !!(c.getContext("webgl") || c.getContext("experimental-webgl")); }
+      catch (e) { glChecked = false; }
+      hook.webgl = glChecked;
+    }
+    return glChecked;
+  }
 
   function el(tag, attrs) {
     var e = document.createElement(tag);
@@ -179,7 +183,7 @@
     }
     var count = 0, out = [];
     keys.forEach(function (k) { if (groups[k]) count += groups[k].x.length; });
-    var type = HAS_GL && count > GL_POINTS ? "scattergl" : "scatter";
+    var type = count > GL_POINTS && hasGL() ? "scattergl" : "scatter";
     keys.forEach(function (k, j) {
       var g = groups[k];
       if (!g) return;
@@ -346,7 +350,7 @@
   }
 
   // ---- sortable tables ---------------------------------------------------------------------------
-  var SHOW = 500;
+  var SHOW = 200;  // rows a table shows at first (the button shows the rest)
   function cell(v, kind) {
     if (kind === "number") return esc(v == null ? "-" : sig(v, 4));
     v = String(v);

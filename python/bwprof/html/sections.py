@@ -186,7 +186,7 @@ def roofline_payload(df: pd.DataFrame, ceilings: pd.DataFrame | None = None) -> 
     dtypes = list(dict.fromkeys(list(ceil["dtype"]) + list(_t(rows[on], "dtype"))))
     roofs = _roofs(ceil, dtypes)
     xs = list(inten[on]) + [rl.ridge_point(r[3], r[4]) for r in roofs if r[2] != "memory"]
-    xs = [x for x in xs if x == x and x > 0]
+    xs = [x for x in xs if math.isfinite(x) and x > 0]
     lo, hi = (min(xs) / 30, max(xs) * 30) if xs else (1e-3, 1e3)
     lo, hi = min(lo, 1e-2), max(hi, 1e2)
     grid = np.geomspace(lo, hi, 160)
