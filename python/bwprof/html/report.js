@@ -77,7 +77,11 @@
     return s;
   }
   function plot(div, traces, layout) {
-    layout = Object.assign({ margin: { l: 70, r: 20, t: 10, b: 55 }, font: { size: 12 }, hovermode: "closest",
+    ["xaxis", "yaxis"].forEach(function (a) {  // plotly.js 3 takes an axis title as {text}
+      if (layout[a] && typeof layout[a].title === "string") layout[a].title = { text: layout[a].title };
+      if (layout[a]) layout[a].automargin = true;
+    });
+    layout = Object.assign({ margin: { l: 70, r: 20, t: 34, b: 55 }, font: { size: 12 }, hovermode: "closest",
                              legend: { font: { size: 11 } }, plot_bgcolor: "#fff" }, layout);
     Plotly.newPlot(div, traces, layout, CONFIG);
     if (hook.charts.indexOf(div.id) < 0) hook.charts.push(div.id);
