@@ -256,3 +256,39 @@ def test_progress_is_the_text_bar_outside_a_notebook(capsys):
     assert bar.notebook is None
     bar.step("one")
     assert "1/2" in capsys.readouterr().err
+
+
+def _step_folder(tmp_path):
+    """A step report's run folder as bwprof.step writes it: the kernel rows (RunWriter) and
+    step_report.json (format bwprof-step) with the summary's wall, busy and idle split."""
+    from bwprof.results import RunWriter
+    rows = _judged([_row("mm", family="", category="GEMM", op="aten::mm", time_per_step_us=30.0, flops=4e6,
+                         dram_bytes_read=3e6, dram_bytes_written=1e5),
+                    _row("add", family="", category="elementwise", op="aten::add", time_per_step_us=10.0, flops=0.0,
+                         dram_bytes_read=1e6, dram_bytes_written=5e5)])
+    with RunWriter(tmp_path, {"id": "cpu", "name": "Test CPU"}, run_id="step-test",
+                   columns=[str(c) for c in rows.columns]) as w:
+        for r in rows.to_dict("records"):
+            w.add(r)
+    summary = {"device": "cpu", "device_name": "Test CPU", "wall_us": 100.0, "busy_us": 40.0, "busy_pct": 40.0,
+               "idle_us": 60.0, "idle_before_first_us": 5.0, "idle_launch_gaps_us": 35.0, "idle_host_wait_us": 15.0,
+               "idle_after_last_us": 5.0, "verdict": "host-bound",
+               "verdict_text": "host-bound: the GPU is idle 60 % of the step"}
+    (w.path / kinds.STEP_JSON).write_text(json.dumps({"format": kinds.STEP_FORMAT, "version": 1, "name": "train",
+                                                       "summary": summary, "device": {"id": "cpu"}}))
+    return w.path, rows
+
+
+def test_step_page_from_a_step_run_folder(tmp_path):
+    folder, rows = _step_folder(tmp_path)
+    p = kinds.page_of(folder)
+    assert p["kind"] == "step" and p["verdict"] == "host-bound: the GPU is idle 60 % of the step"
+    assert [(x["name"], x["time_us"]) for x in p["busy"]["parts"]] == [
+        ("busy (a kernel running)", 40.0), ("idle before the first launch", 5.0), ("idle between launches", 35.0),
+        ("idle after host waits", 15.0), ("idle after the last launch", 5.0)]
+    assert sum(x["pct"] for x in p["busy"]["parts"]) == pytest.approx(100.0)
+    assert set(p["rows"]["levels"]) == {"declared", "dram"}  # counters joined: the DRAM level
+    assert p["rows"]["levels"]["dram"]["x"][0] == pytest.approx(4e6 / 3.1e6, rel=1e-4)
+    (b,) = p["breakdowns"]
+    assert dict(zip(b["groups"], b["time_us"])) == {"GEMM": 30.0, "elementwise": 10.0}
+    assert p["tables"][0]["title"].startswith("Kernels")

@@ -221,6 +221,14 @@ def test_model_and_trace_pages(browser, tmp_path, repo_root):
                               "function (h) { return h.textContent; })")
         assert "Ops (every step)" in titles and any(t.startswith("Steps") for t in titles)
         assert _points(browser, "roofline-plot")[0] == 2
+    from test_report import _step_folder
+    folder, rows = _step_folder(tmp_path / "step")
+    path = bwprof.report(folder)
+    browser.open(path)
+    _check_clean(browser, path)
+    assert browser.eval("document.getElementById('verdict').innerText").startswith("host-bound")
+    assert browser.eval("document.getElementById('busy-plot').data.length") == 5
+    assert _points(browser, "roofline-plot")[0] == 1  # the kernel with FLOPs
     path = bwprof.report(f"{repo_root}/tests/data/traces/rocprofv3_kernel_trace.csv", tmp_path / "trace.html")
     browser.open(path)
     _check_clean(browser, path)
