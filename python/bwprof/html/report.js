@@ -76,15 +76,39 @@
     document.getElementById("report").appendChild(s);
     return s;
   }
-  function plot(div, traces, layout) {
+  // A chart below the first screen is drawn when it comes near the viewport (or before printing,
+  // or when bwprofReport.drawAll() is called): with 10,000 rows each chart costs the page hundreds
+  // of milliseconds, and the reader sees the first screen without waiting for all of them.
+  var pending = {};
+  hook.drawn = {};
+  var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) { if (e.isIntersecting) drawNow(e.target.id); });
+  }, { rootMargin: "400px 0px" }) : null;
+  function drawNow(id) {
+    var p = pending[id];
+    if (!p) return;
+    delete pending[id];
+    if (observer) observer.unobserve(p.div);
+    var t0 = performance.now();
+    Plotly.newPlot(p.div, p.traces, p.layout, CONFIG);
+    if (p.after) p.after(p.div);
+    hook.drawn[id] = Math.round(performance.now() - t0);
+  }
+  hook.drawAll = function () { Object.keys(pending).forEach(drawNow); return Object.keys(hook.drawn).length; };
+  window.addEventListener("beforeprint", hook.drawAll);
+  function plot(div, traces, layout, opts) {
+    opts = opts || {};
     ["xaxis", "yaxis"].forEach(function (a) {  // plotly.js 3 takes an axis title as {text}
       if (layout[a] && typeof layout[a].title === "string") layout[a].title = { text: layout[a].title };
       if (layout[a]) layout[a].automargin = true;
     });
     layout = Object.assign({ margin: { l: 70, r: 20, t: 34, b: 55 }, font: { size: 12 }, hovermode: "closest",
                              legend: { font: { size: 11 } }, plot_bgcolor: "#fff" }, layout);
-    Plotly.newPlot(div, traces, layout, CONFIG);
     if (hook.charts.indexOf(div.id) < 0) hook.charts.push(div.id);
+    pending[div.id] = { div: div, traces: traces, layout: layout, after: opts.after };
+    if (opts.now || !observer || div.data) { drawNow(div.id); return; }  // a chart once drawn redraws at once
+    div.style.minHeight = (layout.height || 450) + "px";
+    observer.observe(div);
   }
 
   // ---- header: what ran where, when, with which bwprof, by which command ---------------------
@@ -193,7 +217,9 @@
       if (!g) return;
       out.push({ type: type, mode: "markers", name: k || "(none)", x: g.x, y: g.y, customdata: g.rows,
                  hoverinfo: "none", meta: { points: true },
-                 marker: { size: 9, color: colourOf(k, j), symbol: g.sym, line: { width: 0.6, color: "#222" } } });
+                 // one symbol for the trace where all are alike: a per-point array costs WebGL time
+                 marker: { size: 9, color: colourOf(k, j), symbol: state.colour === "dtype" ? g.sym : "circle",
+                           line: { width: 0.6, color: "#222" } } });
     });
     hook.points[chart] = count;
     return out;
@@ -231,8 +257,8 @@
     var div = document.getElementById("roofline-plot"), L = R.levels[state.level];
     var traces = roofTraces().concat(pointTraces(function (i) { return L.x[i]; }, function (i) { return R.gflops[i]; }, "roofline"));
     plot(div, traces, { xaxis: { type: "log", title: "arithmetic intensity (FLOP per byte of " + L.label + ")", exponentformat: "power" },
-                        yaxis: { type: "log", title: "performance (GFLOP/s)", exponentformat: "power" }, height: 620 });
-    tooltip(div);
+                        yaxis: { type: "log", title: "performance (GFLOP/s)", exponentformat: "power" }, height: 620 },
+         { now: true, after: tooltip });
   }
   function drawSize() {
     var div = document.getElementById("size-plot"), S = D.size, tr = [];
@@ -250,8 +276,7 @@
     }
     tr = tr.concat(pointTraces(function (i) { return R.bytes[i]; }, function (i) { return R.gbs[i]; }, "size"));
     plot(div, tr, { xaxis: { type: "log", title: "bytes moved per launch (read + written)", exponentformat: "SI" },
-                    yaxis: { type: "log", title: "bandwidth (GB/s)" }, height: 520 });
-    tooltip(div);
+                    yaxis: { type: "log", title: "bandwidth (GB/s)" }, height: 520 }, { after: tooltip });
   }
   function checkGroup(box, what, values) {
     var g = el("fieldset", { cls: "filter", "data-filter": what }, el("legend", { text: what }));
@@ -350,7 +375,7 @@
       return { type: "bar", orientation: "h", name: p.name, y: ["step"], x: [p.time_us], marker: { color: colours[i % colours.length] },
                hovertemplate: p.name + ": " + time(p.time_us) + " (" + sig(p.pct) + " %)<extra></extra>" };
     }), { barmode: "stack", height: 190, xaxis: { title: "time (us)" }, yaxis: { visible: false },
-          legend: { orientation: "h", y: -0.6 }, margin: { l: 20, r: 20, t: 10, b: 90 } });
+          legend: { orientation: "h", y: -0.6 }, margin: { l: 20, r: 20, t: 10, b: 90 } }, { now: true });
   }
 
   // ---- sortable tables ---------------------------------------------------------------------------
