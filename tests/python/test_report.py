@@ -151,6 +151,16 @@ def test_report_of_a_bench_folder_records_its_command_and_device(tmp_path):
     assert out == folder / "report.html" and out.stat().st_size > 1e6
 
 
+def test_a_sweep_of_user_code_leads_its_table_with_the_grid(tmp_path):
+    df = bwprof.sweep(lambda n: (np.add, np.ones(n, np.float32), np.ones(n, np.float32)), {"n": [1 << 12, 1 << 16]},
+                      name="add", device="cpu", repeats=3, min_time_s=0.0)
+    p = kinds.page_of(df)
+    table = p["tables"][0]
+    assert p["title"].startswith("bwprof sweep") and table["columns"][0] == "n"
+    assert table["data"][0] == [4096, 65536]
+    assert p["rows"]["n"] == 2 and p["rows"]["gbs"] == [sections.num(v) for v in df["bandwidth_gbs"]]
+
+
 def test_bad_input_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="run: .*holds no result rows"):
         bwprof.report(pd.DataFrame(columns=bwprof.columns()), tmp_path / "x.html")
@@ -238,6 +248,18 @@ def test_model_report_shows_its_verdict_steps_and_ops():
                        quick=True)
     h = rep._repr_html_()
     assert "norm" in h and f"{rep.summary['step_us']:.1f} us whole" in h and "<table" in h
+
+
+def test_a_saved_model_report_holds_its_html_report(tmp_path):
+    rep = bwprof.model(ops=[bwprof.Op("norm", "layernorm", {"rows": 8, "cols": 64}, count=2)], device="cpu",
+                       quick=True)
+    folder = rep.save(tmp_path)
+    assert (folder / "report.html").exists() and (folder / "model_breakdown.png").exists()
+    p = kinds.page_of(folder)
+    assert p["kind"] == "model" and p["busy"]["total_us"] == pytest.approx(rep.summary["step_us"], rel=1e-4)
+    ops = p["tables"][0]
+    assert ops["title"] == "Ops (every step)" and ops["n"] == len(rep.ops)
+    assert not (rep.save(tmp_path / "np", plots=False) / "report.html").exists()
 
 
 def test_step_report_html_from_its_summary_and_kernels():

@@ -271,8 +271,10 @@ def results_page(run: Run) -> dict:
     if not len(df):
         raise ValueError(f"run: {run.meta.get('source') or 'the table'} holds no result rows; nothing to report")
     kernels = rl.split_sweep(df)[0]
-    what = "sweep" if any(str(c).startswith("grid_") for c in df.columns) else "bench" if run.meta.get("run_id") \
-        else "results"
+    schema = set(_core.columns()) | {"label"}
+    # a sweep's grid, a model's op names: the columns a table has beyond the schema lead the table
+    extra = [c for c in df.columns if c not in schema]
+    what = "run" if run.meta.get("run_id") else "sweep" if extra else "results"
     page = _base("results", f"bwprof {what} on {sec._t(df, 'device_name').mode().iloc[0] if 'device_name' in df else '?'}",
                  run.meta, df)
     _charts_of_rows(page, df, run.curve)
@@ -281,8 +283,7 @@ def results_page(run: Run) -> dict:
                               "(one run of each configuration)")
     if b:
         page["breakdowns"].append(b)
-    grid = [c for c in df.columns if str(c).startswith("grid_")]
-    page["tables"].append(sec.table_payload(kernels, "Rows", grid + RESULTS_TABLE))
+    page["tables"].append(sec.table_payload(kernels, "Rows", extra + RESULTS_TABLE))
     errors = df.attrs.get("errors") or []
     if errors:
         page["notes"].append(f"{len(errors)} configuration(s) failed: " +
