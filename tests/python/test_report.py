@@ -164,6 +164,12 @@ def test_a_sweep_of_user_code_leads_its_table_with_the_grid(tmp_path):
 def test_bad_input_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="run: .*holds no result rows"):
         bwprof.report(pd.DataFrame(columns=bwprof.columns()), tmp_path / "x.html")
+    from bwprof.results import RunWriter
+    with RunWriter(tmp_path / "runs", {"id": "cpu"}, run_id="empty") as w:
+        pass  # a run stopped before its first row: the header lines only
+    with pytest.raises(ValueError, match=f"run: {w.path} holds no result rows"):
+        bwprof.report(w.path)
+    assert not (w.path / "report.html").exists()
     other = tmp_path / "other.csv"
     other.write_text("name,iterations,real_time\nBM_x,100,1.5\n")
     with pytest.raises(ValueError, match="run: .*not a bwprof run.*not a profiler trace"):
