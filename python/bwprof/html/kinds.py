@@ -226,7 +226,10 @@ def _clocks(rows: pd.DataFrame | None, dev: dict) -> str:
         v = dev.get(key)
         if isinstance(v, (int, float)) and v > 0:
             said.append(f"{name} {v:.0f} MHz")
-    return "; ".join(said) or "not recorded (the CPU backend reads no clock)"
+    if said:
+        return "; ".join(said)
+    cpu = str(dev.get("kind") or dev.get("backend") or "") == "cpu" or str(dev.get("id", "")) == "cpu"
+    return "not recorded (the CPU backend reads no clock)" if cpu else "not recorded"
 
 
 def _base(kind: str, title: str, meta: dict, rows: pd.DataFrame | None) -> dict:
@@ -422,7 +425,13 @@ def trace_page(run: Run) -> dict:
     df = run.obj
     if not len(df):
         raise ValueError(f"run: {run.meta.get('source') or 'the trace'} holds no kernels; nothing to report")
-    page = _base("trace", f"trace{' from ' + run.meta['tool'] if run.meta.get('tool') else ''}", run.meta, None)
+    meta = dict(run.meta)
+    if not meta.get("device") and "device" in df:  # the devices the trace names
+        names = [str(d) for d in dict.fromkeys(df["device"].dropna()) if str(d)]
+        if names:
+            meta["device"] = {"name": ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
+                              + " (the trace's device column)"}
+    page = _base("trace", f"trace{' from ' + run.meta['tool'] if run.meta.get('tool') else ''}", meta, None)
     by_cat = traces.breakdown(df, by="category")
     b = sec.breakdown_payload(by_cat["category"], by_cat["total_time_ns"] / 1e3, "GPU time per category "
                               "(kernels on several streams each count in full)")

@@ -118,7 +118,7 @@
     root.appendChild(el("h1", { text: D.title }));
     if (D.verdict) root.appendChild(el("p", { id: "verdict", cls: "verdict", text: D.verdict }));
     var rows = [
-      ["device", [dev.name, dev.id ? "(" + dev.id + ")" : "", dev.arch || ""].filter(Boolean).join(" ")],
+      ["device", [dev.name, dev.id ? "(" + dev.id + ")" : "", dev.arch || ""].filter(Boolean).join(" ") || "not recorded"],
       ["kind of run", D.kind + (m.tool ? " (" + m.tool + ")" : "")],
       ["run made", m.run_created || "not recorded"],
       ["measured with", m.bwprof_version ? "bwprof " + m.bwprof_version : "not recorded"],
@@ -361,7 +361,8 @@
       plot(div, [{ type: "bar", orientation: "h", y: b.groups.slice().reverse(), x: b.time_us.slice().reverse(),
                    marker: { color: b.colors.slice().reverse() }, customdata: b.pct.slice().reverse(),
                    hovertemplate: "%{y}: %{x:.4g} us (%{customdata:.3g} %)<extra></extra>" }],
-           { xaxis: { title: "time (us)" }, yaxis: { automargin: true }, height: 120 + 26 * b.groups.length, showlegend: false });
+           { xaxis: { title: "time (us)" }, yaxis: { automargin: true }, height: Math.max(220, 120 + 26 * b.groups.length),
+             showlegend: false });
     });
   }
   function busy() {
@@ -374,8 +375,9 @@
     plot(div, B.parts.map(function (p, i) {
       return { type: "bar", orientation: "h", name: p.name, y: ["step"], x: [p.time_us], marker: { color: colours[i % colours.length] },
                hovertemplate: p.name + ": " + time(p.time_us) + " (" + sig(p.pct) + " %)<extra></extra>" };
-    }), { barmode: "stack", height: 190, xaxis: { title: "time (us)" }, yaxis: { visible: false },
-          legend: { orientation: "h", y: -0.6 }, margin: { l: 20, r: 20, t: 10, b: 90 } }, { now: true });
+    }), { barmode: "stack", height: 230, xaxis: { title: "time (us)" }, yaxis: { visible: false },
+          legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", traceorder: "normal" },
+          margin: { l: 20, r: 20, t: 60, b: 50 } }, { now: true });
   }
 
   // ---- sortable tables ---------------------------------------------------------------------------
