@@ -9,6 +9,7 @@ Quick use::
     u = bwprof.profile(numpy.add, a, b)         # your own code, the same row
     r = bwprof.model("decode", quick=True)      # where a model's time goes (docs/model.md)
     s = bwprof.profile_step(step)               # a real step, kernel by kernel (docs/step.md)
+    bwprof.report("results/<run>")              # one HTML file: roofline with hover, filters, tables
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
@@ -24,7 +25,15 @@ from .workloads import Fusion, Op, Workload, model, workload
 
 # Subpackages that are reached as attributes (bwprof.plots.roofline(...)) but imported only when
 # first used, so that `import bwprof` and the commands that draw nothing never load matplotlib.
-_LAZY_SUBMODULES = ("plots", "traces", "baseline")
+_LAZY_SUBMODULES = ("plots", "traces", "baseline", "html")
+
+
+def report(run, path=None, *, command=None):
+    """Write the interactive HTML report of a run (a run folder, a results or trace DataFrame, a
+    Measurement, a model or step report) and return its path; see :func:`bwprof.html.report`.
+    Needs plotly (``pip install 'bwprof[report]'``)."""
+    from .html import report as _report
+    return _report(run, path, command=command)
 
 
 def __getattr__(name):
@@ -38,6 +47,6 @@ def __getattr__(name):
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "host_links", "kernels", "load_run", "load_step", "measure", "occupancy", "p2p",
-    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "profile_step", "region", "run_suite", "save_run", "step_marker", "sweep",
+    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "profile_step", "report", "region", "run_suite", "save_run", "step_marker", "sweep",
     "Fusion", "Op", "Workload", "model", "workload",
 ]

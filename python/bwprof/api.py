@@ -6,6 +6,9 @@ from typing import Any
 
 from . import _core
 from . import arguments as _args
+from . import display as _display
+
+_display.install()  # a Measurement shows as a table with its verdict in Jupyter
 
 
 # How a timed run is made: one launch (after a flush when cold), or the steady state of back-to-back

@@ -167,16 +167,24 @@ def _save_size_curve(device: str, folder) -> None:
 
 
 def _plot_run(df, folder) -> None:
-    """Charts into the run folder; a plotting failure never costs the measured results."""
+    """Charts and the HTML report into the run folder; a plotting failure never costs the
+    measured results."""
     try:
         from .plots import plot_all
         paths = plot_all(df, folder)
     except Exception as e:  # noqa: BLE001 - the results are already on disk
         print(f"plots: not drawn ({type(e).__name__}: {e})")
-        return
+        paths = []
     for p in paths:
         if p.suffix == ".png":
             print(f"plot:    {p}")
+    if not len(df):
+        return
+    try:
+        from .html import report
+        print(f"html:    {report(folder)}")
+    except Exception as e:  # noqa: BLE001 - the results are already on disk
+        print(f"html report: not written ({type(e).__name__}: {e})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,8 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "state, launches back to back in a CUDA/HIP graph over rotated inputs (default: single)")
     s.add_argument("--out", default="results", help="folder for run folders (default: results)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    s.add_argument("--no-plots", action="store_true", help="do not draw the charts (they can be drawn "
-                   "later with `plot RUN_FOLDER`)")
+    s.add_argument("--no-plots", action="store_true", help="do not draw the charts nor write report.html (they "
+                   "can be made later with `plot RUN_FOLDER` and `report RUN_FOLDER`)")
     s.set_defaults(func=_cmd_bench)
 
     for register in _extension_registrars():
@@ -223,6 +231,7 @@ def _extension_registrars():
     for mod, attr in (("bwprof.links_cli", "register_cli"), ("bwprof.baseline", "register_cli"),
                       ("bwprof.traces.cli", "register_cli"),
                       ("bwprof.occupancy", "register_cli"), ("bwprof.plots", "register_cli"),
+                      ("bwprof.html", "register_cli"),
                       ("bwprof.workloads.cli", "register_cli"), ("bwprof.step.cli", "register_cli")):
         try:
             module = __import__(mod, fromlist=[attr])

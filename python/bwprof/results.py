@@ -17,6 +17,8 @@ import itertools
 import json
 import math
 import os
+import shlex
+import sys
 import warnings
 from pathlib import Path
 
@@ -78,13 +80,24 @@ def _new_run_folder(base: Path, name: str) -> Path:
     raise AssertionError("unreachable")
 
 
+def command_line() -> str:
+    """The command that started this process, as a shell would take it (``python3 -m bwprof ...``
+    for the CLI), for a run folder to say how it was made."""
+    argv = list(sys.argv)
+    if argv and Path(argv[0]).name == "__main__.py" and Path(argv[0]).parent.name == "bwprof":
+        argv = ["-m", "bwprof"] + argv[1:]
+    exe = Path(sys.executable).name if sys.executable else "python3"
+    return shlex.join([exe] + argv)
+
+
 class RunWriter:
     """Creates ``<out_dir>/<run_id>/`` and appends each row to rows.jsonl and results.csv; writes
     bandwidth_report.json on :meth:`close` (also when used as a context manager that is left by an
-    exception, e.g. Ctrl-C)."""
+    exception, e.g. Ctrl-C). ``command`` (default: this process's :func:`command_line`) is recorded
+    with the run."""
 
     def __init__(self, out_dir: str | os.PathLike | None = None, device: dict | None = None,
-                 run_id: str | None = None, columns: list[str] | None = None):
+                 run_id: str | None = None, columns: list[str] | None = None, command: str | None = None):
         base = _args.optional_path("out_dir", out_dir) or Path("results")
         device = _args.mapping("device", device) or {}
         now = _dt.datetime.now(_dt.timezone.utc)
@@ -99,6 +112,7 @@ class RunWriter:
         self.run_id = self.path.name
         self.created = now.isoformat(timespec="seconds")
         self.device = device
+        self.command = command_line() if command is None else _args.text("command", command)
         self.rows: list[dict] = []
         self.closed = False
         head = io.StringIO()
@@ -109,7 +123,7 @@ class RunWriter:
     def _meta(self) -> dict:
         return {"format": ROWS_FORMAT, "version": 1, "run_id": self.run_id, "created": self.created,
                 "device": self.device, "bwprof_version": _core.__version__,
-                "schema_version": _core.SCHEMA_VERSION, "columns": self.columns}
+                "schema_version": _core.SCHEMA_VERSION, "command": self.command, "columns": self.columns}
 
     def add(self, row: dict) -> None:
         """Append one result row to rows.jsonl, then to results.csv; both are on disk on return."""
@@ -132,6 +146,7 @@ class RunWriter:
             "device": self.device,
             "bwprof_version": _core.__version__,
             "schema_version": _core.SCHEMA_VERSION,
+            "command": self.command,
             "columns": self.columns,
             "rows": self.rows,
         }

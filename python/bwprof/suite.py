@@ -87,17 +87,29 @@ def select(configs: Iterable[Config], kernels: Iterable[str] | None) -> list[Con
 
 
 class _Progress:
-    """A one-line progress bar on stderr (a plain line per step when stderr is not a terminal)."""
+    """A one-line progress bar on stderr (a plain line per step when stderr is not a terminal); in
+    a Jupyter notebook, a bar that updates in place in the cell's output."""
 
     def __init__(self, total: int, enabled: bool):
         self.total, self.enabled, self.done = total, enabled, 0
         self.tty = enabled and sys.stderr.isatty()
         self.t0 = time.monotonic()
+        self.notebook = None
+        if enabled:
+            from .display import NotebookBar, in_notebook
+            if in_notebook():
+                try:
+                    self.notebook = NotebookBar(total)
+                except Exception:  # noqa: BLE001 - no display: the text lines instead
+                    self.notebook = None
 
     def step(self, text: str) -> None:
         if not self.enabled:
             return
         self.done += 1
+        if self.notebook is not None:
+            self.notebook.update(self.done, time.monotonic() - self.t0, text)
+            return
         width = 24
         filled = int(width * self.done / max(self.total, 1))
         elapsed = time.monotonic() - self.t0

@@ -39,3 +39,13 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
               if "image/png" in o.get("data", {})]
     if "quickstart" not in path:  # the others each show at least one chart
         assert images, f"{os.path.basename(path)} drew no chart"
+    # the rich displays: a Measurement and a model report as HTML tables, the suite's progress bar
+    html = " ".join(str(o.get("data", {}).get("text/html", "")) for c in nb.cells if c.cell_type == "code"
+                    for o in c.get("outputs", []))
+    for name, marks in RICH.items():
+        if name in path:
+            for mark in marks:
+                assert mark in html, f"{os.path.basename(path)} shows no {mark}"
+
+
+RICH = {"quickstart": ("bwprof-measurement", "bwprof-progress"), "06_model": ("bwprof-model",)}

@@ -57,6 +57,8 @@ def _cmd_model(args) -> int:
             for c in CHARTS:
                 if (folder / f"{c}.png").exists():
                     print(f"plot:    {folder / c}.png")
+            if (folder / "report.html").exists():
+                print(f"html:    {folder / 'report.html'}")
         print(f"run folder: {folder}\n")
         sys.stdout.flush()
         if not report.summary.get("verified", True):

@@ -61,6 +61,11 @@ def save_report(report, out_dir=None, *, plots: bool = True) -> Path:
             plot_report(report, folder)
         except Exception as e:  # noqa: BLE001 - the measurements are already on disk
             print(f"plots: not drawn ({type(e).__name__}: {e})")
+        try:  # the interactive report beside the charts, as bench writes it
+            from ..html import report as html_report
+            html_report(folder)
+        except Exception as e:  # noqa: BLE001 - the measurements are already on disk
+            print(f"html report: not written ({type(e).__name__}: {e})")
     return folder
 
 

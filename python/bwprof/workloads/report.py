@@ -58,6 +58,11 @@ class Report:
         from .output import report_text
         return report_text(self)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the verdict, the steps and the main step's ops."""
+        from ..display import model_html
+        return model_html(self)
+
     def __repr__(self) -> str:
         s = self.summary
         return (f"<bwprof model report {self.workload.name}: step {s.get('step_us', NAN):.1f} us on "
