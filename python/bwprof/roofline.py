@@ -369,7 +369,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         return pd.to_numeric(out[name], errors="coerce").fillna(default) if name in out else \
             pd.Series(default, index=out.index, dtype=float)
 
-    flops = col("flops")
+    flops = _flops_of(out)
     if "bytes_read" in out or "bytes_written" in out:
         nbytes = col("bytes_read") + col("bytes_written")
     else:  # a reduced table: recover the traffic from the intensity
@@ -426,6 +426,19 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     out["ridge_flop_per_byte"] = [ridge_point(r["bandwidth_gbs"], r["gflops"]) for r in roofs]
     out["roofline_note"] = j["bottleneck"]
     return out
+
+
+def _flops_of(out: pd.DataFrame) -> pd.Series:
+    """Each row's FLOPs for the core's judgement, NaN where they are unknown: a row whose
+    ``flops_source`` says so (or whose count is empty, in a table that has that column). A table
+    from before schema 3 (no ``flops_source``) declared every count it holds; an empty one is 0."""
+    if "flops" not in out:
+        return pd.Series(0.0, index=out.index, dtype=float)
+    flops = pd.to_numeric(out["flops"], errors="coerce").astype(float)
+    if "flops_source" not in out:
+        return flops.fillna(0.0)
+    unknown = out["flops_source"].astype(str).str.strip().str.lower().eq("unknown")
+    return flops.mask(unknown)
 
 
 def _zero(v) -> float:

@@ -102,8 +102,11 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     input read once, each output written once, a buffer passed twice counted once; an argument
     that is also returned counts as written only (the destination of ``copy_`` or ``out=``: a
     call that reads and rewrites it in place declares ``inputs=`` or ``bytes_read=``). The row's
-    ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
-    the roofline; ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
+    ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` places the row on the
+    roofline (0: pure data movement, judged by bandwidth); without it the FLOPs are unknown
+    (``flops_source`` "unknown", ``flops`` NaN) and the row is judged only where bandwidth alone
+    proves it memory-bound, else its bound is "unknown" and its bottleneck says to pass ``flops=``.
+    ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
     ``matrix_units=True`` judges FP16 work against the tensor cores' roof.
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
@@ -121,7 +124,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
         raise ValueError("name: must not be empty")
     declared_read = _bytes_arg("bytes_read", bytes_read)
     declared_written = _bytes_arg("bytes_written", bytes_written)
-    flops = _bytes_arg("flops", flops) or 0.0
+    flops = _bytes_arg("flops", flops)  # None: unknown (0 declares pure data movement)
     device = _args.text("device", device)
     cache = _args.text("cache", cache, ("cold", "hot"))
     warmup = _args.count("warmup", warmup, 0, _args.MAX_WARMUP)
@@ -224,7 +227,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
         guarded(sets[next(turn) % len(sets)])
 
     return run(lambda: _core.profile(
-        call, name, device, bytes_r, bytes_w, source, flops, row_dtype, matrix_units,
+        call, name, device, bytes_r, bytes_w, source, flops, "declared", row_dtype, matrix_units,
         _shape_text(first_inputs, out_arrays), cache, warmup, repeats, min_time_s, max_repeats,
         max_time_s, handle, hold, buffers))
 

@@ -33,7 +33,24 @@ def test_numpy_callable_gets_the_row_of_bwprofs_kernels():
     assert rec["shape"] == "in=100003+100003,out=100003"
     assert rec["bandwidth_gbs"] > 0
     assert rec["bandwidth_gbs"] == pytest.approx(_gbs(rec), rel=1e-12)
-    assert rec["bound"] in ("memory", "compute", "latency") and rec["bottleneck"]
+    # No FLOPs given: unknown, so bandwidth judges the row only where it proves it memory-bound.
+    assert rec["flops_source"] == "unknown" and np.isnan(rec["flops"]) and np.isnan(rec["gflops"])
+    assert rec["bound"] in ("memory", "unknown") and rec["bottleneck"]
+    if rec["bound"] == "unknown":
+        assert rec["bottleneck"].startswith("FLOPs unknown: at ") and "pass flops=" in rec["bottleneck"]
+    else:
+        assert rec["bandwidth_pct_peak"] >= 50.0  # proven, or above the peak (the text says which)
+        assert rec["above_peak"] or "whatever its FLOPs" in rec["bottleneck"]
+
+
+def test_flops_zero_declares_pure_data_movement_and_a_count_is_declared():
+    x = np.random.default_rng(2).random(100_003)
+    zero = bwprof.profile(np.negative, x, flops=0, **FAST).to_dict()
+    assert zero["flops_source"] == "declared" and zero["flops"] == 0.0 and zero["gflops"] == 0.0
+    assert zero["bound"] in ("memory", "latency") and not zero["bottleneck"].startswith("FLOPs unknown")
+    some = bwprof.profile(np.negative, x, flops=x.size, **FAST).to_dict()
+    assert some["flops_source"] == "declared" and some["flops"] == x.size
+    assert some["intensity_flop_per_byte"] == pytest.approx(x.size / (2 * x.nbytes), rel=1e-12)
 
 
 def test_cold_cpu_runs_evict_only_live_memory():

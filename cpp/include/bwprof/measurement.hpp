@@ -14,7 +14,9 @@
 
 namespace bwprof {
 
-constexpr int kSchemaVersion = 2;  // 2: timing, clocks and the size-aware ceiling (issue #14)
+// 2: timing, clocks and the size-aware ceiling (issue #14); 3: flops_source, FLOPs may be unknown
+// (issue #43)
+constexpr int kSchemaVersion = 3;
 
 // How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
 enum class AccessPattern { kCoalesced, kStrided, kGather, kBroadcast };
@@ -97,6 +99,11 @@ struct Measurement {
   // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),
   // "inferred" (from the arrays a user's code reads and writes) or "mixed" (one of each).
   std::string bytes_source = "declared";
+  // Where the FLOPs come from: "declared" (a kernel's formula, or a count the user gave; 0 is pure
+  // data movement), "inferred" (from the framework's ops), "counters" (a profiler's hardware
+  // counters) or "unknown" (flops is then NaN, and the row is judged by bandwidth only where
+  // bandwidth proves it memory-bound: bwprof/roofline.hpp).
+  std::string flops_source = "declared";
   // bytes_written / (bytes_read + bytes_written): the access pattern whose size-curve line judges
   // the row (0: a read; 0.5: a copy; 0 when nothing moves).
   double write_fraction() const {

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -40,8 +41,11 @@ class Profiler {
   // The minimal traffic in bytes (finite, >= 0) and how it was found ("declared", "inferred" or
   // "mixed": the row's bytes_source column).
   Profiler& set_bytes(double bytes_read, double bytes_written, const std::string& source = "declared");
-  // Floating-point operations per call (multiply-add = 2); 0: judged by bandwidth alone.
-  Profiler& set_flops(double flops);
+  // Floating-point operations per call (multiply-add = 2) and how they were found ("declared",
+  // "inferred" or "counters": the row's flops_source column); 0: pure data movement, judged by
+  // bandwidth alone. Never set, the FLOPs are unknown: the row is judged by bandwidth only where
+  // bandwidth proves it memory-bound, and otherwise says to set them.
+  Profiler& set_flops(double flops, const std::string& source = "declared");
   // The storage type whose compute roof judges the row: "fp32" (default) or "fp16"; with
   // matrix_units, FP16 work is judged against the matrix units' roof (tensor cores, MFMA).
   Profiler& set_dtype(const std::string& dtype, bool matrix_units = false);
@@ -88,7 +92,8 @@ class Profiler {
 
   Backend* backend_;
   std::string name_, shape_, dtype_ = "fp32", cache_ = "cold", bytes_source_ = "declared";
-  double bytes_read_ = 0, bytes_written_ = 0, flops_ = 0;
+  std::string flops_source_ = "unknown";
+  double bytes_read_ = 0, bytes_written_ = 0, flops_ = std::numeric_limits<double>::quiet_NaN();
   bool matrix_units_ = false;
   AccessPattern pattern_ = AccessPattern::kCoalesced;
   RunOptions opt_;

@@ -87,9 +87,12 @@ Profiler& Profiler::set_bytes(double bytes_read, double bytes_written, const std
   return *this;
 }
 
-Profiler& Profiler::set_flops(double flops) {
+Profiler& Profiler::set_flops(double flops, const std::string& source) {
   check_count("flops", flops);
+  if (source != "declared" && source != "inferred" && source != "counters")
+    throw InvalidArgument("flops source: expected 'declared', 'inferred' or 'counters', got '" + source + "'");
   flops_ = flops;
+  flops_source_ = source;
   return *this;
 }
 
@@ -177,6 +180,7 @@ Measurement Profiler::row(const std::vector<double>& times_us, int warmup) const
   m.bytes_written = bytes_written_;
   m.bytes_source = bytes_source_;
   m.flops = flops_;
+  m.flops_source = flops_source_;
   m.verified = false;  // no reference for the user's code
   m.max_rel_error = std::nan("");
   m.tolerance = std::nan("");

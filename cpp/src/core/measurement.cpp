@@ -36,6 +36,11 @@ std::string grade(double p) {
 }
 
 bool derive_rates(Measurement& m, AccessPattern pattern) {
+  // One representation of "unknown" in the row: the source says so and the count is NaN.
+  if (m.flops_source == "unknown" || std::isnan(m.flops)) {
+    m.flops_source = "unknown";
+    m.flops = std::numeric_limits<double>::quiet_NaN();
+  }
   Work w;
   w.bytes = m.bytes_read + m.bytes_written;
   w.flops = m.flops;
@@ -101,6 +106,7 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"bytes_written", bytes_written},
       {"flops", flops},
       {"bytes_source", bytes_source},
+      {"flops_source", flops_source},
       {"bandwidth_gbs", bandwidth_gbs},
       {"bandwidth_pct_peak", bandwidth_pct_peak},
       {"bandwidth_pct_theoretical", bandwidth_pct_theoretical},

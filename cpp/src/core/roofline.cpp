@@ -73,12 +73,15 @@ std::string above_text(const Work& w, const Roofs& r, double bw, double fl, bool
 Judgement judge(const Work& w, const Roofs& r) {
   Judgement j;
   const double t_s = w.time_us * 1e-6;
+  // Unknown FLOPs leave every compute figure unknown; a link's transfer moves data only.
+  const bool link = !r.link.empty();
+  const bool flops_known = !std::isnan(w.flops) || link;
   j.bandwidth_gbs = std::isnan(w.bandwidth_gbs) ? (t_s > 0 ? w.bytes / t_s / 1e9 : kNaN) : w.bandwidth_gbs;
-  j.gflops = std::isnan(w.gflops) ? (t_s > 0 ? w.flops / t_s / 1e9 : kNaN) : w.gflops;
+  j.gflops = !flops_known ? kNaN : std::isnan(w.gflops) ? (t_s > 0 ? w.flops / t_s / 1e9 : kNaN) : w.gflops;
   j.bandwidth_pct_peak = pct(j.bandwidth_gbs, r.bandwidth_gbs);
   j.bandwidth_pct_theoretical = pct(j.bandwidth_gbs, r.bandwidth_theoretical_gbs);
   j.compute_pct_peak = w.flops > 0 ? pct(j.gflops, r.gflops) : kNaN;
-  j.intensity_flop_per_byte = w.bytes > 0 ? w.flops / w.bytes : kNaN;
+  j.intensity_flop_per_byte = w.bytes > 0 && flops_known ? w.flops / w.bytes : kNaN;
 
   // The size-aware ceiling: what any kernel moving this many bytes reaches on the device.
   SizeLine curve;
@@ -100,6 +103,11 @@ Judgement judge(const Work& w, const Roofs& r) {
     memory_side = false;
     j.attainable_gflops = r.gflops;
     j.roofline_efficiency_pct = j.compute_pct_peak;
+  } else if (!flops_known) {
+    // Neither side of the ridge is known: bandwidth judges the row only where it proves it
+    // memory-bound, and the efficiency against the memory roof is then the bandwidth's share of it.
+    j.attainable_gflops = kNaN;
+    j.roofline_efficiency_pct = j.bandwidth_pct_peak >= kBandwidthProvesPct ? j.bandwidth_pct_peak : kNaN;
   } else {
     // Pure data movement (or no compute roof): the bandwidth roof alone judges it.
     j.attainable_gflops = kNaN;
@@ -120,7 +128,8 @@ Judgement judge(const Work& w, const Roofs& r) {
                           !(w.flops > 0 && known(r.gflops_theoretical) && j.gflops > r.gflops_theoretical);
 
   const double eff = j.roofline_efficiency_pct;
-  const bool link = !r.link.empty();
+  // FLOPs unknown, a peak known, and bandwidth short of proving the row memory-bound.
+  const bool flops_unjudged = !flops_known && !std::isnan(j.bandwidth_pct_peak) && std::isnan(eff);
   if (std::isnan(eff)) {
     j.bound = "unknown";
   } else if (eff < kLatencyEfficiencyPct) {
@@ -145,6 +154,16 @@ Judgement judge(const Work& w, const Roofs& r) {
   std::string text;
   if (j.above_peak) {
     text = above_text(w, r, j.bandwidth_gbs, j.gflops, bw_above);
+  } else if (flops_unjudged) {
+    // "FLOPs unknown: at 6.1 % of the memory roof, bandwidth does not explain the time; pass flops= ..."
+    text = "FLOPs unknown: " + fmt("at %.1f %% of the memory roof", j.bandwidth_pct_peak);
+    if (size_known && j.bandwidth_pct_attainable >= kSizeExplainsPct)
+      text += " but " + size_text + ", its size may set the time";
+    else
+      text += std::string(size_known ? " (" + size_text + ")" : std::string()) +
+              ", bandwidth does not explain the time";
+    text += "; " + (w.flops_hint.empty() ? std::string("pass flops=") : w.flops_hint) +
+            " to judge it against the compute roof";
   } else if (j.bound == "unknown" && link) {
     text = "bound by its link (" + r.link + "), whose bandwidth is not known here: only the rates are reported";
   } else if (j.bound == "unknown") {
@@ -176,7 +195,8 @@ Judgement judge(const Work& w, const Roofs& r) {
   } else if (j.bound == "memory") {
     const double exp_pct = 100.0 * expected_efficiency(w.pattern);
     const bool full = w.pattern == AccessPattern::kCoalesced || w.pattern == AccessPattern::kBroadcast;
-    text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + "); " +
+    text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + ")" +
+           (flops_known ? "" : ", whatever its FLOPs (not known)") + "; " +
            (size_known ? size_text + "; " : std::string()) + to_string(w.pattern) + " access: expect " +
            (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
   } else {
