@@ -191,7 +191,7 @@ TEST(JudgeUnknownFlops, DeclaredZeroIsPureDataMovementJudgedAsBefore) {
 TEST(JudgeUnknownFlops, BandwidthProvesMemoryBoundFromHalfTheRoof) {
   // 1 GB in 1 ms against 2000 GB/s: exactly 50 % of the roof is memory-bound whatever it computes.
   Judgement j = judge(work(1e9, kUnknown, 1000.0), roofs(2000, 0, 1e4, 0));
-  EXPECT_DOUBLE_EQ(j.bandwidth_pct_peak, kBandwidthProvesPct);
+  EXPECT_DOUBLE_EQ(j.bandwidth_pct_peak, kOneRoofProvesPct);
   EXPECT_EQ(j.bound, "memory");
   EXPECT_EQ(j.grade, "fair");
   EXPECT_DOUBLE_EQ(j.roofline_efficiency_pct, 50.0);
@@ -232,4 +232,25 @@ TEST(JudgeUnknownFlops, AboveThePeakAndNoPeakKeepTheirOwnTexts) {
   link.link = "PCIe 5.0 x16";
   Judgement t = judge(work(64e6, kUnknown, 1250.0), link);  // 51.2 GB/s: 80 % of the link
   EXPECT_EQ(t.bound, "link");
+}
+
+TEST(JudgeUnknownBytes, OnlyTheTimeUnlessComputeProvesIt) {
+  // Bytes and FLOPs unknown: nothing but the time.
+  Judgement j = judge(work(kUnknown, kUnknown, 125.0), roofs(2000, 0, 1e4, 0));
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(std::isnan(j.bandwidth_gbs) && std::isnan(j.bandwidth_pct_peak) && std::isnan(j.gflops));
+  EXPECT_EQ(j.bottleneck,
+            "bytes and FLOPs unknown: only the time (125 us) is measured; pass bytes_read= and bytes_written= (and "
+            "flops=) to judge it against the roofs");
+  // FLOPs known at 12 % of the compute roof: not judged.
+  j = judge(work(kUnknown, 1.2e9, 1000.0), roofs(2000, 0, 1e4, 0));  // 1200 GFLOP/s of 10000
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(has(j.bottleneck, "bytes unknown: at 12.0 % of the fp32 vector roof, compute does not explain the time"))
+      << j.bottleneck;
+  // At 80 % of it: compute-bound whatever its bytes.
+  j = judge(work(kUnknown, 8e9, 1000.0), roofs(2000, 0, 1e4, 0));
+  EXPECT_EQ(j.bound, "compute");
+  EXPECT_EQ(j.grade, "excellent");
+  EXPECT_TRUE(has(j.bottleneck, "compute-bound at 80 % of the fp32 vector roof (excellent), whatever its bytes"))
+      << j.bottleneck;
 }

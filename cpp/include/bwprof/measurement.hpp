@@ -97,7 +97,8 @@ struct Measurement {
   // What it moved and computed (minimal traffic: each input read once, each output written once).
   double bytes_read = 0, bytes_written = 0, flops = 0;
   // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),
-  // "inferred" (from the arrays a user's code reads and writes) or "mixed" (one of each).
+  // "inferred" (from the arrays a user's code reads and writes), "mixed" (one of each) or "unknown"
+  // (a side bwprof could not find is NaN; the row then has the time only, and no bandwidth).
   std::string bytes_source = "declared";
   // Where the FLOPs come from: "declared" (a kernel's formula, or a count the user gave; 0 is pure
   // data movement), "inferred" (from the framework's ops), "counters" (a profiler's hardware

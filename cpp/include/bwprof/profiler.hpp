@@ -39,7 +39,8 @@ class Profiler {
   explicit Profiler(std::string name, const std::string& device = "auto");
 
   // The minimal traffic in bytes (finite, >= 0) and how it was found ("declared", "inferred" or
-  // "mixed": the row's bytes_source column).
+  // "mixed": the row's bytes_source column). With "unknown", a side bwprof could not find is NaN.
+  // Never set, the bytes are unknown: the row has its time, no bandwidth, and says to set them.
   Profiler& set_bytes(double bytes_read, double bytes_written, const std::string& source = "declared");
   // Floating-point operations per call (multiply-add = 2) and how they were found ("declared",
   // "inferred" or "counters": the row's flops_source column); 0: pure data movement, judged by
@@ -91,9 +92,10 @@ class Profiler {
   Measurement run(const std::function<void()>& fn, void* stream);
 
   Backend* backend_;
-  std::string name_, shape_, dtype_ = "fp32", cache_ = "cold", bytes_source_ = "declared";
+  std::string name_, shape_, dtype_ = "fp32", cache_ = "cold", bytes_source_ = "unknown";
   std::string flops_source_ = "unknown";
-  double bytes_read_ = 0, bytes_written_ = 0, flops_ = std::numeric_limits<double>::quiet_NaN();
+  double bytes_read_ = std::numeric_limits<double>::quiet_NaN(), bytes_written_ = bytes_read_;
+  double flops_ = std::numeric_limits<double>::quiet_NaN();
   bool matrix_units_ = false;
   AccessPattern pattern_ = AccessPattern::kCoalesced;
   RunOptions opt_;

@@ -77,10 +77,11 @@ Profiler::Profiler(std::string name, const std::string& device) : name_(std::mov
 }
 
 Profiler& Profiler::set_bytes(double bytes_read, double bytes_written, const std::string& source) {
-  check_count("bytes_read", bytes_read);
-  check_count("bytes_written", bytes_written);
-  if (source != "declared" && source != "inferred" && source != "mixed")
-    throw InvalidArgument("bytes source: expected 'declared', 'inferred' or 'mixed', got '" + source + "'");
+  if (source != "declared" && source != "inferred" && source != "mixed" && source != "unknown")
+    throw InvalidArgument("bytes source: expected 'declared', 'inferred', 'mixed' or 'unknown', got '" + source + "'");
+  // An unknown side is NaN, and only an unknown source has one.
+  if (source != "unknown" || !std::isnan(bytes_read)) check_count("bytes_read", bytes_read);
+  if (source != "unknown" || !std::isnan(bytes_written)) check_count("bytes_written", bytes_written);
   bytes_read_ = bytes_read;
   bytes_written_ = bytes_written;
   bytes_source_ = source;

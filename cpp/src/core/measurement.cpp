@@ -41,8 +41,9 @@ bool derive_rates(Measurement& m, AccessPattern pattern) {
     m.flops_source = "unknown";
     m.flops = std::numeric_limits<double>::quiet_NaN();
   }
+  if (std::isnan(m.bytes_read) || std::isnan(m.bytes_written)) m.bytes_source = "unknown";
   Work w;
-  w.bytes = m.bytes_read + m.bytes_written;
+  w.bytes = m.bytes_read + m.bytes_written;  // NaN when either side is unknown
   w.flops = m.flops;
   w.time_us = m.time_us.median;
   w.dtype = m.dtype;

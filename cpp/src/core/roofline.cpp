@@ -76,6 +76,7 @@ Judgement judge(const Work& w, const Roofs& r) {
   // Unknown FLOPs leave every compute figure unknown; a link's transfer moves data only.
   const bool link = !r.link.empty();
   const bool flops_known = !std::isnan(w.flops) || link;
+  const bool bytes_known = !std::isnan(w.bytes);
   j.bandwidth_gbs = std::isnan(w.bandwidth_gbs) ? (t_s > 0 ? w.bytes / t_s / 1e9 : kNaN) : w.bandwidth_gbs;
   j.gflops = !flops_known ? kNaN : std::isnan(w.gflops) ? (t_s > 0 ? w.flops / t_s / 1e9 : kNaN) : w.gflops;
   j.bandwidth_pct_peak = pct(j.bandwidth_gbs, r.bandwidth_gbs);
@@ -103,11 +104,16 @@ Judgement judge(const Work& w, const Roofs& r) {
     memory_side = false;
     j.attainable_gflops = r.gflops;
     j.roofline_efficiency_pct = j.compute_pct_peak;
+  } else if (!bytes_known) {
+    // Only the compute side can be known: it judges the row where it proves it compute-bound.
+    memory_side = false;
+    j.attainable_gflops = kNaN;
+    j.roofline_efficiency_pct = j.compute_pct_peak >= kOneRoofProvesPct ? j.compute_pct_peak : kNaN;
   } else if (!flops_known) {
     // Neither side of the ridge is known: bandwidth judges the row only where it proves it
     // memory-bound, and the efficiency against the memory roof is then the bandwidth's share of it.
     j.attainable_gflops = kNaN;
-    j.roofline_efficiency_pct = j.bandwidth_pct_peak >= kBandwidthProvesPct ? j.bandwidth_pct_peak : kNaN;
+    j.roofline_efficiency_pct = j.bandwidth_pct_peak >= kOneRoofProvesPct ? j.bandwidth_pct_peak : kNaN;
   } else {
     // Pure data movement (or no compute roof): the bandwidth roof alone judges it.
     j.attainable_gflops = kNaN;
@@ -130,6 +136,7 @@ Judgement judge(const Work& w, const Roofs& r) {
   const double eff = j.roofline_efficiency_pct;
   // FLOPs unknown, a peak known, and bandwidth short of proving the row memory-bound.
   const bool flops_unjudged = !flops_known && !std::isnan(j.bandwidth_pct_peak) && std::isnan(eff);
+  const bool bytes_unjudged = !bytes_known && std::isnan(eff);
   if (std::isnan(eff)) {
     j.bound = "unknown";
   } else if (eff < kLatencyEfficiencyPct) {
@@ -164,6 +171,15 @@ Judgement judge(const Work& w, const Roofs& r) {
               ", bandwidth does not explain the time";
     text += "; " + (w.flops_hint.empty() ? std::string("pass flops=") : w.flops_hint) +
             " to judge it against the compute roof";
+  } else if (bytes_unjudged) {
+    // "bytes unknown: at 12.0 % of the fp32 vector roof, compute does not explain the time; pass ..."
+    const bool compute_known = flops_known && w.flops > 0 && !std::isnan(j.compute_pct_peak);
+    text = std::string(flops_known ? "bytes unknown: " : "bytes and FLOPs unknown: ") +
+           (compute_known ? fmt("at %.1f %% of the ", j.compute_pct_peak) + compute +
+                                " roof, compute does not explain the time"
+                          : fmt("only the time (%.4g us) is measured", w.time_us)) +
+           "; pass bytes_read= and bytes_written=" + (flops_known ? "" : " (and flops=)") +
+           " to judge it against the roofs";
   } else if (j.bound == "unknown" && link) {
     text = "bound by its link (" + r.link + "), whose bandwidth is not known here: only the rates are reported";
   } else if (j.bound == "unknown") {
@@ -200,7 +216,8 @@ Judgement judge(const Work& w, const Roofs& r) {
            (size_known ? size_text + "; " : std::string()) + to_string(w.pattern) + " access: expect " +
            (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
   } else {
-    text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")";
+    text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")" +
+           (bytes_known ? "" : ", whatever its bytes (not known)");
   }
   j.bottleneck = text;
   return j;
