@@ -410,6 +410,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         # The size-aware ceiling each row's record carries (its device's curve; NaN: none).
         "size_fixed_cost_us": col("size_fixed_cost_us", math.nan).astype(float).tolist(),
         "size_bandwidth_gbs": col("size_bandwidth_gbs", math.nan).astype(float).tolist(),
+        "host_waited": (_as_bool(out["host_waited"]).tolist() if "host_waited" in out else None),
         "l2_roof_gbs": [_zero(r.get("l2_gbs")) for r in roofs],
         "l1_roof_gbs": [_zero(r.get("l1_gbs")) for r in roofs],
     })

@@ -87,6 +87,12 @@ struct Measurement {
   std::string timing = "single";  // "single" (one launch per timed run) or "graph" (steady state)
   int graph_launches = 1;         // launches per timed run whose time is divided among them
   int rotation_sets = 1;          // input sets launched in turn (graph mode, cold: > 2x the L2)
+  // How the timed runs waited for the host to queue the work: "block" (the stream held until it was
+  // queued: host time not timed), "spin" (~20 us of busy GPU ahead of the start) or "" (nothing
+  // waits: the CPU). host_waited: the work made the host wait on the GPU inside a held run, so it
+  // was timed again behind the spin and its time includes the host's work between its launches.
+  std::string stream_hold;
+  bool host_waited = false;
   int warmup = 0;
   TimingStats time_us;
   bool unstable = false;

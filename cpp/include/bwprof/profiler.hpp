@@ -88,7 +88,8 @@ class Profiler {
   void reset();
 
  private:
-  Measurement row(const std::vector<double>& times_us, int warmup) const;
+  // `hold`: how the timed runs waited for the host ("" on the CPU); `host_waited`: a hold gave up.
+  Measurement row(const std::vector<double>& times_us, int warmup, const std::string& hold, bool host_waited) const;
   Measurement run(const std::function<void()>& fn, void* stream);
 
   Backend* backend_;

@@ -40,6 +40,9 @@ struct Work {
   std::string dtype;   // words for the text
   AccessPattern pattern = AccessPattern::kCoalesced;
   std::string cache;   // "cold", "hot" or "" (unknown): decides what the text advises
+  // The work made the host wait on the GPU inside a timed run (Measurement::host_waited): its time
+  // includes the host's work between launches, so a low figure is no kernel's cause.
+  bool host_waited = false;
 };
 
 // The roofs one row is judged against; 0 (or NaN) means unknown.

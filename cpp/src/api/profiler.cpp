@@ -162,7 +162,8 @@ Stream Profiler::stream() const {
   return Stream{backend_->timing_stream()};
 }
 
-Measurement Profiler::row(const std::vector<double>& times_us, int warmup) const {
+Measurement Profiler::row(const std::vector<double>& times_us, int warmup, const std::string& hold,
+                          bool host_waited) const {
   const DeviceInfo& info = backend_->info();
   Measurement m;
   m.kernel = name_;
@@ -175,6 +176,8 @@ Measurement Profiler::row(const std::vector<double>& times_us, int warmup) const
   m.backend = info.backend;
   m.cache = cache_;
   m.warmup = warmup;
+  m.stream_hold = hold;
+  m.host_waited = host_waited;
   m.time_us = summarize(times_us);
   m.unstable = is_unstable(m.time_us);
   m.bytes_read = bytes_read_;
@@ -198,10 +201,13 @@ Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
   const bool gpu = backend_->info().kind != "cpu";
   std::vector<double> times, empty;
   std::vector<double> host_us;
+  RunLog log;
+  std::string hold_used;
   {
     StreamScope scope(*backend_, stream, hold_.value_or("block"));
     UserWork work(fn, buffers_, buffers_set_);
-    times = run_repeats(*backend_, work, opt);
+    times = run_repeats(*backend_, work, opt, &log);
+    hold_used = backend_->stream_hold();  // "spin" where the hold gave up (log.host_waited)
     host_us = work.host_us();
     if (gpu) {
       // What an empty region measures here, for telling "no GPU work" from a short kernel.
@@ -229,7 +235,10 @@ Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
       throw InvalidArgument(buf);
     }
   }
-  return row(times, opt.warmup);
+  Measurement m = row(times, opt.warmup, hold_used, log.host_waited);
+  m.sm_clock_mhz = log.median_clock_mhz();
+  m.throttled_samples = log.throttled;
+  return m;
 }
 
 Measurement Profiler::measure(const std::function<void()>& fn) {
@@ -283,7 +292,7 @@ Measurement Profiler::stop() {
     throw Error("stop: the code between start() and stop() made the host wait on the GPU, so the block hold "
                 "gave up and this time includes the wait; use set_stream_hold(\"spin\") for such code");
   shots_us_.push_back(us);
-  return row(shots_us_, 0);
+  return row(shots_us_, 0, saved_hold_.empty() ? "" : hold_.value_or("spin"), false);
 }
 
 void Profiler::reset() { shots_us_.clear(); }

@@ -49,6 +49,7 @@ bool derive_rates(Measurement& m, AccessPattern pattern) {
   w.dtype = m.dtype;
   w.pattern = pattern;
   w.cache = m.cache;
+  w.host_waited = m.host_waited;
   const Judgement j = judge(w, roofs_from(m.peaks, m.dtype, m.write_fraction()));
   m.access_pattern = to_string(pattern);
   m.bandwidth_gbs = j.bandwidth_gbs;
@@ -92,6 +93,8 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"timing", timing},
       {"graph_launches", I(graph_launches)},
       {"rotation_sets", I(rotation_sets)},
+      {"stream_hold", stream_hold},
+      {"host_waited", host_waited},
       {"time_median_us", time_us.median},
       {"time_min_us", time_us.min},
       {"time_max_us", time_us.max},

@@ -11,6 +11,12 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool known(double v) { return v > 0 && std::isfinite(v); }
+
+// A run whose time includes the host's work: what its figures are, instead of a kernel's cause.
+constexpr const char* kHostWaitedText =
+    "the call made the host wait on the GPU inside it (a synchronization, .item(), a copy to the host), so it "
+    "was timed behind the spin and its time includes the host's work between its launches: the GPU may "
+    "have idled";
 double pct(double value, double peak) { return known(peak) ? 100.0 * value / peak : kNaN; }
 
 std::string fmt(const char* f, double a) {
@@ -201,6 +207,8 @@ Judgement judge(const Work& w, const Roofs& r) {
     if (size_known && j.bandwidth_pct_attainable >= kSizeExplainsPct) {
       text += ": its size, not the kernel, sets the time; more work per launch (batching, fusion, a graph of "
               "launches) is what helps";
+    } else if (w.host_waited) {
+      text += "; " + std::string(kHostWaitedText);
     } else if (w.time_us < kShortKernelUs) {
       text += "; only " + human_bytes(w.bytes) + " in " + fmt("%.3g us", w.time_us) +
               ", too little work to hide launch and memory latency";
@@ -219,6 +227,8 @@ Judgement judge(const Work& w, const Roofs& r) {
     text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")" +
            (bytes_known ? "" : ", whatever its bytes (not known)");
   }
+  // Every other text holds for the figures; they are the host's as much as the GPU's.
+  if (w.host_waited && !j.above_peak && j.bound != "latency") text += "; " + std::string(kHostWaitedText);
   j.bottleneck = text;
   return j;
 }
