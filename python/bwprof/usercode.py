@@ -123,7 +123,11 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: the current stream of PyTorch
     (once it has started CUDA) or CuPy that is not a default stream, else the default stream), where the L2 flush and the
     stream hold go too. ``rotate``: a list of argument tuples used in turn (so that even hot runs
-    read from memory). A callable that raises has its exception re-raised as a BwprofError
+    read from memory). The stream is held until each call has queued its work (``stream_hold``
+    "block"), so the host's launch time is not timed; a call that makes the host wait on the GPU
+    (``.item()``, a synchronize) cannot be held, and the whole run is timed again behind the spin:
+    its row says ``stream_hold`` "spin" and ``host_waited`` True, and its time includes the host's
+    work between launches. A callable that raises has its exception re-raised as a BwprofError
     chained to it; one that queues no GPU work on the timed stream is a ValueError.
     """
     if not callable(fn):
