@@ -39,6 +39,24 @@ int run(int argc, char** argv) {
   const bwprof::Measurement once = prof.stop();
   std::printf("single shot: %.1f us, %.2f GB/s\n", once.time_us.median, once.bandwidth_gbs);
 
+  // A step of two parts, each a scoped region with the traffic it declares: each region's time
+  // against the step's wall time, judged like any row, and the step's verdict.
+  prof.set_repeats(5, 0.0);
+  const bwprof::StepReport step = prof.measure_step([&] {
+    {
+      bwprof::Profiler::Region r(prof, "axpy", 2.0 * n * sizeof(float), 1.0 * n * sizeof(float), 2.0 * n);
+      my_axpy(1.0001f, x, y);
+    }
+    {
+      bwprof::Profiler::Region r(prof, "scale", 1.0 * n * sizeof(float), 1.0 * n * sizeof(float), 1.0 * n);
+      for (float& v : y) v *= 0.9999f;
+    }
+  });
+  std::printf("step: %s\n", step.verdict_text.c_str());
+  for (const bwprof::StepRegion& r : step.regions)
+    std::printf("  %-6s %.1f us/step (%.0f %% of the step), %.2f GB/s, %s\n", r.row.kernel.c_str(), r.time_per_step_us,
+                r.step_share_pct, r.row.bandwidth_gbs, r.row.bottleneck.c_str());
+
   // The row is bwprof's row: print its columns, and check its figure is bytes / median time.
   for (const auto& kv : m.record()) {
     if (kv.first == "bandwidth_gbs" || kv.first == "bytes_source" || kv.first == "variant")

@@ -330,7 +330,7 @@ class _StoreCommunicator:
         bus = size * busbw_factor(kernel, n)
         row = {c: None for c in _core.columns()}
         row.update(kernel=kernel, family="collective", variant="store", dtype=dtype, shape=f"bytes={size},ranks={n}",
-                   bytes_source="declared",
+                   bytes_source="declared", flops_source="declared", stream_hold="", host_waited=False,
                    device="cpu", device_name="CPU (stand-in communicator)", backend="cpu", cache="hot",
                    time_median_us=stats["median"], time_min_us=stats["min"], time_max_us=stats["max"],
                    time_mean_us=stats["mean"], time_std_us=stats["stddev"], time_cv=stats["cv"],

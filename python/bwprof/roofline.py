@@ -373,7 +373,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         return pd.to_numeric(out[name], errors="coerce").fillna(default) if name in out else \
             pd.Series(default, index=out.index, dtype=float)
 
-    flops = col("flops")
+    flops = _flops_of(out)
     if "bytes_read" in out or "bytes_written" in out:
         nbytes = col("bytes_read") + col("bytes_written")
     else:  # a reduced table: recover the traffic from the intensity
@@ -414,6 +414,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         # The size-aware ceiling each row's record carries (its device's curve; NaN: none).
         "size_fixed_cost_us": col("size_fixed_cost_us", math.nan).astype(float).tolist(),
         "size_bandwidth_gbs": col("size_bandwidth_gbs", math.nan).astype(float).tolist(),
+        "host_waited": (_as_bool(out["host_waited"]).tolist() if "host_waited" in out else None),
         "l2_roof_gbs": [_zero(r.get("l2_gbs")) for r in roofs],
         "l1_roof_gbs": [_zero(r.get("l1_gbs")) for r in roofs],
     })
@@ -434,6 +435,19 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
                     "grade", "bottleneck"):
             out[key] = j[key]
     return out
+
+
+def _flops_of(out: pd.DataFrame) -> pd.Series:
+    """Each row's FLOPs for the core's judgement, NaN where they are unknown: a row whose
+    ``flops_source`` says so (or whose count is empty, in a table that has that column). A table
+    from before schema 3 (no ``flops_source``) declared every count it holds; an empty one is 0."""
+    if "flops" not in out:
+        return pd.Series(0.0, index=out.index, dtype=float)
+    flops = pd.to_numeric(out["flops"], errors="coerce").astype(float)
+    if "flops_source" not in out:
+        return flops.fillna(0.0)
+    unknown = out["flops_source"].astype(str).str.strip().str.lower().eq("unknown")
+    return flops.mask(unknown)
 
 
 def _zero(v) -> float:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import math
+import warnings
 from typing import Any, Callable
 
 import pandas as pd
@@ -16,6 +18,10 @@ from . import _core
 from . import arguments as _args
 from .arrays import ArrayInfo, arrays_in, span, unique_bytes
 from .streams import current_handle, handle_of
+
+class BytesUnknownWarning(UserWarning):
+    """``profile`` timed a callable whose arrays it cannot see: its bytes and bound are unknown."""
+
 
 _HALF_KINDS = {"f2", "bf16", "V2"}
 _DTYPE_NAMES = {"fp32": "fp32", "float32": "fp32", "f4": "fp32", "fp16": "fp16", "float16": "fp16",
@@ -113,18 +119,28 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     input read once, each output written once, a buffer passed twice counted once; an argument
     that is also returned counts as written only (the destination of ``copy_`` or ``out=``: a
     call that reads and rewrites it in place declares ``inputs=`` or ``bytes_read=``). The row's
-    ``bytes_source`` says "declared", "inferred" or "mixed". ``flops`` (optional) places the row on
-    the roofline (PyTorch work gets its ops' FLOPs by their formulas where none are declared:
-    matmul, convolution, attention; the source then counts them as inferred); ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs) and
-    ``matrix_units=True`` judges FP16 work against the tensor cores' roof (default: when the FLOPs
-    were inferred from matmul, convolution or attention ops, else not).
+    ``bytes_source`` says "declared", "inferred" or "mixed". A callable whose arrays bwprof cannot
+    see (a closure, as ``triton.testing.do_bench`` takes, or a call that returns nothing) is timed
+    anyway: the side it cannot count is NaN, ``bytes_source`` "unknown", the bandwidth and the bound
+    unknown, and one :class:`BytesUnknownWarning` says what to pass. ``flops`` places the row on the
+    roofline (0: pure data movement, judged by bandwidth). Without it, PyTorch work gets its ops'
+    FLOPs by their formulas (matmul, convolution, attention; ``flops_source`` "inferred"); otherwise
+    the FLOPs are unknown (``flops_source`` "unknown", ``flops`` NaN) and the row is judged only where
+    bandwidth alone proves it memory-bound, else its bound is "unknown" and its bottleneck says to
+    pass ``flops=``. ``dtype`` picks the compute roof ("fp32"/"fp16"/"bf16"; default from the inputs)
+    and ``matrix_units=True`` judges FP16 work against the tensor cores' roof (default: when the
+    FLOPs were inferred from matmul, convolution or attention ops, else not).
 
     ``device="auto"`` follows the data (a GPU for device arrays, the CPU for host arrays). On a
     GPU the calls are timed by events on ``stream`` (a raw handle or an object with
     ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: the current stream of PyTorch
     (once it has started CUDA) or CuPy that is not a default stream, else the default stream), where the L2 flush and the
     stream hold go too. ``rotate``: a list of argument tuples used in turn (so that even hot runs
-    read from memory). A callable that raises has its exception re-raised as a BwprofError
+    read from memory). The stream is held until each call has queued its work (``stream_hold``
+    "block"), so the host's launch time is not timed; a call that makes the host wait on the GPU
+    (``.item()``, a synchronize) cannot be held, and the whole run is timed again behind the spin:
+    its row says ``stream_hold`` "spin" and ``host_waited`` True, and its time includes the host's
+    work between launches. A callable that raises has its exception re-raised as a BwprofError
     chained to it; one that queues no GPU work on the timed stream is a ValueError.
     """
     if not callable(fn):
@@ -135,7 +151,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     declared_read = _bytes_arg("bytes_read", bytes_read)
     declared_written = _bytes_arg("bytes_written", bytes_written)
     declared_flops = _bytes_arg("flops", flops)
-    flops = declared_flops or 0.0
+    flops = declared_flops  # None: unknown (0 declares pure data movement)
     device = _args.text("device", device)
     cache = _args.text("cache", cache, ("cold", "hot"))
     warmup = _args.count("warmup", warmup, 0, _args.MAX_WARMUP)
@@ -208,25 +224,42 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
                               for xs in per_set_inputs]
             first_inputs = per_set_inputs[0]
 
+    # A side bwprof cannot see (a closure over its arrays, a call that returns nothing) is unknown:
+    # the call is timed anyway, its row has no bandwidth, and one warning says what to pass.
+    # Arrays named explicitly (inputs=, outputs=) that hold none are a mistake, not a closure.
+    missing = []
     if declared_read is None:
         if not had_inputs:
-            raise ValueError(f"bytes_read: nothing to infer it from ({'inputs=' if inputs is not None else 'the arguments'} "
-                             f"hold no array); pass bytes_read= or inputs=[...]")
-        counts = [unique_bytes(x) for x in per_set_inputs]
-        bytes_r = float(sum(counts)) / len(counts)
+            if inputs is not None:
+                raise ValueError("bytes_read: nothing to infer it from (inputs= holds no array); pass "
+                                 "bytes_read= or arrays in inputs=[...]")
+            missing.append("bytes_read= (or inputs=[...])")
+            bytes_r = math.nan
+        else:
+            counts = [unique_bytes(x) for x in per_set_inputs]
+            bytes_r = float(sum(counts)) / len(counts)
     else:
         bytes_r = declared_read
     if declared_written is None:
         if not out_arrays:
-            raise ValueError(f"bytes_written: nothing to infer it from ({'outputs=' if outputs is not None else 'the return value'} "
-                             f"holds no array); pass bytes_written= (0 if it writes nothing) or outputs=[...]")
-        bytes_w = float(unique_bytes(out_arrays))
+            if outputs is not None:
+                raise ValueError("bytes_written: nothing to infer it from (outputs= holds no array); pass "
+                                 "bytes_written= or arrays in outputs=[...]")
+            missing.append("bytes_written= (0 if it writes nothing; or outputs=[...])")
+            bytes_w = math.nan
+        else:
+            bytes_w = float(unique_bytes(out_arrays))
     else:
         bytes_w = declared_written
     declared = (declared_read is not None, declared_written is not None)
-    if flops_inferred:
-        declared = declared + (False,)
-    source = "declared" if all(declared) else "inferred" if not any(declared) else "mixed"
+    source = "unknown" if missing else "declared" if all(declared) else "inferred" if not any(declared) else "mixed"
+    if missing:
+        where = " and ".join(w for w, gone in (("its arguments", not had_inputs and declared_read is None),
+                                                ("its return value", not out_arrays and declared_written is None))
+                             if gone)
+        warnings.warn(f"profile: bwprof finds no array in {where} of {name}, so it times the call but its bytes "
+                      f"and bound are unknown; pass {' and '.join(missing)} to judge it against the roofs",
+                      BytesUnknownWarning, stacklevel=2)
 
     every_input = [a for xs in per_set_inputs for a in xs]
     device = _device_of(device, every_input + out_arrays)
@@ -249,7 +282,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
         guarded(sets[next(turn) % len(sets)])
 
     return run(lambda: _core.profile(
-        call, name, device, bytes_r, bytes_w, source, flops, row_dtype, matrix_units,
+        call, name, device, bytes_r, bytes_w, source, flops, "inferred" if flops_inferred else "declared",
+        row_dtype, matrix_units,
         _shape_text(first_inputs, out_arrays), cache, warmup, repeats, min_time_s, max_repeats,
         max_time_s, handle, hold, buffers))
 

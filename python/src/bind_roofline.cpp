@@ -59,8 +59,13 @@ py::dict judge_columns(const py::dict& c) {
              fl_theo = nums("gflops_theoretical", n, 0), size_t0 = nums("size_fixed_cost_us", n, 0),
              size_bw = nums("size_bandwidth_gbs", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
              l1_roof = nums("l1_roof_gbs", n, 0);
+  std::vector<bool> waited(n, false);  // host_waited: optional, one bool a row
+  if (c.contains("host_waited") && !c["host_waited"].is_none()) {
+    waited = c["host_waited"].cast<std::vector<bool>>();
+    if (waited.size() != n) throw InvalidArgument("host_waited: expected " + std::to_string(n) + " values");
+  }
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
-             name = strs("compute_name", n), link = strs("link", n);
+             name = strs("compute_name", n), link = strs("link", n), hint = strs("flops_hint", n);
   std::vector<double> o_bw(n), o_fl(n), o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
   std::vector<std::string> o_bound(n), o_grade(n), o_text(n);
   std::vector<bool> o_above(n);
@@ -74,6 +79,8 @@ py::dict judge_columns(const py::dict& c) {
     w.dtype = dtype[i];
     w.pattern = parse_pattern(pattern[i]);
     w.cache = cache[i];
+    w.flops_hint = hint[i];
+    w.host_waited = waited[i];
     Roofs r;
     r.bandwidth_gbs = bw_roof[i];
     r.bandwidth_theoretical_gbs = bw_theo[i];
@@ -185,9 +192,9 @@ void bind_roofline(py::module_& m) {
   m.def("grade", &grade, py::arg("pct_of_peak"));
 
   m.def("judge", &judge_columns, py::arg("columns"),
-        "The one roofline judgement over columns (bytes, flops, time_us, bandwidth_gbs, gflops, dtype, "
+        "The one roofline judgement over columns (bytes, flops (NaN: unknown), time_us, bandwidth_gbs, gflops, dtype, "
         "access_pattern, cache, and the roofs bandwidth_roof_gbs, bandwidth_theoretical_gbs, gflops_roof, "
-        "gflops_theoretical, compute_name, and the size curve's size_fixed_cost_us, size_bandwidth_gbs): percentages, attainable, bound, grade, above_peak, bottleneck.");
+        "gflops_theoretical, compute_name, and the size curve's size_fixed_cost_us, size_bandwidth_gbs; flops_hint: what the text of a row of unknown FLOPs says to give; host_waited: bools): percentages, attainable, bound, grade, above_peak, bottleneck.");
   m.def("size_line", [](const py::dict& peaks, double write_fraction) {
     const SizeLine l = peaks_from(peaks).size_curve.line(write_fraction);
     py::dict d;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -73,13 +74,15 @@ void bind_run(py::module_& m) {
      py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single");
 
   m.def("profile", [](const py::function& fn, const std::string& name, const std::string& device,
-                      double bytes_read, double bytes_written, const std::string& bytes_source, double flops,
-                      const std::string& dtype, bool matrix_units, const std::string& shape, const std::string& cache,
+                      double bytes_read, double bytes_written, const std::string& bytes_source,
+                      const std::optional<double>& flops, const std::string& flops_source, const std::string& dtype,
+                      bool matrix_units, const std::string& shape, const std::string& cache,
                       int warmup, int min_repeats, double min_time_s, int max_repeats, double max_time_s,
                       const py::object& stream, const std::string& hold,
                       const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers) {
     Profiler prof(name, device);
-    prof.set_bytes(bytes_read, bytes_written, bytes_source).set_flops(flops).set_dtype(dtype, matrix_units);
+    prof.set_bytes(bytes_read, bytes_written, bytes_source).set_dtype(dtype, matrix_units);
+    if (flops) prof.set_flops(*flops, flops_source);  // None: unknown
     prof.set_shape(shape).set_cache(cache).set_warmup(warmup);
     prof.set_repeats(min_repeats, min_time_s, max_repeats, max_time_s);
     if (!stream.is_none()) prof.set_stream(Stream{reinterpret_cast<void*>(stream.cast<std::uintptr_t>())});
@@ -97,10 +100,11 @@ void bind_run(py::module_& m) {
     py::gil_scoped_release nogil;
     return prof.measure(call);
   }, py::arg("fn"), py::arg("name"), py::arg("device"), py::arg("bytes_read"), py::arg("bytes_written"),
-     py::arg("bytes_source"), py::arg("flops"), py::arg("dtype"), py::arg("matrix_units"), py::arg("shape"),
+     py::arg("bytes_source"), py::arg("flops"), py::arg("flops_source"), py::arg("dtype"), py::arg("matrix_units"), py::arg("shape"),
      py::arg("cache"), py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("stream"), py::arg("hold"), py::arg("buffers"),
      "Times a Python callable with bwprof's method on a device (bwprof/profiler.hpp) and returns its row. "
+     "flops: None when unknown (flops_source: declared, inferred or counters otherwise); "
      "stream: a raw stream handle (int) or None for bwprof's own; buffers: (address, bytes) of host memory "
      "a cold CPU run evicts.");
 

@@ -116,3 +116,31 @@ TEST(Record, ColumnsInSchemaOrder) {
     EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << c;
   }
 }
+
+TEST(DeriveRates, UnknownFlopsAreNaNInTheRowAndSaidSo) {
+  Measurement m = row(1e8, 0, 1000.0, 1000.0, 10000.0);  // 100 GB/s: 10 % of the roof
+  m.flops_source = "unknown";
+  derive_rates(m, AccessPattern::kCoalesced);
+  EXPECT_TRUE(std::isnan(m.flops));
+  EXPECT_TRUE(std::isnan(m.gflops));
+  EXPECT_TRUE(std::isnan(m.intensity_flop_per_byte));
+  EXPECT_EQ(m.bound, "unknown");
+  EXPECT_EQ(m.bottleneck.rfind("FLOPs unknown: at 10.0 % of the memory roof", 0), 0u) << m.bottleneck;
+  // A NaN count is unknown whatever the source said.
+  Measurement n = row(1e8, NAN, 1000.0, 1000.0, 10000.0);
+  derive_rates(n, AccessPattern::kCoalesced);
+  EXPECT_EQ(n.flops_source, "unknown");
+  EXPECT_EQ(n.bound, "unknown");
+  // Declared 0 (bwprof's own copies): judged by bandwidth as before.
+  Measurement z = row(1e8, 0, 1000.0, 1000.0, 10000.0);
+  derive_rates(z, AccessPattern::kCoalesced);
+  EXPECT_EQ(z.flops_source, "declared");
+  EXPECT_EQ(z.bound, "latency");
+}
+
+TEST(Record, FlopsSourceFollowsBytesSourceAndTheSchemaIsVersionThree) {
+  auto cols = Measurement::columns();
+  auto at = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
+  EXPECT_EQ(at("flops_source"), at("bytes_source") + 1);
+  EXPECT_EQ(kSchemaVersion, 3);
+}

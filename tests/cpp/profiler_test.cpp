@@ -111,3 +111,29 @@ TEST(Profiler, ExceptionsFromTheCodePropagateAndTheProfilerStaysUsable) {
   const bwprof::Measurement m = prof.measure([] {});
   EXPECT_EQ(m.time_us.count, 2);
 }
+
+TEST(Profiler, UnsetBytesAndFlopsAreUnknownNotZero) {
+  std::vector<float> a(1 << 16, 1.0f);
+  bwprof::Profiler prof("touch", "cpu");
+  prof.set_repeats(3, 0.0);
+  bwprof::Measurement m = prof.measure([&] {
+    for (auto& x : a) x += 1.0f;
+  });
+  EXPECT_EQ(m.bytes_source, "unknown");
+  EXPECT_EQ(m.flops_source, "unknown");
+  EXPECT_TRUE(std::isnan(m.bytes_read) && std::isnan(m.bytes_written) && std::isnan(m.flops));
+  EXPECT_GT(m.time_us.median, 0);
+  EXPECT_EQ(m.bound, "unknown");
+  EXPECT_EQ(m.bottleneck.rfind("bytes and FLOPs unknown", 0), 0u) << m.bottleneck;
+  // One side unknown only with an unknown source; a NaN otherwise is bad input.
+  prof.set_bytes(std::nan(""), 4.0 * a.size(), "unknown");
+  EXPECT_THROW(prof.set_bytes(std::nan(""), 4.0 * a.size(), "declared"), bwprof::InvalidArgument);
+  EXPECT_THROW(prof.set_flops(1e6, "guessed"), bwprof::InvalidArgument);
+  prof.set_bytes(4.0 * a.size(), 4.0 * a.size()).set_flops(1.0 * a.size(), "inferred");
+  m = prof.measure([&] {
+    for (auto& x : a) x += 1.0f;
+  });
+  EXPECT_EQ(m.bytes_source, "declared");
+  EXPECT_EQ(m.flops_source, "inferred");
+  EXPECT_DOUBLE_EQ(m.intensity_flop_per_byte, 1.0 / 8.0);
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 using namespace bwprof;
 
@@ -152,4 +153,104 @@ TEST(Judge, MatrixRowsTakeTheMeasuredMatrixRoof) {
   EXPECT_EQ(m.gflops_theoretical, 1070530);
   EXPECT_EQ(m.compute_source, "measured:mma_peak_fp16 (matrix units)");
   EXPECT_EQ(roofs_from(m, "fp16", 0.0).compute_name, "fp16 matrix");
+}
+
+// FLOPs unknown (issue #43): bandwidth alone judges a row only where it proves it memory-bound.
+namespace {
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+}
+
+TEST(JudgeUnknownFlops, AGemmAtSixPercentOfTheMemoryRoofIsNotLatencyBound) {
+  // 8192^3 FP16 GEMM: 402.7 MB in 1.429 ms against a 4.6 TB/s roof = 6.1 % of it; it is
+  // compute-bound in truth (770 TFLOP/s), which bandwidth alone cannot tell.
+  Judgement j = judge(work(402.653184e6, kUnknown, 1429.0), roofs(4600, 4800, 989000, 989000, "fp16 matrix"));
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_EQ(j.grade, "n/a");
+  EXPECT_NEAR(j.bandwidth_pct_peak, 100.0 * 402.653184e6 / 1429e-6 / 1e9 / 4600, 1e-9);
+  EXPECT_TRUE(std::isnan(j.gflops));
+  EXPECT_TRUE(std::isnan(j.compute_pct_peak));
+  EXPECT_TRUE(std::isnan(j.intensity_flop_per_byte));
+  EXPECT_TRUE(std::isnan(j.attainable_gflops));
+  EXPECT_TRUE(std::isnan(j.roofline_efficiency_pct));
+  EXPECT_FALSE(j.above_peak);
+  EXPECT_EQ(j.bottleneck,
+            "FLOPs unknown: at 6.1 % of the memory roof, bandwidth does not explain the time; pass flops= to judge "
+            "it against the compute roof");
+  EXPECT_FALSE(has(j.bottleneck, "latency")) << j.bottleneck;
+}
+
+TEST(JudgeUnknownFlops, DeclaredZeroIsPureDataMovementJudgedAsBefore) {
+  // The same bytes and time with 0 FLOPs declared: a copy at 6.1 % of the roof is latency-bound.
+  Judgement j = judge(work(402.653184e6, 0, 1429.0), roofs(4600, 4800, 989000, 989000));
+  EXPECT_EQ(j.bound, "latency");
+  EXPECT_DOUBLE_EQ(j.gflops, 0.0);
+  EXPECT_DOUBLE_EQ(j.intensity_flop_per_byte, 0.0);
+  EXPECT_DOUBLE_EQ(j.roofline_efficiency_pct, j.bandwidth_pct_peak);
+}
+
+TEST(JudgeUnknownFlops, BandwidthProvesMemoryBoundFromHalfTheRoof) {
+  // 1 GB in 1 ms against 2000 GB/s: exactly 50 % of the roof is memory-bound whatever it computes.
+  Judgement j = judge(work(1e9, kUnknown, 1000.0), roofs(2000, 0, 1e4, 0));
+  EXPECT_DOUBLE_EQ(j.bandwidth_pct_peak, kOneRoofProvesPct);
+  EXPECT_EQ(j.bound, "memory");
+  EXPECT_EQ(j.grade, "fair");
+  EXPECT_DOUBLE_EQ(j.roofline_efficiency_pct, 50.0);
+  EXPECT_TRUE(std::isnan(j.gflops));
+  EXPECT_TRUE(has(j.bottleneck, "memory-bound at 50 % of peak bandwidth (fair), whatever its FLOPs (not known)"))
+      << j.bottleneck;
+  // Just under it: not judged.
+  j = judge(work(0.998e9, kUnknown, 1000.0), roofs(2000, 0, 1e4, 0));
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(has(j.bottleneck, "FLOPs unknown: at 49.9 % of the memory roof")) << j.bottleneck;
+}
+
+TEST(JudgeUnknownFlops, TheHintAndTheSizeCeilingShowInTheText) {
+  Work w = work(1e6, kUnknown, 10.0);  // 100 GB/s: 5 % of 2000 GB/s
+  w.flops_hint = "collect FLOP counters (--counters bandwidth)";
+  Roofs r = roofs(2000, 0, 1e4, 0);
+  r.size_t0_us = 8.0;  // t(1 MB) = 8 + 0.5 us: 117.6 GB/s attainable, 85 % of it reached
+  r.size_bandwidth_gbs = 2000;
+  Judgement j = judge(w, r);
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(has(j.bottleneck, "FLOPs unknown: at 5.0 % of the memory roof but at 85 % of what any kernel moving "
+                                "1 MB reaches on this device"))
+      << j.bottleneck;
+  EXPECT_TRUE(has(j.bottleneck, "its size may set the time; collect FLOP counters (--counters bandwidth) to judge "
+                                "it against the compute roof"))
+      << j.bottleneck;
+}
+
+TEST(JudgeUnknownFlops, AboveThePeakAndNoPeakKeepTheirOwnTexts) {
+  Judgement above = judge(work(1e9, kUnknown, 100.0, "hot"), roofs(3000, 3350, 1e4, 0));
+  EXPECT_TRUE(above.above_peak);
+  EXPECT_TRUE(has(above.bottleneck, "measure with cache='cold'")) << above.bottleneck;
+  Judgement none = judge(work(1e9, kUnknown, 100.0), roofs(0, 0, 0, 0));
+  EXPECT_EQ(none.bound, "unknown");
+  EXPECT_TRUE(has(none.bottleneck, "no peak is known")) << none.bottleneck;
+  // A transfer moves data only: its link judges it whatever the FLOPs say.
+  Roofs link = roofs(64, 64, 0, 0);
+  link.link = "PCIe 5.0 x16";
+  Judgement t = judge(work(64e6, kUnknown, 1250.0), link);  // 51.2 GB/s: 80 % of the link
+  EXPECT_EQ(t.bound, "link");
+}
+
+TEST(JudgeUnknownBytes, OnlyTheTimeUnlessComputeProvesIt) {
+  // Bytes and FLOPs unknown: nothing but the time.
+  Judgement j = judge(work(kUnknown, kUnknown, 125.0), roofs(2000, 0, 1e4, 0));
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(std::isnan(j.bandwidth_gbs) && std::isnan(j.bandwidth_pct_peak) && std::isnan(j.gflops));
+  EXPECT_EQ(j.bottleneck,
+            "bytes and FLOPs unknown: only the time (125 us) is measured; pass bytes_read= and bytes_written= (and "
+            "flops=) to judge it against the roofs");
+  // FLOPs known at 12 % of the compute roof: not judged.
+  j = judge(work(kUnknown, 1.2e9, 1000.0), roofs(2000, 0, 1e4, 0));  // 1200 GFLOP/s of 10000
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(has(j.bottleneck, "bytes unknown: at 12.0 % of the fp32 vector roof, compute does not explain the time"))
+      << j.bottleneck;
+  // At 80 % of it: compute-bound whatever its bytes.
+  j = judge(work(kUnknown, 8e9, 1000.0), roofs(2000, 0, 1e4, 0));
+  EXPECT_EQ(j.bound, "compute");
+  EXPECT_EQ(j.grade, "excellent");
+  EXPECT_TRUE(has(j.bottleneck, "compute-bound at 80 % of the fp32 vector roof (excellent), whatever its bytes"))
+      << j.bottleneck;
 }

@@ -33,7 +33,24 @@ def test_numpy_callable_gets_the_row_of_bwprofs_kernels():
     assert rec["shape"] == "in=100003+100003,out=100003"
     assert rec["bandwidth_gbs"] > 0
     assert rec["bandwidth_gbs"] == pytest.approx(_gbs(rec), rel=1e-12)
-    assert rec["bound"] in ("memory", "compute", "latency") and rec["bottleneck"]
+    # No FLOPs given: unknown, so bandwidth judges the row only where it proves it memory-bound.
+    assert rec["flops_source"] == "unknown" and np.isnan(rec["flops"]) and np.isnan(rec["gflops"])
+    assert rec["bound"] in ("memory", "unknown") and rec["bottleneck"]
+    if rec["bound"] == "unknown":
+        assert rec["bottleneck"].startswith("FLOPs unknown: at ") and "pass flops=" in rec["bottleneck"]
+    else:
+        assert rec["bandwidth_pct_peak"] >= 50.0  # proven, or above the peak (the text says which)
+        assert rec["above_peak"] or "whatever its FLOPs" in rec["bottleneck"]
+
+
+def test_flops_zero_declares_pure_data_movement_and_a_count_is_declared():
+    x = np.random.default_rng(2).random(100_003)
+    zero = bwprof.profile(np.negative, x, flops=0, **FAST).to_dict()
+    assert zero["flops_source"] == "declared" and zero["flops"] == 0.0 and zero["gflops"] == 0.0
+    assert zero["bound"] in ("memory", "latency") and not zero["bottleneck"].startswith("FLOPs unknown")
+    some = bwprof.profile(np.negative, x, flops=x.size, **FAST).to_dict()
+    assert some["flops_source"] == "declared" and some["flops"] == x.size
+    assert some["intensity_flop_per_byte"] == pytest.approx(x.size / (2 * x.nbytes), rel=1e-12)
 
 
 def test_cold_cpu_runs_evict_only_live_memory():
@@ -181,10 +198,11 @@ def test_failures_are_clear_errors():
         bwprof.profile(np.negative, a, bytes_written=-5, **FAST)
     with pytest.raises(ValueError, match="flops"):
         bwprof.profile(np.negative, a, flops=-1, **FAST)
-    with pytest.raises(ValueError, match="bytes_read: nothing to infer"):
-        bwprof.profile(lambda: a.copy(), **FAST)
-    with pytest.raises(ValueError, match="bytes_written: nothing to infer"):
-        bwprof.profile(lambda x: None, a, **FAST)
+    # Arrays named explicitly that hold none are a mistake (a closure without them is timed: below).
+    with pytest.raises(ValueError, match="bytes_read: nothing to infer it from \\(inputs= holds no array\\)"):
+        bwprof.profile(lambda: a.copy(), inputs=[3], **FAST)
+    with pytest.raises(ValueError, match="bytes_written: nothing to infer it from \\(outputs= holds no array\\)"):
+        bwprof.profile(lambda x: None, a, outputs=(), **FAST)
     with pytest.raises(ValueError, match="dtype"):
         bwprof.profile(np.negative, a, dtype="int4", **FAST)
     with pytest.raises(ValueError, match="device"):
@@ -325,3 +343,44 @@ def test_sweep_bad_grids():
         bwprof.sweep(lambda n: np.negative, [1, 2])
     with pytest.raises(TypeError, match="factory returned"):
         bwprof.sweep(lambda n: 5, {"n": [1]}, **FAST)
+
+
+def test_a_closure_without_arrays_is_timed_with_its_bytes_and_bound_unknown():
+    a = np.random.default_rng(4).random(300_007)
+    with pytest.warns(bwprof.usercode.BytesUnknownWarning) as caught:
+        rec = bwprof.profile(lambda: np.sort(a), **FAST).to_dict()
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "no array in its arguments of lambda" in text and "pass bytes_read= (or inputs=[...])" in text
+    assert rec["time_median_us"] > 0 and rec["repeats"] == 2 and rec["time_min_us"] <= rec["time_median_us"]
+    assert np.isnan(rec["bytes_read"]) and rec["bytes_written"] == a.nbytes  # the return value is seen
+    assert rec["bytes_source"] == "unknown" and np.isnan(rec["bandwidth_gbs"]) and np.isnan(rec["bandwidth_pct_peak"])
+    assert rec["bound"] == "unknown" and rec["grade"] == "n/a"
+    assert rec["bottleneck"].startswith("bytes and FLOPs unknown: only the time")
+    assert "pass bytes_read= and bytes_written= (and flops=)" in rec["bottleneck"]
+
+
+def test_a_call_that_returns_nothing_and_sees_nothing_names_both_sides():
+    a = np.random.default_rng(5).random(10_007)
+    out = np.empty_like(a)
+
+    def neg():
+        np.negative(a, out=out)
+
+    with pytest.warns(bwprof.usercode.BytesUnknownWarning, match="its arguments and its return value of neg") as caught:
+        rec = bwprof.profile(neg, flops=a.size, **FAST).to_dict()
+    assert len(caught) == 1 and "bytes_written= (0 if it writes nothing" in str(caught[0].message)
+    assert np.isnan(rec["bytes_read"]) and np.isnan(rec["bytes_written"]) and rec["bytes_source"] == "unknown"
+    assert rec["flops_source"] == "declared" and rec["gflops"] == pytest.approx(
+        a.size / (rec["time_median_us"] * 1e-6) / 1e9, rel=1e-12)
+    # FLOPs known, bytes not: the compute roof judges it only where it proves it compute-bound.
+    assert rec["bound"] in ("unknown", "compute")
+    if rec["bound"] == "unknown":
+        assert rec["bottleneck"].startswith("bytes unknown: ")
+    # Declared bytes need no warning.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec = bwprof.profile(lambda: np.negative(a, out=out), bytes_read=a.nbytes, bytes_written=a.nbytes,
+                             **FAST).to_dict()
+    assert rec["bytes_source"] == "declared" and rec["bandwidth_gbs"] > 0

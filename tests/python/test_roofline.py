@@ -190,3 +190,43 @@ def test_ceilings_of_a_device_and_of_a_run(cpu_run):
     # the CPU has no matrix units: no matrix roof, and none is made up from a GEMM of the run
     assert "matrix" not in set(run["kind"])
     assert run[run.kind == "memory"]["value"].iloc[0] == cpu_run["peak_bandwidth_gbs"].iloc[0]
+
+
+def _unknown(gbs):
+    """A row of unknown FLOPs (flops_source "unknown", flops NaN) moving 1 GB at ``gbs``."""
+    r = row(0.0, gbs)
+    r.update(flops=math.nan, flops_source="unknown", gflops=math.nan, intensity_flop_per_byte=math.nan)
+    return r
+
+
+def test_classify_never_calls_a_row_of_unknown_flops_latency_bound():
+    ceil = rl.ceilings({"fp32": peaks()})
+    df = pd.DataFrame([_unknown(6.1), _unknown(49.0), _unknown(50.0), _unknown(80.0),
+                       dict(row(0.0, 6.1), flops_source="declared")])
+    out = rl.classify(df, ceil)
+    assert list(out["bound"]) == ["unknown", "unknown", "memory", "memory", "latency"]
+    assert out["roofline_note"].iloc[0] == ("FLOPs unknown: at 6.1 % of the memory roof, bandwidth does not "
+                                            "explain the time; pass flops= to judge it against the compute roof")
+    assert "whatever its FLOPs (not known)" in out["roofline_note"].iloc[3]
+    np.testing.assert_allclose(out["roofline_efficiency_pct"].to_numpy(), [np.nan, np.nan, 50.0, 80.0, 6.1])
+    # A table from before schema 3 (no flops_source) declared its counts: an empty one is 0.
+    old = pd.DataFrame([row(0.0, 6.1)]).assign(flops=math.nan)
+    assert list(rl.classify(old, ceil)["bound"]) == ["latency"]
+
+
+def test_the_core_takes_nan_flops_as_unknown_and_the_hint_as_given():
+    j = bwprof._core.judge({"bytes": [1e9, 1e9], "flops": [math.nan, 0.0], "time_us": [1e6 / 6.1] * 2,
+                            "bandwidth_roof_gbs": [100.0] * 2, "gflops_roof": [1000.0] * 2,
+                            "flops_hint": "collect FLOP counters"})
+    assert j["bound"] == ["unknown", "latency"]
+    assert j["bottleneck"][0].endswith("collect FLOP counters to judge it against the compute roof")
+    assert math.isnan(j["intensity_flop_per_byte"][0]) and j["intensity_flop_per_byte"][1] == 0.0
+
+
+def test_a_run_with_unknown_flops_reads_back_and_judges_the_same(tmp_path):
+    x = np.random.default_rng(3).random(200_003)
+    m = bwprof.profile(np.negative, x, device="cpu", warmup=0, repeats=2, min_time_s=0.0, cache="hot")
+    df = pd.DataFrame([m.to_dict()])
+    back = bwprof.load_run(bwprof.save_run(df, tmp_path))
+    assert back["flops_source"].iloc[0] == "unknown" and pd.isna(back["flops"].iloc[0])
+    assert rl.classify(back)["bound"].iloc[0] == df["bound"].iloc[0]

@@ -58,6 +58,10 @@ class Backend {
   // Whether the last region's block hold gave up waiting for the host (the work made the host
   // wait on the GPU, so that region's time includes the wait).
   virtual bool region_hold_timed_out() const { return false; }
+  // Whether a time_launch_us() since the last ask gave up holding the stream: the work made the host
+  // wait on the GPU inside it, so the backend re-timed that launch, and times the rest, behind the
+  // spin. The runner then drops the samples it took under the hold. Asking clears it.
+  virtual bool take_hold_gave_up() { return false; }
 };
 
 }  // namespace bwprof

@@ -14,7 +14,9 @@
 
 namespace bwprof {
 
-constexpr int kSchemaVersion = 2;  // 2: timing, clocks and the size-aware ceiling (issue #14)
+// 2: timing, clocks and the size-aware ceiling (issue #14); 3: flops_source, FLOPs may be unknown
+// (issue #43)
+constexpr int kSchemaVersion = 3;
 
 // How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
 enum class AccessPattern { kCoalesced, kStrided, kGather, kBroadcast };
@@ -85,6 +87,12 @@ struct Measurement {
   std::string timing = "single";  // "single" (one launch per timed run) or "graph" (steady state)
   int graph_launches = 1;         // launches per timed run whose time is divided among them
   int rotation_sets = 1;          // input sets launched in turn (graph mode, cold: > 2x the L2)
+  // How the timed runs waited for the host to queue the work: "block" (the stream held until it was
+  // queued: host time not timed), "spin" (~20 us of busy GPU ahead of the start) or "" (nothing
+  // waits: the CPU). host_waited: the work made the host wait on the GPU inside a held run, so it
+  // was timed again behind the spin and its time includes the host's work between its launches.
+  std::string stream_hold;
+  bool host_waited = false;
   int warmup = 0;
   TimingStats time_us;
   bool unstable = false;
@@ -95,8 +103,14 @@ struct Measurement {
   // What it moved and computed (minimal traffic: each input read once, each output written once).
   double bytes_read = 0, bytes_written = 0, flops = 0;
   // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),
-  // "inferred" (from the arrays a user's code reads and writes) or "mixed" (one of each).
+  // "inferred" (from the arrays a user's code reads and writes), "mixed" (one of each) or "unknown"
+  // (a side bwprof could not find is NaN; the row then has the time only, and no bandwidth).
   std::string bytes_source = "declared";
+  // Where the FLOPs come from: "declared" (a kernel's formula, or a count the user gave; 0 is pure
+  // data movement), "inferred" (from the framework's ops), "counters" (a profiler's hardware
+  // counters) or "unknown" (flops is then NaN, and the row is judged by bandwidth only where
+  // bandwidth proves it memory-bound: bwprof/roofline.hpp).
+  std::string flops_source = "declared";
   // bytes_written / (bytes_read + bytes_written): the access pattern whose size-curve line judges
   // the row (0: a read; 0.5: a copy; 0 when nothing moves).
   double write_fraction() const {

@@ -20,17 +20,29 @@ constexpr double kShortKernelUs = 20.0;
 // A latency-bound row at this share of the size-aware ceiling at its bytes is held back by its
 // size (the fixed cost any kernel moving that much pays), not by the kernel.
 constexpr double kSizeExplainsPct = 60.0;
+// A row that knows only one side of the ridge is bound by that roof from this share of it: a row of
+// unknown FLOPs at half the memory roof spends at least half its time moving its bytes at the roof,
+// whatever it computes (and a row of unknown bytes at half the compute roof likewise). Below it the
+// row may as well be bound by the other roof (a GEMM at 6 % of the memory roof is), so it is not judged.
+constexpr double kOneRoofProvesPct = 50.0;
 
 // What one row did. NaN bandwidth/gflops are derived from bytes, flops and time_us.
 struct Work {
-  double bytes = 0;  // read + written
+  double bytes = 0;  // read + written; NaN: unknown (a callable whose arrays bwprof cannot see)
+  // FLOPs per call. NaN: unknown (neither declared nor inferred nor counted), which is not 0 (pure
+  // data movement, judged by bandwidth): such a row gets a bound only where bandwidth proves one.
   double flops = 0;
+  // What the text of a row of unknown FLOPs tells its reader to give; empty: "pass flops=".
+  std::string flops_hint;
   double time_us = std::numeric_limits<double>::quiet_NaN();  // median; NaN when unknown
   double bandwidth_gbs = std::numeric_limits<double>::quiet_NaN();
   double gflops = std::numeric_limits<double>::quiet_NaN();
   std::string dtype;   // words for the text
   AccessPattern pattern = AccessPattern::kCoalesced;
   std::string cache;   // "cold", "hot" or "" (unknown): decides what the text advises
+  // The work made the host wait on the GPU inside a timed run (Measurement::host_waited): its time
+  // includes the host's work between launches, so a low figure is no kernel's cause.
+  bool host_waited = false;
 };
 
 // The roofs one row is judged against; 0 (or NaN) means unknown.

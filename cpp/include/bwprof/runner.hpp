@@ -39,6 +39,9 @@ struct RunOptions {
 struct RunLog {
   std::vector<double> clock_mhz;
   int throttled = 0;
+  // The work made the host wait on the GPU inside a held launch: the run was timed again behind
+  // the spin, and its times include the host's work between launches (Backend::take_hold_gave_up).
+  bool host_waited = false;
   double median_clock_mhz() const;  // NaN when no sample has a figure
 };
 

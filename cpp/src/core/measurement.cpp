@@ -36,13 +36,20 @@ std::string grade(double p) {
 }
 
 bool derive_rates(Measurement& m, AccessPattern pattern) {
+  // One representation of "unknown" in the row: the source says so and the count is NaN.
+  if (m.flops_source == "unknown" || std::isnan(m.flops)) {
+    m.flops_source = "unknown";
+    m.flops = std::numeric_limits<double>::quiet_NaN();
+  }
+  if (std::isnan(m.bytes_read) || std::isnan(m.bytes_written)) m.bytes_source = "unknown";
   Work w;
-  w.bytes = m.bytes_read + m.bytes_written;
+  w.bytes = m.bytes_read + m.bytes_written;  // NaN when either side is unknown
   w.flops = m.flops;
   w.time_us = m.time_us.median;
   w.dtype = m.dtype;
   w.pattern = pattern;
   w.cache = m.cache;
+  w.host_waited = m.host_waited;
   const Judgement j = judge(w, roofs_from(m.peaks, m.dtype, m.write_fraction()));
   m.access_pattern = to_string(pattern);
   m.bandwidth_gbs = j.bandwidth_gbs;
@@ -86,6 +93,8 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"timing", timing},
       {"graph_launches", I(graph_launches)},
       {"rotation_sets", I(rotation_sets)},
+      {"stream_hold", stream_hold},
+      {"host_waited", host_waited},
       {"time_median_us", time_us.median},
       {"time_min_us", time_us.min},
       {"time_max_us", time_us.max},
@@ -101,6 +110,7 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"bytes_written", bytes_written},
       {"flops", flops},
       {"bytes_source", bytes_source},
+      {"flops_source", flops_source},
       {"bandwidth_gbs", bandwidth_gbs},
       {"bandwidth_pct_peak", bandwidth_pct_peak},
       {"bandwidth_pct_theoretical", bandwidth_pct_theoretical},

@@ -11,6 +11,12 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool known(double v) { return v > 0 && std::isfinite(v); }
+
+// A run whose time includes the host's work: what its figures are, instead of a kernel's cause.
+constexpr const char* kHostWaitedText =
+    "the call made the host wait on the GPU inside it (a synchronization, .item(), a copy to the host), so it "
+    "was timed behind the spin and its time includes the host's work between its launches: the GPU may "
+    "have idled";
 double pct(double value, double peak) { return known(peak) ? 100.0 * value / peak : kNaN; }
 
 std::string fmt(const char* f, double a) {
@@ -73,12 +79,16 @@ std::string above_text(const Work& w, const Roofs& r, double bw, double fl, bool
 Judgement judge(const Work& w, const Roofs& r) {
   Judgement j;
   const double t_s = w.time_us * 1e-6;
+  // Unknown FLOPs leave every compute figure unknown; a link's transfer moves data only.
+  const bool link = !r.link.empty();
+  const bool flops_known = !std::isnan(w.flops) || link;
+  const bool bytes_known = !std::isnan(w.bytes);
   j.bandwidth_gbs = std::isnan(w.bandwidth_gbs) ? (t_s > 0 ? w.bytes / t_s / 1e9 : kNaN) : w.bandwidth_gbs;
-  j.gflops = std::isnan(w.gflops) ? (t_s > 0 ? w.flops / t_s / 1e9 : kNaN) : w.gflops;
+  j.gflops = !flops_known ? kNaN : std::isnan(w.gflops) ? (t_s > 0 ? w.flops / t_s / 1e9 : kNaN) : w.gflops;
   j.bandwidth_pct_peak = pct(j.bandwidth_gbs, r.bandwidth_gbs);
   j.bandwidth_pct_theoretical = pct(j.bandwidth_gbs, r.bandwidth_theoretical_gbs);
   j.compute_pct_peak = w.flops > 0 ? pct(j.gflops, r.gflops) : kNaN;
-  j.intensity_flop_per_byte = w.bytes > 0 ? w.flops / w.bytes : kNaN;
+  j.intensity_flop_per_byte = w.bytes > 0 && flops_known ? w.flops / w.bytes : kNaN;
 
   // The size-aware ceiling: what any kernel moving this many bytes reaches on the device.
   SizeLine curve;
@@ -100,6 +110,16 @@ Judgement judge(const Work& w, const Roofs& r) {
     memory_side = false;
     j.attainable_gflops = r.gflops;
     j.roofline_efficiency_pct = j.compute_pct_peak;
+  } else if (!bytes_known) {
+    // Only the compute side can be known: it judges the row where it proves it compute-bound.
+    memory_side = false;
+    j.attainable_gflops = kNaN;
+    j.roofline_efficiency_pct = j.compute_pct_peak >= kOneRoofProvesPct ? j.compute_pct_peak : kNaN;
+  } else if (!flops_known) {
+    // Neither side of the ridge is known: bandwidth judges the row only where it proves it
+    // memory-bound, and the efficiency against the memory roof is then the bandwidth's share of it.
+    j.attainable_gflops = kNaN;
+    j.roofline_efficiency_pct = j.bandwidth_pct_peak >= kOneRoofProvesPct ? j.bandwidth_pct_peak : kNaN;
   } else {
     // Pure data movement (or no compute roof): the bandwidth roof alone judges it.
     j.attainable_gflops = kNaN;
@@ -120,7 +140,9 @@ Judgement judge(const Work& w, const Roofs& r) {
                           !(w.flops > 0 && known(r.gflops_theoretical) && j.gflops > r.gflops_theoretical);
 
   const double eff = j.roofline_efficiency_pct;
-  const bool link = !r.link.empty();
+  // FLOPs unknown, a peak known, and bandwidth short of proving the row memory-bound.
+  const bool flops_unjudged = !flops_known && !std::isnan(j.bandwidth_pct_peak) && std::isnan(eff);
+  const bool bytes_unjudged = !bytes_known && std::isnan(eff);
   if (std::isnan(eff)) {
     j.bound = "unknown";
   } else if (eff < kLatencyEfficiencyPct) {
@@ -145,6 +167,25 @@ Judgement judge(const Work& w, const Roofs& r) {
   std::string text;
   if (j.above_peak) {
     text = above_text(w, r, j.bandwidth_gbs, j.gflops, bw_above);
+  } else if (flops_unjudged) {
+    // "FLOPs unknown: at 6.1 % of the memory roof, bandwidth does not explain the time; pass flops= ..."
+    text = "FLOPs unknown: " + fmt("at %.1f %% of the memory roof", j.bandwidth_pct_peak);
+    if (size_known && j.bandwidth_pct_attainable >= kSizeExplainsPct)
+      text += " but " + size_text + ", its size may set the time";
+    else
+      text += std::string(size_known ? " (" + size_text + ")" : std::string()) +
+              ", bandwidth does not explain the time";
+    text += "; " + (w.flops_hint.empty() ? std::string("pass flops=") : w.flops_hint) +
+            " to judge it against the compute roof";
+  } else if (bytes_unjudged) {
+    // "bytes unknown: at 12.0 % of the fp32 vector roof, compute does not explain the time; pass ..."
+    const bool compute_known = flops_known && w.flops > 0 && !std::isnan(j.compute_pct_peak);
+    text = std::string(flops_known ? "bytes unknown: " : "bytes and FLOPs unknown: ") +
+           (compute_known ? fmt("at %.1f %% of the ", j.compute_pct_peak) + compute +
+                                " roof, compute does not explain the time"
+                          : fmt("only the time (%.4g us) is measured", w.time_us)) +
+           "; pass bytes_read= and bytes_written=" + (flops_known ? "" : " (and flops=)") +
+           " to judge it against the roofs";
   } else if (j.bound == "unknown" && link) {
     text = "bound by its link (" + r.link + "), whose bandwidth is not known here: only the rates are reported";
   } else if (j.bound == "unknown") {
@@ -166,6 +207,8 @@ Judgement judge(const Work& w, const Roofs& r) {
     if (size_known && j.bandwidth_pct_attainable >= kSizeExplainsPct) {
       text += ": its size, not the kernel, sets the time; more work per launch (batching, fusion, a graph of "
               "launches) is what helps";
+    } else if (w.host_waited) {
+      text += "; " + std::string(kHostWaitedText);
     } else if (w.time_us < kShortKernelUs) {
       text += "; only " + human_bytes(w.bytes) + " in " + fmt("%.3g us", w.time_us) +
               ", too little work to hide launch and memory latency";
@@ -176,12 +219,16 @@ Judgement judge(const Work& w, const Roofs& r) {
   } else if (j.bound == "memory") {
     const double exp_pct = 100.0 * expected_efficiency(w.pattern);
     const bool full = w.pattern == AccessPattern::kCoalesced || w.pattern == AccessPattern::kBroadcast;
-    text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + "); " +
+    text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + ")" +
+           (flops_known ? "" : ", whatever its FLOPs (not known)") + "; " +
            (size_known ? size_text + "; " : std::string()) + to_string(w.pattern) + " access: expect " +
            (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
   } else {
-    text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")";
+    text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")" +
+           (bytes_known ? "" : ", whatever its bytes (not known)");
   }
+  // Every other text holds for the figures; they are the host's as much as the GPU's.
+  if (w.host_waited && !j.above_peak && j.bound != "latency") text += "; " + std::string(kHostWaitedText);
   j.bottleneck = text;
   return j;
 }

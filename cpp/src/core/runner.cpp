@@ -45,12 +45,25 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   backend.synchronize();
   std::vector<double> times;
   double kernel_s = 0;
-  const auto wall0 = std::chrono::steady_clock::now();
+  auto wall0 = std::chrono::steady_clock::now();
   for (;;) {
     check_interrupt();
     if (opt.cold) backend.flush_cache(k);
     k.before_timing();
     const double us = backend.time_launch_us(k, std::max(1, opt.launches_per_timing));
+    if (backend.take_hold_gave_up()) {
+      // The hold timed out in this launch (the backend re-timed it behind the spin): the samples
+      // taken under the hold time other work than the ones behind the spin, so the run starts
+      // again from this sample, and no timing that waited on the hold's timeout is returned.
+      times.clear();
+      kernel_s = 0;
+      wall0 = std::chrono::steady_clock::now();
+      if (log) {
+        log->clock_mhz.clear();
+        log->throttled = 0;
+        log->host_waited = true;
+      }
+    }
     times.push_back(us);
     if (log) {
       const ClockSample c = backend.sample_clock();
@@ -281,6 +294,8 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   }
   m.sm_clock_mhz = log.median_clock_mhz();
   m.throttled_samples = log.throttled;
+  m.stream_hold = backend.stream_hold();  // after the run: "spin" where a hold gave up
+  m.host_waited = log.host_waited;
   m.unstable = is_unstable(m.time_us);
   Resources r = inst->resources();
   m.block_size = r.block_size;

@@ -186,6 +186,7 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
 void GpuBackend::set_stream_hold(const std::string& how) {
   if (how != "spin" && how != "block") throw InvalidArgument("stream_hold: expected 'spin' or 'block', got '" + how + "'");
   block_ = how == "block";
+  hold_gave_up_ = false;
   if (block_ && !hold_) hold_ = std::make_unique<StreamHold>(info_.clock_mhz, 1.0);
 }
 
@@ -215,9 +216,11 @@ double GpuBackend::time_launch_us(KernelInstance& k, int launches) {
     const double us = timed();
     if (!hold_timed_out_) return us;
     // The launch made the host wait on the GPU (a synchronous call inside it), so the hold could
-    // not be released before its timeout and this timing includes the wait. Such work cannot be
-    // held: time it (and the rest of this process's work) behind the spin instead.
+    // not be released before its timeout: this timing is thrown away. Such work cannot be held:
+    // this launch and the rest of the run are timed behind the spin, and the runner is told
+    // (take_hold_gave_up) so that no sample taken under the hold stays beside them.
     block_ = false;
+    hold_gave_up_ = true;
   }
   return timed();
 }

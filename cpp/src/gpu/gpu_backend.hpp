@@ -95,6 +95,11 @@ class GpuBackend final : public Backend {
   void begin_region() override;
   double end_region_us() override;
   bool region_hold_timed_out() const override { return hold_timed_out_; }
+  bool take_hold_gave_up() override {
+    const bool g = hold_gave_up_;
+    hold_gave_up_ = false;
+    return g;
+  }
 
   // The stream bwprof's kernels launch on (the timing stream).
   hipStream_t stream() const { return stream_; }
@@ -119,6 +124,7 @@ class GpuBackend final : public Backend {
   std::unique_ptr<ClockReader> clocks_;
   bool region_block_ = false;     // how the open region was started
   bool hold_timed_out_ = false;   // the last region's hold gave up waiting
+  bool hold_gave_up_ = false;     // a timed launch fell back from the hold to the spin (take_hold_gave_up)
   double time_events_us();
   // A region's launches threw: let the held work run, wait for it, and leave the device usable.
   void abandon_region() noexcept;

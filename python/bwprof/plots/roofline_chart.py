@@ -245,10 +245,18 @@ def roofline(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, sweep: pd.D
               title="kernels (colour: dtype, marker: family)", fontsize=8, title_fontsize=8.5,
               loc="upper left", bbox_to_anchor=(1.01, 0.45), frameon=False)
     if len(off):
-        names = off.get("kernel", pd.Series(dtype=str)).astype(str).value_counts(sort=False)
-        listed = ", ".join(f"{k} \u00d7{v}" if v > 1 else k for k, v in names.items())
-        fig.text(0.07, 0.015, _wrap(f"Not on the chart (no FLOPs, judged by bandwidth alone; see the bandwidth "
-                                    f"charts): {listed}", 150), fontsize=8, color="0.3", va="bottom")
+        def listed(rows):
+            names = rows.get("kernel", pd.Series(dtype=str)).astype(str).value_counts(sort=False)
+            return ", ".join(f"{k} \u00d7{v}" if v > 1 else k for k, v in names.items())
+        # FLOPs unknown is not "no FLOPs": those rows are not judged by bandwidth unless it proves them.
+        unknown = rl._flops_of(off).isna()
+        parts = []
+        if (~unknown).any():
+            parts.append(f"no FLOPs, judged by bandwidth alone (see the bandwidth charts): {listed(off[~unknown])}")
+        if unknown.any():
+            parts.append(f"FLOPs unknown: {listed(off[unknown])}")
+        fig.text(0.07, 0.015, _wrap("Not on the chart: " + ". ".join(parts), 150), fontsize=8, color="0.3",
+                 va="bottom")
     if ridge_labels:
         rx, ry, rt, rc = zip(*ridge_labels)
         fixed_texts += place_labels(ax, rx, ry, list(rt), fontsize=7.5, color=list(rc), line_paths=line_paths,

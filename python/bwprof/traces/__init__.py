@@ -9,6 +9,7 @@ no compiled extension.
     traces.breakdown(df, by="category")         # total/calls/avg/% of GPU time
     traces.amdahl(df)                           # overall speed-up if a category were faster
     traces.diff(before, after).categories       # what changed between two traces
+    traces.kernel_roofline(df, bwprof.peaks())  # per kernel: GB/s, % of peak, bound from counters
 """
 
 from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
@@ -22,6 +23,7 @@ from .names import short_kernel_name
 from .categories import CATEGORIES, DEFAULT_RULES, categorize, category_of
 from .analysis import (DEFAULT_THRESHOLDS, amdahl, breakdown, breakdown_per, dram_bytes, findings,
                        join_counters)
+from .kernels import kernel_roofline, roofline_ceilings
 from .profilers import ProfileRun, build_command, run_profile
 from .diff import TraceDiff, diff, plot_diff
 
@@ -32,7 +34,7 @@ __all__ = [
     "read_ncu_raw", "read_ncu_details", "read_nsys_kern_sum", "read_pytorch_trace",
     "short_kernel_name", "CATEGORIES", "DEFAULT_RULES", "categorize", "category_of",
     "DEFAULT_THRESHOLDS", "breakdown", "amdahl", "dram_bytes", "join_counters", "findings",
-    "ProfileRun", "build_command", "run_profile",
+    "ProfileRun", "build_command", "run_profile", "kernel_roofline", "roofline_ceilings",
     "breakdown_per", "read_rocpd", "read_rocpd_agents", "read_rpd", "read_nsys_sqlite",
     "read_nsys_rep", "read_ncu_rep", "read_rocprofv3_json", "diff", "TraceDiff", "plot_diff",
 ]

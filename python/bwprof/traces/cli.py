@@ -46,6 +46,10 @@ def register_cli(subparsers):
                    help="leave out rows with a negative, empty or infinite duration or an "
                         "out-of-range timestamp (with a warning saying how many) instead of "
                         "stopping with an error that names them")
+    p.add_argument("--roofline", action="store_true",
+                   help="also print each kernel's GB/s, %% of peak and bound from its DRAM (and FLOP) "
+                        "counters, and draw the kernels on the measured roofline")
+    _roofline_options(p, "bwprof_kernels_roofline")
     p.set_defaults(func=_trace)
 
     q = subparsers.add_parser(
@@ -58,9 +62,19 @@ def register_cli(subparsers):
                         "ncu: bandwidth | occupancy | sol | names (default: bandwidth)")
     q.add_argument("--out", default=None, metavar="DIR", help="output folder instead of a new one")
     q.add_argument("--by", choices=("category", "kernel"), default="category")
+    _roofline_options(q, "<run folder>/roofline")
     q.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     q.set_defaults(func=_profile)
     return subparsers
+
+
+def _roofline_options(p, default_file):
+    p.add_argument("--peaks", default=None, metavar="FILE",
+                   help="the roofs to judge kernels against: 'bwprof peaks --json' output from the GPU "
+                        "that ran them (default: measure the peaks of --device here, when it is a GPU)")
+    p.add_argument("--device", default="gpu", help="the GPU whose peaks judge the kernels (default: gpu)")
+    p.add_argument("--roofline-file", default=None, metavar="PATH",
+                   help=f"where the roofline chart goes, .png and .svg (default {default_file})")
 
 
 def _fail(message):
@@ -147,6 +161,8 @@ def _trace(args):
             _print_per(df, args.by, [c.strip() for c in args.per.split(",") if c.strip()], args.top)
             print()
         table = _print_analysis(df, args.by, args.top, args.amdahl, args.findings)
+        if args.roofline:
+            _print_kernel_roofline(df, args, args.top, args.roofline_file or "bwprof_kernels_roofline")
     except ValueError as exc:
         return _fail(str(exc))
     if args.plot:
@@ -253,6 +269,74 @@ def plot_breakdown(table, by, path, top=20):
     return path
 
 
+def _load_peaks(args):
+    """(peaks dict or None, where it came from, the GPU's name for the chart, a note when there are none)."""
+    import json
+    from pathlib import Path
+
+    if args.peaks:
+        path = Path(args.peaks)
+        try:
+            doc = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ValueError(f"--peaks: no file {path}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"--peaks: {path} is not JSON ({exc})") from None
+        if not isinstance(doc, dict) or "bandwidth_gbs" not in doc:
+            raise ValueError(f"--peaks: {path} is not a peaks file (write one with: bwprof peaks --json "
+                             f"> peaks.json, on the GPU that ran the kernels)")
+        return doc, f"the peaks in {path}", f"the GPU of {path.name}", None
+    from .. import api
+
+    try:
+        dev = api.device(args.device)
+    except (ValueError, RuntimeError) as exc:
+        return None, "", "", f"no peaks ({exc}); pass --peaks (bwprof peaks --json > peaks.json on that GPU)"
+    if dev.kind != "gpu":
+        return None, "", "", ("no peaks (no GPU here to measure them on), so no kernel is judged against a roof; "
+                              "pass --peaks (bwprof peaks --json > peaks.json on that GPU)")
+    return api.peaks(dev.id), f"bwprof's measured peaks of {dev.id} ({dev.name})", dev.name, None
+
+
+def _print_kernel_roofline(df, args, top, plot_path):
+    """The per-kernel table from counters, each kernel's bound in words, and the roofline chart.
+    Returns the kernels' table, or None when the trace has no DRAM counters."""
+    from .kernels import kernel_roofline, roofline_ceilings
+
+    peaks, source, gpu_name, note = _load_peaks(args)
+    table = kernel_roofline(df, peaks)
+    if note:
+        print(f"bwprof: {note}", file=sys.stderr)
+    against = "no roofs"
+    if peaks:
+        against = f"{source}: memory {float(peaks['bandwidth_gbs']):.0f} GB/s " \
+                  f"({peaks.get('bandwidth_source') or 'measured'})"
+    print(f"\nKernels on the roofline (DRAM bytes and FLOPs from the counters, per call), judged against "
+          f"{against}:")
+    show = table.head(top)
+    import pandas as pd
+
+    print(_plain_table(pd.DataFrame({
+        "kernel": show["kernel"].astype(str).str.slice(0, 48), "calls": show["calls"],
+        "avg_us": show["time_median_us"], "pct_time": show["pct_gpu_time"],
+        "dram_MB": (show["bytes_read"] + show["bytes_written"]) / 1e6, "GB/s": show["bandwidth_gbs"],
+        "pct_peak": show["bandwidth_pct_peak"], "GFLOP/s": show["gflops"], "bound": show["bound"]})))
+    for _, r in show.iterrows():
+        print(f"- {str(r['kernel'])[:48]}: {r['bottleneck']}")
+    if peaks and plot_path:
+        from ..plots.figure import NoData
+        from ..plots.roofline_chart import roofline
+
+        try:
+            roofline(table, roofline_ceilings(peaks, table), path=plot_path, device_name=gpu_name)
+            print(f"\nRoofline written to {plot_path}.png and .svg")
+        except NoData as exc:
+            print(f"bwprof: no roofline chart: {exc}", file=sys.stderr)
+        except (ImportError, OSError) as exc:
+            print(f"bwprof: cannot write the roofline chart ({exc})", file=sys.stderr)
+    return table
+
+
 def _profile(args):
     from .profilers import run_profile
 
@@ -273,4 +357,14 @@ def _profile(args):
             _print_analysis(run.trace, args.by, 20)
         except ValueError as exc:
             print(f"bwprof: no breakdown: {exc}", file=sys.stderr)
+        from .analysis import dram_bytes
+
+        t = dram_bytes(run.trace)
+        if (t["dram_bytes_read"].notna() | t["dram_bytes_written"].notna()).any():
+            try:
+                table = _print_kernel_roofline(run.trace, args, 20, args.roofline_file or str(run.out_dir / "roofline"))
+                table.to_csv(run.out_dir / "kernels.csv", index=False)
+                print(f"Per-kernel table written to {run.out_dir / 'kernels.csv'}")
+            except ValueError as exc:
+                print(f"bwprof: no per-kernel roofline: {exc}", file=sys.stderr)
     return run.returncode

@@ -20,10 +20,16 @@ from .readers import read_dir
 
 TOOLS = ("rocprofv3", "rocprof", "ncu", "nsys")
 
+from .kernels import NCU_FLOP_METRICS, ROCPROF_FLOP_COUNTERS
+
 # Counter sets for AMD tools. "basic": how many waves and what they execute, plus L2 hits;
 # "extended" adds LDS waits/bank conflicts, wave cycles and DRAM bytes (FETCH_SIZE/WRITE_SIZE,
-# in kilobytes). Large sets may need several passes on some GPUs; rocprofv3 then refuses them.
+# in kilobytes); "bandwidth": DRAM bytes alone (the per-kernel roofline table); "roofline" adds
+# the VALU and MFMA FLOP counts (MI200 and later). Large sets may need several passes on some GPUs;
+# rocprofv3 then refuses them.
 ROCPROF_COUNTERS = {
+    "bandwidth": ["FETCH_SIZE", "WRITE_SIZE"],
+    "roofline": ["FETCH_SIZE", "WRITE_SIZE"] + ROCPROF_FLOP_COUNTERS,
     "basic": ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INSTS_VMEM", "SQ_INSTS_LDS",
               "TCC_HIT", "TCC_MISS"],
     "extended": ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INSTS_VMEM", "SQ_INSTS_LDS",
@@ -31,11 +37,15 @@ ROCPROF_COUNTERS = {
                  "TCC_HIT", "TCC_MISS", "FETCH_SIZE", "WRITE_SIZE"],
 }
 
-# Metric sets for ncu; gpu__time_duration.sum gives every kernel its duration.
-NCU_METRICS = {
-    "bandwidth": ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+# Metric sets for ncu; gpu__time_duration.sum gives every kernel its duration. "bandwidth" also
+# counts the FLOPs (SASS add/mul/fma per precision, and tensor-pipe activity, whose FLOPs those
+# counts leave out), so that every kernel can be placed on the roofline; "roofline" is the same set.
+_NCU_BANDWIDTH = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
                   "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-                  "lts__t_sector_hit_rate.pct", "lts__t_bytes.sum", "l1tex__t_bytes.sum"],
+                  "lts__t_sector_hit_rate.pct", "lts__t_bytes.sum", "l1tex__t_bytes.sum"] + NCU_FLOP_METRICS
+NCU_METRICS = {
+    "bandwidth": _NCU_BANDWIDTH,
+    "roofline": _NCU_BANDWIDTH,
     "occupancy": ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
                   "sm__maximum_warps_per_active_cycle_pct", "launch__waves_per_multiprocessor",
                   "launch__registers_per_thread", "launch__occupancy_limit_registers",

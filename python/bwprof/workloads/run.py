@@ -144,7 +144,7 @@ def run_workload(w: Workload, *, device: str = "auto", op_timing: str = "auto", 
         say(f"op {i + 1}/{len(distinct)}: {op.name}")
         if op.is_user:
             m = profile(op.fn, name=op.name, bytes_read=op.bytes_read, bytes_written=op.bytes_written,
-                        flops=op.flops or None, dtype=op.dtype or w.dtype, device=dev["id"], cache=cache,
+                        flops=op.flops, dtype=op.dtype or w.dtype, device=dev["id"], cache=cache,
                         warmup=warmup, repeats=repeats, min_time_s=min_time_s, max_time_s=max_time_s,
                         stream=stream).to_dict()
             if op_timing == "graph":
