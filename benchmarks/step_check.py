@@ -8,11 +8,13 @@ so every call is the same step), and the prefill step:
 1. the eager decode step's report: verdict host-bound with its busy share (target: host-bound);
 2. the decode step on a StaticCache captured in a CUDA graph (graph="on"; torch.compile
    "reduce-overhead" where the eager step cannot be captured), in a child process: verdict not
-   host-bound;
-3. the sum of the report's kernel times against PyTorch's own profiler's device time (within 1 %);
+   host-bound (memory-bound), every kernel given to an op, its GEMM bytes against the weights;
+3. the sum of kernel times against PyTorch's own device time of the same profiled steps (its
+   key_averages' self device time, each kernel once), per step (within 1 %);
 4. the GEMM/GEMV rows' inferred bytes against the weights they read (within 5 %);
 5. every kernel over 20 us against ncu's gpu__time_duration for the same launches (the script's
-   step run again under ncu as a child, `--step decode`; within 2 %);
+   step run again under ncu as a child, `--step decode`, with --cache-control none and all;
+   within 2 %, and within 2 % after ncu's fixed per-launch offset where it is shown fixed);
 6. 8192^3 torch.mm judged compute-bound (bwprof.profile and profile_step);
 7. profile_step's own wall time without counters (target <= 5 s) and with DRAM counters
    (<= 60 s; in process where PyTorch reads them, else `python3 -m bwprof step --counters dram`);
@@ -221,7 +223,7 @@ def graph_child() -> int:
 
     import torch
 
-    _, _, _, decode = build(cache="static")
+    model, _, _, decode = build(cache="static")
     try:
         r = bwprof.profile_step(decode, name="decode-graph", graph="on", repeats=5)
     except ValueError as e:
@@ -230,11 +232,17 @@ def graph_child() -> int:
         for _ in range(4):
             compiled()
         r = bwprof.profile_step(compiled, name="decode-compiled", graph="off", repeats=5)
-    print(r.text(12))
+    print(r.text(16))
     save(r.kernels, "decode_graph_kernels")
+    save(r.launches, "decode_graph_launches")
     s = r.summary
-    print("GRAPH_RESULT " + json.dumps({k: s.get(k) for k in ("verdict", "verdict_text", "busy_pct", "wall_us", "mode",
-                                                             "launches", "unattributed_launches")}, default=str))
+    k = r.kernels
+    mm = k[k["op"].isin(["aten::mm", "aten::addmm", "aten::bmm", "aten::linear", "aten::matmul"])]
+    out = {c: s.get(c) for c in ("verdict", "verdict_text", "busy_pct", "wall_us", "mode", "launches",
+                                 "unattributed_launches", "graph_attribution", "graph_attributed_by")}
+    out["gemm_bytes"] = float((mm["bytes_read"].fillna(0) * mm["calls_per_step"]).sum())
+    out["weights"] = weight_bytes(model)
+    print("GRAPH_RESULT " + json.dumps(out, default=str))
     return 0
 
 
@@ -244,7 +252,7 @@ def graph_decode():
 
     run = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--graph-child"], capture_output=True,
                          text=True, timeout=300)
-    print(run.stdout[-4000:])
+    print(run.stdout[-6000:])
     if run.returncode != 0:
         print(run.stderr[-3000:])
     line = next((ln for ln in run.stdout.splitlines() if ln.startswith("GRAPH_RESULT ")), None)
@@ -254,27 +262,52 @@ def graph_decode():
     s = json.loads(line[len("GRAPH_RESULT "):])
     check("graph decode verdict", f"{s['verdict']} ({s['mode']}, busy {s['busy_pct']:.1f} %, {s['wall_us']:.1f} us a "
           f"step)", "not host-bound", s["verdict"] != "host-bound")
+    check("graph decode kernels given to ops", f"{s['unattributed_launches']:.0f} of {s['launches']:.0f} launches "
+          f"without an op ({s.get('graph_attributed_by')})", "0", s["unattributed_launches"] == 0)
+    check("graph decode verdict from its rows", s["verdict"], "memory-bound (the GEMVs read the weights)",
+          s["verdict"] == "memory-bound")
+    err = 100 * (s["gemm_bytes"] - s["weights"]) / s["weights"]
+    check("graph GEMM/GEMV inferred bytes vs weights", f"{s['gemm_bytes'] / 1e9:.3f} GB vs {s['weights'] / 1e9:.3f} GB "
+          f"({err:+.2f} %)", "within 5 %", abs(err) <= 5.0)
     return s
 
 
 @part("kernel sum against PyTorch's profiler")
 def against_torch_profiler(decode, report):
+    """bwprof's kernel time and PyTorch's own device time of the same profiled steps: the steps
+    are profiled once (bwprof's profiled runs), read by bwprof into its report and by PyTorch into
+    key_averages(); PyTorch's figure is its table's "Self CUDA time total" (the device events'
+    self time, user annotations left out: each kernel once, not again in the op that launched it)."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.autograd import DeviceType
 
+    from bwprof import _core
+    from bwprof.framework.torch_ops import OpCounter
+    from bwprof.step.run import gpu_report, profiled_runs
+
+    repeats = 5
     for _ in range(2):
         decode()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with OpCounter() as c:
         decode()
-        torch.cuda.synchronize()
-    events = prof.key_averages()
-    attr = "self_device_time_total" if hasattr(events[0], "self_device_time_total") else "self_cuda_time_total"
-    theirs = sum(getattr(e, attr) for e in events)
-    ours = report.summary["kernel_sum_us"]
+    torch.cuda.synchronize()
+    t, regions, prof = profiled_runs(torch, decode, repeats)
+    r = gpu_report("decode-vs-torch", _core.device_info("gpu:0"), t, regions, list(c.records), math.nan, {}, repeats,
+                   {"mode": "eager", "graph_us": math.nan, "graph_error": "not asked"})
+    ours = float(r.launches["duration_us"].sum()) / repeats
+    dev = [e for e in prof.key_averages() if e.device_type == DeviceType.CUDA
+           and not getattr(e, "is_user_annotation", False) and not str(e.key).startswith(("bwprof.", "ProfilerStep"))]
+    theirs = sum(e.self_device_time_total for e in dev) / repeats
+    n_theirs = sum(e.count for e in dev) / repeats
+    print(f"  the same {repeats} profiled steps: bwprof {len(r.launches) / repeats:.0f} launches a step, PyTorch "
+          f"{n_theirs:.0f} device events a step; bwprof's median step: kernel sum {r.summary['kernel_sum_us']:.1f} us, "
+          f"busy {r.summary['busy_us']:.1f} us (the eager report's: {report.summary['kernel_sum_us']:.1f} us)")
     err = 100 * (ours - theirs) / theirs
-    check("sum of kernel times vs PyTorch profiler", f"{ours:.1f} us vs {theirs:.1f} us ({err:+.2f} %)", "within 1 %",
-          abs(err) <= 1.0)
+    check("sum of kernel times vs PyTorch profiler (same steps, per step)", f"{ours:.1f} us vs {theirs:.1f} us "
+          f"({err:+.3f} %)", "within 1 %", abs(err) <= 1.0)
+    busy = 100 * (r.summary["busy_us"] - theirs) / theirs
+    print(f"  bwprof's busy time (union, median step) vs PyTorch's device time a step: {busy:+.2f} %")
 
 
 @part("GEMM/GEMV bytes against the weights (op counter, CPU)")
@@ -306,51 +339,97 @@ def gemm_bytes(report, model):
           "within 5 %", abs(err) <= 5.0)
 
 
+def _ncu_run(cache_control):
+    """The decode step once under ncu (a child process): its kernels, or None."""
+    from bwprof.step.cli import ncu_command
+    from bwprof.traces import read
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "ncu.csv"
+        argv = ncu_command(str(Path(__file__).resolve()), ["--step", "decode"], None,
+                           ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"], log,
+                           cache_control=cache_control)
+        t0 = time.perf_counter()
+        run = subprocess.run(argv, capture_output=True, text=True)
+        print(f"  ncu --cache-control {cache_control}: exit {run.returncode} in {time.perf_counter() - t0:.1f} s")
+        if not log.exists():
+            print(run.stdout[-2000:], run.stderr[-2000:])
+            return None
+        return read(str(log))
+
+
 @part("kernels over 20 us against ncu")
 def against_ncu(report):
+    """Each launch's CUPTI time (median over the timed runs, by its place in the run) beside ncu's
+    gpu__time_duration of the same launch, ncu run twice: --cache-control none (what bwprof's CLI
+    uses) and all (ncu's default: L2 flushed before each kernel). ncu measures each kernel alone,
+    serialised; a difference that does not grow with the kernel's time is ncu's own per-launch
+    offset. It is measured on the kernels under 20 us (the median ncu - CUPTI there, so not on the
+    kernels checked) and shown fixed when a line fitted to ncu - CUPTI over all kernels has a slope
+    within 1 %. Two checks a run: the issue's strict 2 %, and 2 % plus that offset where it is
+    shown fixed."""
     import shutil
 
     import numpy as np
+    import pandas as pd
 
-    from bwprof.step.cli import ncu_command
     from bwprof.step.counters import match_in_order
-    from bwprof.traces import read
 
     if shutil.which("ncu") is None:
         check("kernels vs ncu", "ncu not on PATH", "within 2 %", False)
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "ncu.csv"
-        argv = ncu_command(str(Path(__file__).resolve()), ["--step", "decode"], None,
-                           ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"], log)
-        t0 = time.perf_counter()
-        run = subprocess.run(argv, capture_output=True, text=True)
-        print(f"  ncu child: exit {run.returncode} in {time.perf_counter() - t0:.1f} s")
-        if not log.exists():
-            print(run.stdout[-2000:], run.stderr[-2000:])
-            check("kernels vs ncu", "ncu wrote nothing", "within 2 %", False)
-            return
-        trace = read(str(log))
-    # each launch's median over the timed runs, by its place in the run
     la = report.launches[report.launches["kind"] == "kernel"].sort_values(["repeat", "launch_ns"])
     la = la.assign(place=la.groupby("repeat").cumcount())
     med = la.groupby("place")["duration_us"].median()
     first = la[la["repeat"] == 0].copy()
     first["duration_us"] = first["place"].map(med)
-    joined = match_in_order(first, trace.sort_values("correlation_id"))
-    joined["ncu_us"] = joined["gpu__time_duration.sum"].astype(float) / 1e3
-    big = joined[joined["ncu_us"] > 20]
-    big = big.assign(err_pct=100 * (big["duration_us"] - big["ncu_us"]) / big["ncu_us"])
-    print(big[["kernel_name", "op", "duration_us", "ncu_us", "err_pct"]].to_string(index=False, max_colwidth=60))
-    save(big, "decode_vs_ncu")
-    worst = float(big["err_pct"].abs().max()) if len(big) else math.nan
-    check("kernels over 20 us vs ncu gpu__time_duration",
-          f"{len(big)} kernels (of {len(joined)} matched, {len(trace)} from ncu), worst {worst:.2f} %", "within 2 %",
-          len(big) > 0 and worst <= 2.0)
-    dram = joined["dram__bytes_read.sum"].astype(float)
-    logical = joined["op"].isin(["aten::mm", "aten::addmm"])
-    print(f"  DRAM bytes read by the GEMM/GEMV kernels (ncu): {float(dram[logical].sum()) / 1e9:.3f} GB")
-    print(f"  per-kernel time agreement: median {float(np.median(big['err_pct'])) if len(big) else math.nan:+.2f} %")
+    tables = []
+    for cc in ("none", "all"):
+        trace = _ncu_run(cc)
+        if trace is None:
+            check(f"kernels vs ncu (--cache-control {cc})", "ncu wrote nothing", "within 2 %", False)
+            continue
+        j = match_in_order(first, trace.sort_values("correlation_id"))
+        j["ncu_us"] = j["gpu__time_duration.sum"].astype(float) / 1e3
+        j["diff_us"] = j["ncu_us"] - j["duration_us"]
+        j["err_pct"] = 100 * (j["duration_us"] - j["ncu_us"]) / j["ncu_us"]
+        j["cache_control"] = cc
+        tables.append(j)
+        big, small = j[j["ncu_us"] > 20], j[j["ncu_us"] <= 20]
+        print(big[["kernel_name", "op", "duration_us", "ncu_us", "diff_us", "err_pct"]]
+              .to_string(index=False, max_colwidth=60))
+        worst = float(big["err_pct"].abs().max()) if len(big) else math.nan
+        check(f"kernels over 20 us vs ncu gpu__time_duration, strict (--cache-control {cc})",
+              f"{len(big)} kernels (of {len(j)} matched, {len(trace)} from ncu), worst {worst:.2f} %, median "
+              f"{float(np.median(big['err_pct'])) if len(big) else math.nan:+.2f} %", "within 2 %",
+              len(big) > 0 and worst <= 2.0)
+        offset = float(small["diff_us"].median()) if len(small) else math.nan
+        slope, icept = np.polyfit(j["duration_us"], j["diff_us"], 1) if len(j) > 2 else (math.nan, math.nan)
+        fixed = math.isfinite(offset) and offset > 0 and abs(slope) <= 0.01
+        verdict = "a fixed offset: ncu's own" if fixed else "not shown to be a fixed offset"
+        print(f"  ncu - CUPTI: median {offset:+.2f} us over the {len(small)} kernels under 20 us, "
+              f"{float(big['diff_us'].median()) if len(big) else math.nan:+.2f} us over the {len(big)} over 20 us; "
+              f"fit over all: {icept:+.2f} us + {100 * slope:+.2f} % of the kernel's time "
+              f"({verdict})")
+        ok = big["diff_us"].sub(offset).abs() <= 0.02 * big["ncu_us"] if fixed else pd.Series(False, index=big.index)
+        rest = (big["duration_us"] + offset - big["ncu_us"]).abs() / big["ncu_us"] * 100
+        check(f"kernels over 20 us vs ncu, 2 % after ncu's fixed offset (--cache-control {cc})",
+              (f"offset {offset:+.2f} us; {int(ok.sum())} of {len(big)} within, worst {float(rest.max()):.2f} %"
+               if fixed and len(big) else f"offset not shown fixed (slope {100 * slope:+.2f} %, median {offset:+.2f} us)"),
+              "within 2 % + the offset measured on the kernels under 20 us", fixed and len(big) > 0 and bool(ok.all()))
+        if cc == "none":
+            dram = j["dram__bytes_read.sum"].astype(float)
+            logical = j["op"].isin(["aten::mm", "aten::addmm"])
+            print(f"  DRAM bytes read by the GEMM/GEMV kernels (ncu): {float(dram[logical].sum()) / 1e9:.3f} GB")
+    if tables:
+        both = pd.concat(tables, ignore_index=True)
+        save(both[["cache_control", "place", "kernel_name", "op", "duration_us", "ncu_us", "diff_us", "err_pct",
+                   "dram__bytes_read.sum", "dram__bytes_write.sum"]], "decode_vs_ncu")
+        if len(tables) == 2:
+            a, b = (t.set_index("place")["ncu_us"] for t in tables)
+            flush = (b - a).dropna()
+            print(f"  ncu all - ncu none (the L2 flush's share): median {float(flush.median()):+.2f} us, "
+                  f"over 20 us {float(flush[a.reindex(flush.index) > 20].median()):+.2f} us")
 
 
 @part("8192^3 torch.mm")

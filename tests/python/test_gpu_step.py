@@ -43,9 +43,17 @@ def test_a_host_bound_step_and_its_graph():
     assert s["kernels"] >= 100 and math.isfinite(s["graph_us"]) and s["graph_us"] < s["wall_us"]
     mods = set(r.kernels["module"])
     assert "" not in mods or s["unattributed_launches"] < s["launches"]
+    parts = ("idle_before_first_us", "idle_launch_gaps_us", "idle_host_wait_us", "idle_after_last_us")
+    assert sum(s[p] for p in parts) == pytest.approx(s["idle_us"], rel=1e-9)     # the plain step's idle
+    assert sum(s["profiled_" + p] for p in parts) + s["busy_us"] == pytest.approx(s["profiled_wall_us"], rel=1e-9)
     g = bwprof.profile_step(step, repeats=3, graph="on")
-    assert g.summary["mode"] == "graph"
+    gs = g.summary
+    assert gs["mode"] == "graph" and gs["graph_attributed_by"] in ("capture", "names"), gs.get("graph_attribution")
+    assert gs["unattributed_launches"] == 0, gs["graph_attribution"]
     assert set(g.kernels["op"]) >= {"aten::addmm", "aten::relu"} or set(g.kernels["op"]) >= {"aten::mm", "aten::relu"}
+    relu = g.kernels[g.kernels["op"] == "aten::relu"].iloc[0]
+    assert relu["calls_per_step"] == 50 and relu["bytes_source"] == "inferred" and relu["bytes_read"] == 4 * 256
+    assert "graph replay: kernels given to" in g.text()
 
 
 def test_a_step_that_raises_and_one_that_launches_nothing():

@@ -146,18 +146,38 @@ def module_pattern(modules) -> str:
     return ".".join(p[0] if len({q[i] for q in parts}) == 1 else "*" for i, p in enumerate(zip(*parts)))
 
 
+def carriers(launch_rows: pd.DataFrame) -> tuple[dict, dict]:
+    """{index of the launch that carries its op call's bytes and FLOPs: True} and, per op call, the
+    name of that kernel: the kernel of the op (its record) with the longest median time, in each
+    call its launch of that name (a call without it: its longest launch). Chosen per op rather
+    than per call, so that a kernel's row carries the op's traffic in every call or in none."""
+    att = launch_rows[launch_rows["record"] >= 0]
+    if not len(att):
+        return {}, {}
+    med = att.groupby(["record", "kernel_name"], sort=False)["duration_us"].median()
+    best = {r: name for (r, name) in med.groupby(level=0).idxmax()}
+    chosen, names = {}, {}
+    for inst, g in att.groupby("op_instance", sort=False):
+        cand = g[g["kernel_name"] == best[g["record"].iloc[0]]]
+        idx = (cand if len(cand) else g)["duration_us"].idxmax()
+        chosen[idx] = True
+        names[inst] = str(launch_rows.at[idx, "kernel_name"])
+    return chosen, names
+
+
 def traffic_of(launch_rows: pd.DataFrame, records: list) -> pd.DataFrame:
-    """Per launch: the bytes and FLOPs of its op (the op's longest kernel of a call carries them;
-    its other kernels have none), the op's dtype and shapes, and where they came from."""
+    """Per launch: the bytes and FLOPs of its op (one kernel of each op call carries them, see
+    ``carriers``; its other kernels have none and name it in ``bytes_on``), the op's dtype and
+    shapes, and where they came from."""
+    from ..traces.names import short_kernel_name
+
     out = launch_rows.copy()
     nan = math.nan
-    br, bw, fl, src, fsrc, dt, tdt, shp, mx = [], [], [], [], [], [], [], [], []
-    longest = out[out["record"] >= 0].sort_values("duration_us", ascending=False) \
-        .drop_duplicates("op_instance")
-    carriers = set(longest.index)
+    br, bw, fl, src, fsrc, dt, tdt, shp, mx, on = [], [], [], [], [], [], [], [], [], []
+    chosen, names = carriers(out)
     for idx, row in out.iterrows():
         rec = records[row["record"]] if row["record"] >= 0 else None
-        carries = rec is not None and idx in carriers
+        carries = rec is not None and idx in chosen
         br.append(rec.bytes_read if carries else nan)
         bw.append(rec.bytes_written if carries else nan)
         fl.append(rec.flops if carries and rec.has_flops else nan)
@@ -167,7 +187,10 @@ def traffic_of(launch_rows: pd.DataFrame, records: list) -> pd.DataFrame:
         tdt.append(rec.tensor_dtype if rec is not None else "")
         shp.append(rec.shapes if rec is not None else "")
         mx.append(bool(rec.matrix) if rec is not None else False)
+        on.append(short_kernel_name(names[row["op_instance"]]) if rec is not None and not carries
+                  and row["op_instance"] in names else "")
     out["bytes_read"], out["bytes_written"], out["flops"] = br, bw, fl
     out["bytes_source"], out["flops_source"] = src, fsrc
     out["dtype"], out["tensor_dtype"], out["shape"], out["matrix"] = dt, tdt, shp, mx
+    out["bytes_on"] = on
     return out

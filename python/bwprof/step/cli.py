@@ -92,14 +92,22 @@ def _counters_child(args) -> int:
     return 0
 
 
+CACHE_CONTROLS = ("none", "all")
+
+
 def ncu_command(script: str, script_args: list, function: str | None, metrics: list, log: Path,
-                warmup: int = 2) -> list[str]:
-    """The argv that runs the script's step once under ncu, its kernels' ``metrics`` into ``log``."""
+                warmup: int = 2, cache_control: str = "none") -> list[str]:
+    """The argv that runs the script's step once under ncu, its kernels' ``metrics`` into ``log``.
+    Clocks are left alone; ``cache_control`` "none" leaves the caches as the step left them (the
+    counters then see the step's own cache reuse), "all" is ncu's default (L2 flushed before
+    each kernel)."""
+    if cache_control not in CACHE_CONTROLS:
+        raise ValueError(f"cache_control: expected one of {', '.join(CACHE_CONTROLS)}, got {cache_control!r}")
     child = [sys.executable, "-m", "bwprof", "step", "--counters-child", "--warmup", str(warmup)]
     if function:
         child += ["--function", function]
     return ["ncu", "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
-            "--cache-control", "none", "--profile-from-start", "off", "--log-file", str(log),
+            "--cache-control", cache_control, "--profile-from-start", "off", "--log-file", str(log),
             "--metrics", ",".join(metrics)] + child + [script] + list(script_args)
 
 

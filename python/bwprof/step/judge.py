@@ -76,10 +76,22 @@ def judge_rows(rows: pd.DataFrame, device: dict, peaks: dict) -> pd.DataFrame:
     out.loc[~known, "bound"] = "unknown"
     out.loc[~known, "above_peak"] = False
     out.loc[~known, "grade"] = ""
-    out.loc[~known, "bottleneck"] = [
-        "no bytes known for this kernel (its op launched other kernels, which carry the op's traffic; "
-        "or no op was matched): mark it with bwprof.region(..., bytes_read=, bytes_written=)"
-        if src == "none" else "a copy between host and device: it crosses the host link (bwprof.host_links()), "
-        "not judged against the memory roof" if tr else "not judged"
-        for src, tr in zip(out.loc[~known, "bytes_source"], transfer[~known])]
+    on = out["bytes_on"] if "bytes_on" in out else pd.Series([""] * len(out), index=out.index)
+    out.loc[~known, "bottleneck"] = [_unjudged(src, tr, carrier, op)
+                                     for src, tr, carrier, op in zip(out.loc[~known, "bytes_source"], transfer[~known],
+                                                                     on[~known], out.loc[~known, "op"])]
     return out
+
+
+def _unjudged(source: str, transfer: bool, carrier, op) -> str:
+    """Why a row was not judged."""
+    if transfer:
+        return ("a copy between host and device: it crosses the host link (bwprof.host_links()), not judged "
+                "against the memory roof")
+    if source != "none":
+        return "not judged"
+    if isinstance(carrier, str) and carrier:
+        return (f"bytes counted on {carrier} of the same {op}: an op's bytes and FLOPs go to one of its kernels "
+                f"(its longest), not to each; this kernel's own traffic is unknown (counters='dram' measures it)")
+    return ("no bytes known for this kernel (no op was matched to it): mark it with "
+            "bwprof.region(..., bytes_read=, bytes_written=)")

@@ -20,7 +20,7 @@ from .. import tables as _tables
 KERNEL_COLUMNS = [
     "kernel", "op", "module", "region", "kind", "category", "dtype", "tensor_dtype", "shape", "calls_per_step",
     "time_median_us", "time_min_us", "time_max_us", "time_per_step_us", "step_share_pct", "busy_share_pct",
-    "bytes_read", "bytes_written", "bytes_source", "flops", "flops_source", "op_kernels", "bandwidth_gbs",
+    "bytes_read", "bytes_written", "bytes_source", "flops", "flops_source", "op_kernels", "bytes_on", "bandwidth_gbs",
     "bandwidth_pct_peak", "bandwidth_pct_attainable", "gflops", "compute_pct_peak", "intensity_flop_per_byte",
     "ceiling_name", "bound", "grade", "above_peak", "bottleneck", "dram_bytes_read", "dram_bytes_written",
     "dram_bandwidth_gbs", "dram_ratio", "counter_time_us", "counters_source", "matrix", "peak_bandwidth_gbs",
@@ -38,6 +38,24 @@ TABLE = [("kernel", "kernel", "{}"), ("op", "op", "{}"), ("calls_per_step", "cal
          ("step_share_pct", "%step", "{:.1f}"), ("bandwidth_gbs", "GB/s", "{:.0f}"),
          ("bandwidth_pct_peak", "%peak_bw", "{:.0f}"), ("gflops", "GFLOP/s", "{:.0f}"),
          ("compute_pct_peak", "%peak_fl", "{:.0f}"), ("bound", "bound", "{}"), ("bytes_source", "bytes", "{}")]
+
+
+def _idle_parts(s: dict, prefix: str) -> str:
+    """The idle time's four parts as the text shows them (``prefix`` "profiled_": the profiled run's)."""
+    return (f"before the first launch {s[prefix + 'idle_before_first_us']:.1f}, gaps between launches "
+            f"{s[prefix + 'idle_launch_gaps_us']:.1f}, after host waits {s[prefix + 'idle_host_wait_us']:.1f}, "
+            f"after the last {s[prefix + 'idle_after_last_us']:.1f}")
+
+
+def _unknown_notes(rows: pd.DataFrame) -> list[str]:
+    """One line per shown row of bound "unknown": why it was not judged (its bottleneck text)."""
+    out = []
+    for r in rows[rows["bound"].astype(str) == "unknown"].itertuples():
+        why = str(r.bottleneck) if isinstance(r.bottleneck, str) else ""
+        line = f"  unknown: {r.kernel}" + (f" ({r.op})" if r.op else "") + (f": {why}" if why else "")
+        if line not in out:
+            out.append(line)
+    return out
 
 
 def unit_of(column: str) -> str:
@@ -78,7 +96,7 @@ class StepReport:
         if len(self.kernels):
             for c in KERNEL_COLUMNS:
                 if c not in self.kernels:
-                    self.kernels[c] = math.nan if c not in ("counters_source",) else ""
+                    self.kernels[c] = math.nan if c not in ("counters_source", "bytes_on") else ""
             self.kernels = self.kernels[KERNEL_COLUMNS + [c for c in self.kernels if c not in KERNEL_COLUMNS]]
 
     @property
@@ -90,20 +108,26 @@ class StepReport:
         s = self.summary
         lines = [f"step {self.name!r} on {s.get('device_name')} ({s.get('device')}), {s.get('mode')}: "
                  f"{s.get('repeats')} timed runs", s.get("verdict_text", "")]
-        lines.append(f"wall {s['wall_us']:.1f} us per step; busy {s['busy_us']:.1f} us ({s['busy_pct']:.1f} %); idle "
-                     f"{s['idle_us']:.1f} us: before the first launch {s['idle_before_first_us']:.1f}, gaps between "
-                     f"launches {s['idle_launch_gaps_us']:.1f}, after host waits {s['idle_host_wait_us']:.1f}, after the "
-                     f"last {s['idle_after_last_us']:.1f} (under the profiler, {s['profiled_wall_us']:.1f} us a step)")
+        lines.append(f"wall {s['wall_us']:.1f} us per step; busy {s['busy_us']:.1f} us ({s['busy_pct']:.1f} %); "
+                     f"idle {s['idle_us']:.1f} us: " + _idle_parts(s, ""))
+        if "profiled_idle_us" in s and s["profiled_wall_us"] != s["wall_us"]:
+            lines.append(f"  (the idle split is the profiled run's, scaled by {s['idle_scale']:.3g} to the plain runs' "
+                         f"idle; under the profiler {s['profiled_wall_us']:.1f} us a step, idle "
+                         f"{s['profiled_idle_us']:.1f} us: " + _idle_parts(s, "profiled_") + ")")
         g = s.get("graph_us")
         if isinstance(g, (int, float)) and math.isfinite(g):
             lines.append(f"as a CUDA graph: {g:.1f} us per step (replay, measured)")
         elif s.get("graph_error"):
             lines.append(f"as a CUDA graph: not captured ({s['graph_error']})")
+        if s.get("graph_attribution"):
+            lines.append(f"graph replay: {s['graph_attribution']}")
         if s.get("counters"):
             lines.append(f"counters ({s['counters']}): " + (s.get("counters_error") or s.get("counters_matched", "joined")))
         if len(self.kernels):
+            shown = self.kernels.head(top)
             lines += ["", f"kernels (top {min(top, len(self.kernels))} of {len(self.kernels)} rows by time per step):",
-                      _tables.format_table(self.kernels.head(top), TABLE)]
+                      _tables.format_table(shown, TABLE)]
+            lines += _unknown_notes(shown)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -186,7 +210,7 @@ def load_step(path) -> StepReport:
             return pd.read_csv(p, keep_default_na=False, na_values=[""])
         except (OSError, pd.errors.EmptyDataError):
             return pd.DataFrame()
-    for c in ("region", "module", "op", "bytes_source", "flops_source", "counters_source", "bottleneck"):
+    for c in ("region", "module", "op", "bytes_source", "flops_source", "counters_source", "bottleneck", "bytes_on"):
         if c in kernels:
             kernels[c] = kernels[c].fillna("").astype(str)
     return StepReport(str(doc.get("name", "")), doc.get("device") or {}, kernels, summary, table("ops"),

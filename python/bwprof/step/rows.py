@@ -45,7 +45,7 @@ def region_row(repeat: int, name: str, rc, duration_us: float, start_ns: int, en
             "bytes_source": "declared" if declared else "none",
             "flops_source": "declared" if not math.isnan(fl) else "none",
             "dtype": getattr(rc, "dtype", "fp32") if rc is not None else "fp32",
-            "tensor_dtype": "", "shape": "", "matrix": bool(getattr(rc, "matrix", False))}
+            "tensor_dtype": "", "shape": "", "matrix": bool(getattr(rc, "matrix", False)), "bytes_on": ""}
 
 
 def _mean_known(s: pd.Series) -> float:
@@ -58,6 +58,12 @@ def _source(values: pd.Series) -> str:
     if not known:
         return "none"
     return known[0] if len(set(known)) == 1 else "mixed"
+
+
+def _first_named(values: pd.Series) -> str:
+    """The kernel a row's op counted its bytes on ("" where the row carries them or has no op)."""
+    named = [v for v in values if isinstance(v, str) and v]
+    return named[0] if named else ""
 
 
 def kernel_rows(launches: pd.DataFrame, repeats: int, wall_us: float, busy_us: float) -> pd.DataFrame:
@@ -88,6 +94,7 @@ def kernel_rows(launches: pd.DataFrame, repeats: int, wall_us: float, busy_us: f
             "busy_share_pct": 100.0 * per_step / busy_us if busy_us > 0 else math.nan,
             "bytes_read": _mean_known(g["bytes_read"]), "bytes_written": _mean_known(g["bytes_written"]),
             "bytes_source": _source(g["bytes_source"]), "flops": _mean_known(g["flops"]),
-            "flops_source": _source(g["flops_source"]), "op_kernels": int(g["op_kernels"].max())})
+            "flops_source": _source(g["flops_source"]), "op_kernels": int(g["op_kernels"].max()),
+            "bytes_on": _first_named(g["bytes_on"]) if "bytes_on" in g else ""})
     out = pd.DataFrame(rows)
     return out.sort_values("time_per_step_us", ascending=False, kind="stable").reset_index(drop=True)

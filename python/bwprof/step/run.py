@@ -122,15 +122,27 @@ def _median(values) -> float:
 
 
 def summarize(splits: list[dict], counts: dict, wall_us: float) -> dict:
-    """The step's summary: the busy/idle split of the median run (the profiled run of median wall
-    time, so that its parts add up to it), the wall time given (the plain runs' median; NaN: the
-    profiled runs' own)."""
+    """The step's summary. The busy/idle split is measured in the profiled runs (the run of
+    median wall time, so that its parts add up to it); the wall time given is the plain runs'
+    median (NaN: the profiled runs' own). The profiler slows the host, so the profiled run idles
+    longer than the plain one: its idle parts are kept as ``profiled_idle_*`` (adding up to
+    ``profiled_wall_us`` with the busy time), and ``idle_*`` are those parts scaled by one factor
+    to the plain runs' idle time (``idle_us`` = wall - busy), so that they add up to it."""
     mid = sorted(splits, key=lambda x: x["wall_us"])[(len(splits) - 1) // 2]
-    s = {k: float(mid[k]) for k in ("wall_us", "busy_us") + IDLE_CAUSES}
+    s = {k: float(mid[k]) for k in ("wall_us", "busy_us")}
     s["profiled_wall_us"] = s.pop("wall_us")
     s["wall_us"] = wall_us if math.isfinite(wall_us) else s["profiled_wall_us"]
-    s["busy_pct"] = 100.0 * s["busy_us"] / s["wall_us"] if s["wall_us"] > 0 else math.nan
-    s["idle_us"] = s["wall_us"] - s["busy_us"]
+    busy = s["busy_us"]
+    profiled_idle = s["profiled_wall_us"] - busy
+    s["profiled_idle_us"] = profiled_idle
+    # Where the plain step is shorter than the profiled kernels' union (a device-bound step whose
+    # kernels ran slower under the profiler), it has no idle time: busy is then the whole step.
+    s["idle_us"] = max(s["wall_us"] - busy, 0.0)
+    s["busy_pct"] = min(100.0, 100.0 * busy / s["wall_us"]) if s["wall_us"] > 0 else math.nan
+    s["idle_scale"] = s["idle_us"] / profiled_idle if profiled_idle > 0 else 0.0
+    for c in IDLE_CAUSES:
+        s["profiled_" + c] = float(mid[c])
+        s[c] = float(mid[c]) * s["idle_scale"]
     s["profiler_overhead_us"] = s["profiled_wall_us"] - s["wall_us"]
     s.update(counts)
     s["kernels_per_ms"] = s["launches"] / (s["wall_us"] / 1e3) if s["wall_us"] > 0 else math.nan
