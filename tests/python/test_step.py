@@ -46,7 +46,7 @@ def test_rows_hold_the_regions_with_their_declared_traffic(report):
     assert s["gflops"] == pytest.approx(N / (s["time_median_us"] * 1e3), rel=1e-9)
     assert s["bandwidth_pct_peak"] == pytest.approx(100 * s["bandwidth_gbs"] / s["peak_bandwidth_gbs"], rel=1e-9)
     assert s["time_per_step_us"] >= 3 * s["time_min_us"] * 0.999
-    assert k.loc["sum", "flops_source"] == "none" and math.isnan(k.loc["sum", "flops"])
+    assert k.loc["sum", "flops_source"] == "unknown" and math.isnan(k.loc["sum", "flops"])
     assert set(k["bound"]) <= {"memory", "compute", "latency", "unknown"}
     shares = report.kernels["time_per_step_us"] / report.summary["wall_us"] * 100
     assert np.allclose(shares, report.kernels["step_share_pct"])
@@ -95,6 +95,15 @@ def test_save_and_load(report, tmp_path):
     assert back.summary["wall_us"] == report.summary["wall_us"]
     with pytest.raises(ValueError, match="not a bwprof step report"):
         bwprof.load_step(tmp_path)
+
+
+def test_save_writes_the_html_report_and_notebooks_show_the_verdict(report, tmp_path):
+    pytest.importorskip("plotly")
+    folder = report.save(tmp_path)
+    page = (folder / "report.html").read_text()
+    assert "<script" in page and report.kernels.iloc[0]["kernel"] in page
+    html = report._repr_html_()
+    assert report.summary["verdict"] in html and "wall" in html
 
 
 def test_charts(report, tmp_path):

@@ -63,10 +63,13 @@ def test_profile_of_torch_mm_infers_its_flops():
     d = bwprof.profile(torch.mm, a, b, repeats=2, min_time_s=0.0, max_time_s=0.2).to_dict()
     assert d["flops"] == 2 * m * k * n
     assert d["bytes_read"] == 4 * (m * k + k * n) and d["bytes_written"] == 4 * m * n
-    assert d["bytes_source"] == "inferred"
+    assert d["bytes_source"] == "inferred" and d["flops_source"] == "inferred"
+    # bytes_source speaks of the bytes alone; the FLOPs keep their own source
     d = bwprof.profile(torch.mm, a, b, bytes_read=1, bytes_written=1, repeats=2, min_time_s=0.0,
                        max_time_s=0.2).to_dict()
-    assert d["bytes_source"] == "mixed" and d["flops"] == 2 * m * k * n
+    assert d["bytes_source"] == "declared" and d["flops_source"] == "inferred" and d["flops"] == 2 * m * k * n
+    d = bwprof.profile(torch.mm, a, b, flops=5, repeats=2, min_time_s=0.0, max_time_s=0.2).to_dict()
+    assert d["flops_source"] == "declared" and d["flops"] == 5
 
 
 def test_the_profilers_ops_match_the_counters_records():
@@ -145,7 +148,7 @@ def test_each_kernel_gets_its_op_module_and_traffic():
     assert gemm["bytes_read"] == 4e6 and gemm["flops"] == 8e6 and gemm["bytes_source"] == "inferred"
     assert gemm["time_median_us"] == 300 and gemm["calls_per_step"] == 1
     split_k = k.loc["splitKreduce_kernel"]
-    assert split_k["bytes_source"] == "none" and split_k["bound"] == "unknown"   # the longest kernel carries the op
+    assert split_k["bytes_source"] == "unknown" and split_k["bound"] == "unknown"   # the longest kernel carries the op
     assert k.loc["Memcpy DtoH"]["bound"] == "unknown" and "host link" in k.loc["Memcpy DtoH"]["bottleneck"]
     s = r.summary
     assert s["busy_us"] == 308 and s["kernels"] == 3 and s["copies"] == 1 and s["launches"] == 4
@@ -191,7 +194,9 @@ def test_counters_join_in_launch_order():
     assert gemm["dram_ratio"] == pytest.approx((3e6 + 4e3) / (4e6 + 4e3))
     assert gemm["counter_time_us"] == 299
     sk = k.loc["splitKreduce_kernel"]
-    assert sk["bytes_source"] == "counters" and sk["bytes_read"] == 1e3 and sk["bound"] != "unknown"
+    assert sk["bytes_source"] == "counters" and sk["bytes_read"] == 1e3
+    # its FLOPs stay unknown and 1 GB/s proves no memory bound: judged by neither roof, and it says why
+    assert sk["bound"] == "unknown" and "FLOPs unknown" in sk["bottleneck"]
     assert r.summary["counters_matched"] == "3 of 3 kernels"
     assert np.isnan(k.loc["Memcpy DtoH", "dram_bytes_read"])
 

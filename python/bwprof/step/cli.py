@@ -69,6 +69,8 @@ def _cmd_step(args) -> int:
     if args.trace:
         print(f"trace: {report.to_perfetto(args.trace)}")
     print(f"run folder: {folder}")
+    if (folder / "report.html").exists():
+        print(f"html:    {folder / 'report.html'}")
     return 0
 
 

@@ -132,7 +132,7 @@ def join_rows(kernels: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
     out["dram_ratio"] = dram / logical.where(logical > 0)
     out["counters_source"] = out["counters_source"].fillna("")
     # A row whose op gave it no bytes takes the counted ones: its bytes are then the counters'.
-    take = out["bytes_source"].eq("none") & out["dram_bytes_read"].notna()
+    take = out["bytes_source"].eq("unknown") & out["dram_bytes_read"].notna()
     out.loc[take, "bytes_read"] = out.loc[take, "dram_bytes_read"]
     out.loc[take, "bytes_written"] = out.loc[take, "dram_bytes_written"]
     out.loc[take, "bytes_source"] = "counters"

@@ -52,7 +52,7 @@ def _roofs(p: dict, matrix: bool, write_fraction: float) -> dict:
 def judge_rows(rows: pd.DataFrame, device: dict, peaks: dict) -> pd.DataFrame:
     """``rows`` (bytes_read, bytes_written, flops per call, time_median_us, dtype, matrix) with
     their roofs and the judgement (JUDGED_COLUMNS). A row whose bytes are unknown is not judged:
-    its bound is "unknown" and its text says so. Unknown FLOPs go to the core as 0, as for any row."""
+    its bound is "unknown" and its text says so. Unknown FLOPs (flops_source "unknown") go to the core as unknown, so bandwidth alone judges such a row only where it proves it memory-bound."""
     out = rows.copy()
     roofs = []
     for _, r in out.iterrows():
@@ -68,7 +68,7 @@ def judge_rows(rows: pd.DataFrame, device: dict, peaks: dict) -> pd.DataFrame:
         out[c] = pd.Series([math.nan] * len(out), index=out.index, dtype=object if c in (
             "ceiling_name", "bound", "grade", "bottleneck", "above_peak") else float)
     if known.any():
-        part = out[known].assign(flops=out.loc[known, "flops"].fillna(0.0), cache="",
+        part = out[known].assign(cache="",
                                  bandwidth_gbs=math.nan, gflops=math.nan)
         j = classify(part, info=device, rates=True)
         for c in JUDGED_COLUMNS:
@@ -88,7 +88,7 @@ def _unjudged(source: str, transfer: bool, carrier, op) -> str:
     if transfer:
         return ("a copy between host and device: it crosses the host link (bwprof.host_links()), not judged "
                 "against the memory roof")
-    if source != "none":
+    if source != "unknown":
         return "not judged"
     if isinstance(carrier, str) and carrier:
         return (f"bytes counted on {carrier} of the same {op}: an op's bytes and FLOPs go to one of its kernels "

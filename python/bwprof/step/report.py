@@ -130,6 +130,10 @@ class StepReport:
             lines += _unknown_notes(shown)
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        from ..display import step_html
+        return step_html(self)
+
     def __repr__(self) -> str:
         return f"<bwprof step report {self.name!r}: {len(self.kernels)} kernel rows; {self.verdict}>"
 
@@ -161,6 +165,11 @@ class StepReport:
                 self.plot(folder)
             except Exception as e:  # noqa: BLE001 - the measurements are already on disk
                 print(f"plots: not drawn ({type(e).__name__}: {e})")
+            try:  # the interactive report beside the charts, as bench writes it
+                from ..html import report as html_report
+                html_report(folder)
+            except Exception as e:  # noqa: BLE001 - the measurements are already on disk
+                print(f"html report: not written ({type(e).__name__}: {e})")
         return folder
 
     def plot(self, out_dir) -> list[Path]:

@@ -42,8 +42,8 @@ def region_row(repeat: int, name: str, rc, duration_us: float, start_ns: int, en
             "op_instance": f"{repeat}:{name}:{rc.call if rc is not None else 0}", "op_kernels": kernels,
             "region": name, "region_call": rc.call if rc is not None else 0, "launch_ns": start_ns,
             "bytes_read": br, "bytes_written": bw, "flops": fl,
-            "bytes_source": "declared" if declared else "none",
-            "flops_source": "declared" if not math.isnan(fl) else "none",
+            "bytes_source": "declared" if declared else "unknown",
+            "flops_source": "declared" if not math.isnan(fl) else "unknown",
             "dtype": getattr(rc, "dtype", "fp32") if rc is not None else "fp32",
             "tensor_dtype": "", "shape": "", "matrix": bool(getattr(rc, "matrix", False)), "bytes_on": ""}
 
@@ -54,9 +54,9 @@ def _mean_known(s: pd.Series) -> float:
 
 
 def _source(values: pd.Series) -> str:
-    known = [v for v in values if v != "none"]
+    known = [v for v in values if v != "unknown"]
     if not known:
-        return "none"
+        return "unknown"
     return known[0] if len(set(known)) == 1 else "mixed"
 
 
