@@ -153,6 +153,167 @@ inline double wgmma_split_bytes(std::int64_t M, std::int64_t N, std::int64_t K) 
          4.0 * double((M + 63) / 64) * double((N + 63) / 64);
 }
 
+// ---- The dispatch's answers as functions of the shape and the device (GPU-free, so that the CPU
+// tests check them: tests/cpp/gemm_rules_test.cpp) -------------------------------------------------
+
+// What the rules read of one GEMM's operands: sizes, leading dimensions and where A and B start.
+struct Operands {
+  std::int64_t M, N, K, lda, ldb, ldc;
+  bool a16, b16;    // A's / B's first element on 16 bytes
+  bool a128, b128;  // ... on 128 bytes
+};
+// Rows the copy engine addresses (tma_addressable), and rows not all on 128 bytes (rows_off128).
+inline bool tma_rows(bool base16, std::int64_t ld) { return base16 && ld % 8 == 0; }
+inline bool off128_rows(bool base128, std::int64_t ld) { return ld % 64 != 0 || !base128; }
+
+// Which kernel the `tensor` GEMM runs on NVIDIA (dispatch.hip). wgmma: this device and build take it.
+enum class Engine { kSkinnyMma, kMma, kWgmma, kPadded16, kPadded128 };
+inline Engine default_engine(const Operands& o, bool wgmma) {
+  if (o.M <= kSmallRows) {
+    const bool a_aligned = o.K % 8 == 0 && tma_rows(o.a16, o.lda), b_aligned = o.N % 8 == 0 && tma_rows(o.b16, o.ldb);
+    return small_m_mma(a_aligned, b_aligned) && o.ldc % 2 == 0 ? Engine::kMma : Engine::kSkinnyMma;
+  }
+  const bool need_a = !tma_rows(o.a16, o.lda), need_b = !tma_rows(o.b16, o.ldb), realign = o.a16 && o.b16;
+  if (o.M >= kPad128Rows && wgmma) {
+    const bool w = (!need_a && !need_b) || pad_pays(o.M, o.N, o.K, need_a, need_b, realign);
+    if (w && pad128_pays(o.M, o.N, o.K, need_a, need_b, off128_rows(o.a128, o.lda), off128_rows(o.b128, o.ldb)))
+      return Engine::kPadded128;
+  }
+  if (wgmma) {
+    if (!need_a && !need_b) return Engine::kWgmma;
+    if (pad_pays(o.M, o.N, o.K, need_a, need_b, realign)) return Engine::kPadded16;
+  }
+  return Engine::kMma;
+}
+
+// mma.sync (mma_sm80.hip): its tiles (rows x columns of a block, pipeline stages) and how rows reach
+// shared memory (mma_sm80_kernel.hpp's kLoadAsync, kLoadRealign, kLoadRegs).
+struct MmaTileShape {
+  int bm, bn, wm, wn, stages;
+};
+constexpr MmaTileShape kMma128x128{128, 128, 64, 32, 3}, kMma64x64{64, 64, 32, 32, 3}, kMma16x128{16, 128, 16, 32, 4};
+constexpr int kMmaStepK = 64;
+enum MmaLoad : int { kMmaAsync = 0, kMmaRealign = 1, kMmaRegs = 2 };
+// A block's shared memory (MmaConfig::kSmemBytes): the stages, one more where rows are realigned.
+constexpr int mma_smem_bytes(const MmaTileShape& t, int load) {
+  return (load == kMmaRealign ? t.stages + 1 : t.stages) * (t.bm * (kMmaStepK + 8) + kMmaStepK * (t.bn + 8)) * 2;
+}
+struct MmaPlan {
+  MmaTileShape tile;
+  int load;
+  int splits, split_len;  // K split over `splits` blocks of split_len (a multiple of 64)
+};
+// smem_optin: the most shared memory a block may take; small_per_sm(load): blocks of the 64x64 tile
+// with that load an SM holds (the runtime's answer, 0 unknown).
+template <class PerSm>
+MmaPlan default_mma_plan(const Operands& o, std::int64_t sms, int smem_optin, PerSm small_per_sm) {
+  MmaPlan p{};
+  const bool aligned = o.K % 8 == 0 && o.N % 8 == 0 && o.lda % 8 == 0 && o.ldb % 8 == 0 && o.ldc % 2 == 0;
+  const bool bases16 = o.a16 && o.b16;
+  p.load = aligned && bases16 ? kMmaAsync : bases16 ? kMmaRealign : kMmaRegs;
+  auto tiles = [&](int bm, int bn) { return ((o.M + bm - 1) / bm) * ((o.N + bn - 1) / bn); };
+  p.tile = o.M <= 16 ? kMma16x128 : tiles(128, 128) >= sms ? kMma128x128 : kMma64x64;
+  if (p.load == kMmaRealign && mma_smem_bytes(p.tile, p.load) > smem_optin) p.load = kMmaRegs;
+  if (mma_smem_bytes(p.tile, p.load) > smem_optin) p.tile = kMma64x64;
+  const bool small = p.tile.bm == 64;
+  const std::int64_t t = tiles(p.tile.bm, p.tile.bn), ksteps = (o.K + 63) / 64;
+  std::int64_t want = 2 * sms, splits = 1;
+  if (small) {
+    const int per_sm = small_per_sm(p.load);
+    if (per_sm > 0) want = sms * per_sm;
+  }
+  const std::int64_t ways = small ? want / t : (want + t - 1) / t;
+  if (t < want) splits = std::max<std::int64_t>(1, std::min<std::int64_t>({ways, ksteps / 4, std::int64_t{128}}));
+  p.split_len = static_cast<int>((ksteps + splits - 1) / splits * 64);
+  p.splits = static_cast<int>((o.K + p.split_len - 1) / p.split_len);
+  return p;
+}
+
+// wgmma (wgmma_sm90.hip): the tile and K split of least estimated time, and clusters.
+struct WgmmaTile {
+  int bm, bn;
+  double tflops;  // the tile's rate at 4096^3 on an H100
+  const char* name;
+};
+constexpr WgmmaTile kWgmmaTiles[] = {{128, 256, 647, "128x256"}, {128, 128, 527, "128x128"},
+                                     {64, 128, 350, "64x128"}, {64, 64, 282, "64x64"}};
+constexpr double kChainGBs = 30, kSlotsGBs = 30, kSplitUs = 4;
+inline double split_us(std::int64_t sp, int bm, int bn, bool slots) {
+  const double tile = 4.0 * bm * bn;
+  return kSplitUs + (slots ? double(sp) * tile / (kSlotsGBs * 1e3) : 2.0 * double(sp - 1) * tile / (kChainGBs * 1e3));
+}
+struct WgmmaPlan {
+  int tile;  // index in kWgmmaTiles
+  int splits, split_steps;  // K split over `splits` blocks of split_steps steps of 64
+  bool slots;               // the splits meet by slots (else the chain)
+  int cluster;              // blocks a cluster along M sharing B's stages (1 or 2)
+  std::int64_t tiles;       // output tiles
+  double estimate_us;
+};
+inline WgmmaPlan default_wgmma_plan(std::int64_t M, std::int64_t N, std::int64_t K, bool b_off128, std::int64_t sms) {
+  WgmmaPlan p{};
+  const std::int64_t ksteps = (K + 63) / 64;
+  double best = -1;
+  for (int i = 0; i < 4; ++i) {
+    const WgmmaTile& o = kWgmmaTiles[i];
+    const std::int64_t tiles = ((M + o.bm - 1) / o.bm) * ((N + o.bn - 1) / o.bn);
+    const std::int64_t hi = std::min<std::int64_t>(kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
+    for (std::int64_t sp = 1; sp <= hi; ++sp) {
+      const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
+      const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.tflops * 1e6 / sms);
+      double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
+      if (sp_real > 1) est += split_us(sp_real, o.bm, o.bn, true);
+      if (best < 0 || est < best) best = est, p.tile = i, p.splits = static_cast<int>(sp_real), p.tiles = tiles;
+    }
+  }
+  const WgmmaTile& t = kWgmmaTiles[p.tile];
+  p.estimate_us = best;
+  p.split_steps = static_cast<int>((ksteps + p.splits - 1) / p.splits);
+  p.splits = static_cast<int>((ksteps + p.split_steps - 1) / p.split_steps);
+  p.slots = p.splits > 1 && static_cast<double>(p.tiles) * t.bm * t.bn * 4.0 * (p.splits - 1) <= kWgmmaSlotsMaxBytes;
+  p.cluster = clusters_pay(M, b_off128, (M + t.bm - 1) / t.bm) ? 2 : 1;
+  return p;
+}
+
+// The skinny tensor kernel (skinny_mma.hip): 8-row groups of A (mt), and its K split.
+constexpr int kSkinnyCols = 128, kSkinnyStepK = 32, kSkinnyStages = 4, kSkinnyASmemMax = 48 * 1024;
+struct SkinnyPlan {
+  int mt;              // 8-row groups of A: 1, 2, 4 or 8
+  int splits, split_len;
+  double waves;        // of the blocks an SM holds, that the splits fill
+};
+// per_sm(len): the blocks an SM holds at a split of `len` rows (the runtime's answer, 0 unknown).
+template <class PerSm>
+SkinnyPlan default_skinny_plan(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t sms, PerSm per_sm) {
+  SkinnyPlan p{};
+  p.mt = M <= 8 ? 1 : M <= 16 ? 2 : M <= 32 ? 4 : 8;
+  const std::int64_t tiles = (N + kSkinnyCols - 1) / kSkinnyCols, kKs = kSkinnyStepK;
+  const std::int64_t max_len = std::max<std::int64_t>(kKs, (kSkinnyASmemMax / (2 * 8 * p.mt) - 8) / kKs * kKs);
+  std::int64_t splits = 1, len = 1;
+  auto choose = [&](double w) {
+    splits = 1, len = std::min<std::int64_t>(max_len, (K + kKs - 1) / kKs * kKs);
+    for (int round = 0; round < 3; ++round) {
+      const std::int64_t slots =
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(w * std::max(1, per_sm(static_cast<int>(len))) * sms));
+      splits = std::min<std::int64_t>((slots + tiles - 1) / tiles, (K + 2 * kKs - 1) / (2 * kKs));
+      splits = std::max<std::int64_t>({splits, 1, (K + max_len - 1) / max_len});
+      if (tiles * splits > slots) {  // past one wave (A's slice caps the split): whole waves
+        const std::int64_t n = (tiles * splits + slots - 1) / slots;
+        splits = std::max(splits, std::min<std::int64_t>((n * slots + tiles - 1) / tiles, (K + kKs - 1) / kKs));
+      }
+      len = (K + splits - 1) / splits;
+      len = std::min<std::int64_t>(max_len, (len + kKs - 1) / kKs * kKs);
+      splits = (K + len - 1) / len;
+    }
+  };
+  p.waves = 1.0;
+  choose(p.waves);
+  if (splits > 1 && len <= kSkinnyStages * kKs) choose(p.waves = 0.5);
+  p.splits = static_cast<int>(splits);
+  p.split_len = static_cast<int>(len);
+  return p;
+}
+
 // Everything the `tensor` GEMM allocates beside A, B, C and the bias, an upper bound: one engine
 // runs; up to kSmallRows rows the skinny kernels' FP32 accumulator [M, split_acc_ld(N)] and their tile counters
 // (skinny.hip: one int per 8 rows x 248 columns or more; skinny_mma.hip: one per 128 columns;
