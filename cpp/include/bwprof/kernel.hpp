@@ -132,6 +132,9 @@ class KernelInstance {
   // backend then evicts by streaming a buffer larger than its caches.
   virtual bool names_its_buffers() const { return true; }
   virtual Resources resources() const { return {}; }
+  // What the instance runs where its variant chooses among kernels (kernel, tile, K split), in a
+  // line for people (bwprof.explain); empty where there is no choice to tell.
+  virtual std::string explain() const { return ""; }
   // The link the work crosses (a host copy: the GPU's PCIe or chip-to-chip link; a peer copy: the
   // link between the two GPUs), which then judges the row instead of device memory. Empty (the
   // default): the work stays in device memory.

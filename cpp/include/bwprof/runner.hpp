@@ -87,6 +87,10 @@ bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const D
 void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bool matrix_units);
 
 // The whole measurement of one invocation of kernel `k` on `backend`.
+// The instance's own account of what it runs (KernelInstance::explain), made as measure_kernel makes
+// it (the same checks and limits), without running it.
+std::string explain_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params);
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
                            const std::string& variant, const std::map<std::string, std::string>& params,
                            const RunOptions& opt);

@@ -215,6 +215,16 @@ void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bo
   }
 }
 
+std::string explain_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params) {
+  const std::string kind = backend.info().kind == "cpu" ? "cpu" : "gpu";
+  Problem p = make_problem(k, kind, variant, dtype, params);
+  backend.activate();
+  const Variant& v = find_variant(k, kind, p.variant);
+  admit(backend, k, v, p);
+  return v.make(backend, p)->explain();
+}
+
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
                            const std::string& variant, const std::map<std::string, std::string>& params,
                            const RunOptions& options) {
