@@ -167,21 +167,26 @@ inline bool tma_rows(bool base16, std::int64_t ld) { return base16 && ld % 8 == 
 inline bool off128_rows(bool base128, std::int64_t ld) { return ld % 64 != 0 || !base128; }
 
 // Which kernel the `tensor` GEMM runs on NVIDIA (dispatch.hip). wgmma: this device and build take it.
-enum class Engine { kSkinnyMma, kMma, kWgmma, kPadded16, kPadded128 };
-inline Engine default_engine(const Operands& o, bool wgmma) {
-  if (o.M <= kSmallRows) {
+// kAuto: none asked for (the rules choose).
+enum class Engine { kSkinnyMma, kMma, kWgmma, kPadded16, kPadded128, kAuto };
+// asked: kSkinnyMma, kMma, kWgmma (in place or on copies padded to 16 or 128 bytes, as the rules
+// say) or kAuto. wgmma: this device and build take it.
+inline Engine tensor_engine(const Operands& o, bool wgmma, Engine asked = Engine::kAuto) {
+  if (asked == Engine::kSkinnyMma || asked == Engine::kMma) return asked;
+  const bool want_wgmma = asked == Engine::kWgmma;
+  if (!want_wgmma && o.M <= kSmallRows) {
     const bool a_aligned = o.K % 8 == 0 && tma_rows(o.a16, o.lda), b_aligned = o.N % 8 == 0 && tma_rows(o.b16, o.ldb);
     return small_m_mma(a_aligned, b_aligned) && o.ldc % 2 == 0 ? Engine::kMma : Engine::kSkinnyMma;
   }
   const bool need_a = !tma_rows(o.a16, o.lda), need_b = !tma_rows(o.b16, o.ldb), realign = o.a16 && o.b16;
   if (o.M >= kPad128Rows && wgmma) {
-    const bool w = (!need_a && !need_b) || pad_pays(o.M, o.N, o.K, need_a, need_b, realign);
+    const bool w = (!need_a && !need_b) || want_wgmma || pad_pays(o.M, o.N, o.K, need_a, need_b, realign);
     if (w && pad128_pays(o.M, o.N, o.K, need_a, need_b, off128_rows(o.a128, o.lda), off128_rows(o.b128, o.ldb)))
       return Engine::kPadded128;
   }
   if (wgmma) {
     if (!need_a && !need_b) return Engine::kWgmma;
-    if (pad_pays(o.M, o.N, o.K, need_a, need_b, realign)) return Engine::kPadded16;
+    if (want_wgmma || pad_pays(o.M, o.N, o.K, need_a, need_b, realign)) return Engine::kPadded16;
   }
   return Engine::kMma;
 }
@@ -202,19 +207,28 @@ struct MmaPlan {
   MmaTileShape tile;
   int load;
   int splits, split_len;  // K split over `splits` blocks of split_len (a multiple of 64)
+  bool fits = true;       // false: the tile asked for does not fit the GPU's shared memory
 };
 // smem_optin: the most shared memory a block may take; small_per_sm(load): blocks of the 64x64 tile
-// with that load an SM holds (the runtime's answer, 0 unknown).
+// with that load an SM holds (the runtime's answer, 0 unknown). tile / splits: asked for (null, 0:
+// the rules').
 template <class PerSm>
-MmaPlan default_mma_plan(const Operands& o, std::int64_t sms, int smem_optin, PerSm small_per_sm) {
+MmaPlan mma_plan(const Operands& o, std::int64_t sms, int smem_optin, PerSm small_per_sm,
+                 const MmaTileShape* tile = nullptr, std::int64_t splits_asked = 0) {
   MmaPlan p{};
   const bool aligned = o.K % 8 == 0 && o.N % 8 == 0 && o.lda % 8 == 0 && o.ldb % 8 == 0 && o.ldc % 2 == 0;
   const bool bases16 = o.a16 && o.b16;
   p.load = aligned && bases16 ? kMmaAsync : bases16 ? kMmaRealign : kMmaRegs;
   auto tiles = [&](int bm, int bn) { return ((o.M + bm - 1) / bm) * ((o.N + bn - 1) / bn); };
-  p.tile = o.M <= 16 ? kMma16x128 : tiles(128, 128) >= sms ? kMma128x128 : kMma64x64;
+  p.tile = tile ? *tile : o.M <= 16 ? kMma16x128 : tiles(128, 128) >= sms ? kMma128x128 : kMma64x64;
   if (p.load == kMmaRealign && mma_smem_bytes(p.tile, p.load) > smem_optin) p.load = kMmaRegs;
-  if (mma_smem_bytes(p.tile, p.load) > smem_optin) p.tile = kMma64x64;
+  if (mma_smem_bytes(p.tile, p.load) > smem_optin) {
+    if (tile) {
+      p.fits = false;
+      return p;
+    }
+    p.tile = kMma64x64;
+  }
   const bool small = p.tile.bm == 64;
   const std::int64_t t = tiles(p.tile.bm, p.tile.bn), ksteps = (o.K + 63) / 64;
   std::int64_t want = 2 * sms, splits = 1;
@@ -224,6 +238,7 @@ MmaPlan default_mma_plan(const Operands& o, std::int64_t sms, int smem_optin, Pe
   }
   const std::int64_t ways = small ? want / t : (want + t - 1) / t;
   if (t < want) splits = std::max<std::int64_t>(1, std::min<std::int64_t>({ways, ksteps / 4, std::int64_t{128}}));
+  if (splits_asked) splits = std::min<std::int64_t>(splits_asked, std::min<std::int64_t>(ksteps, 65535));
   p.split_len = static_cast<int>((ksteps + splits - 1) / splits * 64);
   p.splits = static_cast<int>((o.K + p.split_len - 1) / p.split_len);
   return p;
@@ -250,15 +265,19 @@ struct WgmmaPlan {
   std::int64_t tiles;       // output tiles
   double estimate_us;
 };
-inline WgmmaPlan default_wgmma_plan(std::int64_t M, std::int64_t N, std::int64_t K, bool b_off128, std::int64_t sms) {
+// tile / splits: asked for (-1, 0: the rules').
+inline WgmmaPlan wgmma_plan(std::int64_t M, std::int64_t N, std::int64_t K, bool b_off128, std::int64_t sms,
+                            int tile = -1, std::int64_t splits_asked = 0) {
   WgmmaPlan p{};
   const std::int64_t ksteps = (K + 63) / 64;
   double best = -1;
   for (int i = 0; i < 4; ++i) {
+    if (tile >= 0 && tile != i) continue;
     const WgmmaTile& o = kWgmmaTiles[i];
     const std::int64_t tiles = ((M + o.bm - 1) / o.bm) * ((N + o.bn - 1) / o.bn);
-    const std::int64_t hi = std::min<std::int64_t>(kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
-    for (std::int64_t sp = 1; sp <= hi; ++sp) {
+    std::int64_t lo = 1, hi = std::min<std::int64_t>(kWgmmaMaxSplits, std::max<std::int64_t>(1, ksteps / 4));
+    if (splits_asked) lo = hi = std::min<std::int64_t>(splits_asked, ksteps);
+    for (std::int64_t sp = lo; sp <= hi; ++sp) {
       const std::int64_t steps = (ksteps + sp - 1) / sp, sp_real = (ksteps + steps - 1) / steps;
       const double block_us = 2.0 * o.bm * o.bn * 64 * steps / (o.tflops * 1e6 / sms);
       double est = static_cast<double>((tiles * sp_real + sms - 1) / sms) * block_us;
@@ -282,9 +301,11 @@ struct SkinnyPlan {
   int splits, split_len;
   double waves;        // of the blocks an SM holds, that the splits fill
 };
-// per_sm(len): the blocks an SM holds at a split of `len` rows (the runtime's answer, 0 unknown).
+// per_sm(len): the blocks an SM holds at a split of `len` rows (the runtime's answer, 0 unknown);
+// splits_asked: 0, the rules'.
 template <class PerSm>
-SkinnyPlan default_skinny_plan(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t sms, PerSm per_sm) {
+SkinnyPlan skinny_plan(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t sms, PerSm per_sm,
+                       std::int64_t splits_asked = 0) {
   SkinnyPlan p{};
   p.mt = M <= 8 ? 1 : M <= 16 ? 2 : M <= 32 ? 4 : 8;
   const std::int64_t tiles = (N + kSkinnyCols - 1) / kSkinnyCols, kKs = kSkinnyStepK;
@@ -296,8 +317,9 @@ SkinnyPlan default_skinny_plan(std::int64_t M, std::int64_t N, std::int64_t K, s
       const std::int64_t slots =
           std::max<std::int64_t>(1, static_cast<std::int64_t>(w * std::max(1, per_sm(static_cast<int>(len))) * sms));
       splits = std::min<std::int64_t>((slots + tiles - 1) / tiles, (K + 2 * kKs - 1) / (2 * kKs));
+      if (splits_asked) splits = splits_asked;
       splits = std::max<std::int64_t>({splits, 1, (K + max_len - 1) / max_len});
-      if (tiles * splits > slots) {  // past one wave (A's slice caps the split): whole waves
+      if (!splits_asked && tiles * splits > slots) {  // past one wave (A's slice caps the split): whole waves
         const std::int64_t n = (tiles * splits + slots - 1) / slots;
         splits = std::max(splits, std::min<std::int64_t>((n * slots + tiles - 1) / tiles, (K + kKs - 1) / kKs));
       }
@@ -308,7 +330,7 @@ SkinnyPlan default_skinny_plan(std::int64_t M, std::int64_t N, std::int64_t K, s
   };
   p.waves = 1.0;
   choose(p.waves);
-  if (splits > 1 && len <= kSkinnyStages * kKs) choose(p.waves = 0.5);
+  if (!splits_asked && splits > 1 && len <= kSkinnyStages * kKs) choose(p.waves = 0.5);
   p.splits = static_cast<int>(splits);
   p.split_len = static_cast<int>(len);
   return p;

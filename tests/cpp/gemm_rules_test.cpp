@@ -43,38 +43,38 @@ int fake_skinny_per_sm(int len) { return std::min(16, 233472 / (4 * 32 * 136 * 2
 
 TEST(GemmRules, EngineByRowsAndAlignment) {
   // Up to 16 rows: mma.sync's 16-row tile where A's and B's rows are on 16 bytes, else the skinny kernel.
-  EXPECT_EQ(default_engine(family(1, 1024, 1536), true), Engine::kMma);
-  EXPECT_EQ(default_engine(family(16, 1160, 1536), true), Engine::kMma);
-  EXPECT_EQ(default_engine(family(5, 1024, 1531), true), Engine::kSkinnyMma);
-  EXPECT_EQ(default_engine(family(16, 1037, 1531), false), Engine::kSkinnyMma);
+  EXPECT_EQ(tensor_engine(family(1, 1024, 1536), true), Engine::kMma);
+  EXPECT_EQ(tensor_engine(family(16, 1160, 1536), true), Engine::kMma);
+  EXPECT_EQ(tensor_engine(family(5, 1024, 1531), true), Engine::kSkinnyMma);
+  EXPECT_EQ(tensor_engine(family(16, 1037, 1531), false), Engine::kSkinnyMma);
   // From 17 rows on Hopper: wgmma in place where the copy engine addresses A and B.
-  EXPECT_EQ(default_engine(family(17, 1160, 1536), true), Engine::kWgmma);
-  EXPECT_EQ(default_engine(family(4096, 4096, 4096), true), Engine::kWgmma);
-  EXPECT_EQ(default_engine(family(4096, 4096, 4096), false), Engine::kMma);
+  EXPECT_EQ(tensor_engine(family(17, 1160, 1536), true), Engine::kWgmma);
+  EXPECT_EQ(tensor_engine(family(4096, 4096, 4096), true), Engine::kWgmma);
+  EXPECT_EQ(tensor_engine(family(4096, 4096, 4096), false), Engine::kMma);
   // Rows off 16 bytes: a few rows stay on mma.sync in place, more take padded copies.
-  EXPECT_EQ(default_engine(family(33, 4095, 4097), true), Engine::kMma);
-  EXPECT_EQ(default_engine(family(128, 4097, 4095), true), Engine::kPadded128);
-  EXPECT_EQ(default_engine(family(8192, 4097, 4095), true), Engine::kPadded128);
+  EXPECT_EQ(tensor_engine(family(33, 4095, 4097), true), Engine::kMma);
+  EXPECT_EQ(tensor_engine(family(128, 4097, 4095), true), Engine::kPadded128);
+  EXPECT_EQ(tensor_engine(family(8192, 4097, 4095), true), Engine::kPadded128);
   // B's rows on 16 bytes but off 128 (N = 1000): from 256 rows clusters share B in place, and B is
   // copied to 128-byte rows only where that costs under a tenth of wgmma (M = 4096).
-  EXPECT_EQ(default_engine(family(128, 1000, 11008), true), Engine::kWgmma);
-  EXPECT_EQ(default_engine(family(1000, 1000, 11008), true), Engine::kWgmma);
-  EXPECT_EQ(default_engine(family(4096, 1000, 11008), true), Engine::kPadded128);
+  EXPECT_EQ(tensor_engine(family(128, 1000, 11008), true), Engine::kWgmma);
+  EXPECT_EQ(tensor_engine(family(1000, 1000, 11008), true), Engine::kWgmma);
+  EXPECT_EQ(tensor_engine(family(4096, 1000, 11008), true), Engine::kPadded128);
 }
 
 TEST(GemmRules, WgmmaTileAndSplitAsMeasured) {
   // Points the measurements name (H100, 132 SMs): 128x128 split 2 at M = N = 1000, K = 11008; 64x64
   // unsplit at M = 128 N = K = 4096 (19.1 us against 23.2 for 64x128 split 2); 128x256 unsplit at 4096^3.
-  WgmmaPlan p = default_wgmma_plan(1000, 1000, 11008, true, 132);
+  WgmmaPlan p = wgmma_plan(1000, 1000, 11008, true, 132);
   EXPECT_STREQ(kWgmmaTiles[p.tile].name, "128x128");
   EXPECT_EQ(p.splits, 2);
   EXPECT_TRUE(p.slots);
   EXPECT_EQ(p.cluster, 2);  // B's rows off 128 bytes from 256 rows
-  p = default_wgmma_plan(128, 4096, 4096, false, 132);
+  p = wgmma_plan(128, 4096, 4096, false, 132);
   EXPECT_STREQ(kWgmmaTiles[p.tile].name, "64x64");
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.cluster, 2);  // from 128 rows where the row tiles pair up (two of 64)
-  p = default_wgmma_plan(4096, 4096, 4096, false, 132);
+  p = wgmma_plan(4096, 4096, 4096, false, 132);
   EXPECT_STREQ(kWgmmaTiles[p.tile].name, "128x256");
   EXPECT_EQ(p.splits, 1);
   EXPECT_FALSE(p.slots);
@@ -83,12 +83,12 @@ TEST(GemmRules, WgmmaTileAndSplitAsMeasured) {
 
 TEST(GemmRules, MmaTileAndSplit) {
   // 16 rows: the 16x128 tile, K split until about two blocks an SM.
-  MmaPlan p = default_mma_plan(family(16, 4096, 4096), 132, 232448, fake_small_per_sm);
+  MmaPlan p = mma_plan(family(16, 4096, 4096), 132, 232448, fake_small_per_sm);
   EXPECT_EQ(p.tile.bm, 16);
   EXPECT_EQ(p.load, kMmaAsync);
   EXPECT_EQ(p.splits, 8);
   // Rows off 16 bytes on buffers on 16 bytes: realigned in shared memory, the 64x64 tile.
-  p = default_mma_plan(family(33, 4095, 4097), 132, 232448, fake_small_per_sm);
+  p = mma_plan(family(33, 4095, 4097), 132, 232448, fake_small_per_sm);
   EXPECT_EQ(p.tile.bm, 64);
   EXPECT_EQ(p.load, kMmaRealign);
   EXPECT_EQ(p.splits, 6);  // 64x64 tiles as many ways as one wave of 3 blocks an SM holds
@@ -96,10 +96,10 @@ TEST(GemmRules, MmaTileAndSplit) {
   // so the 64x64 tile runs, through registers.
   EXPECT_EQ(mma_smem_bytes(kMma128x128, kMmaRealign), 143360);
   EXPECT_EQ(mma_smem_bytes(kMma128x128, kMmaRegs), 107520);
-  p = default_mma_plan(family(8192, 4095, 4097), 132, 232448, fake_small_per_sm);
+  p = mma_plan(family(8192, 4095, 4097), 132, 232448, fake_small_per_sm);
   EXPECT_EQ(p.tile.bm, 128);
   EXPECT_EQ(p.load, kMmaRealign);
-  p = default_mma_plan(family(8192, 4095, 4097), 132, 101376, fake_small_per_sm);
+  p = mma_plan(family(8192, 4095, 4097), 132, 101376, fake_small_per_sm);
   EXPECT_EQ(p.tile.bm, 64);
   EXPECT_EQ(p.load, kMmaRegs);
 }
@@ -121,11 +121,11 @@ TEST(GemmRules, EveryDefaultAnswerOverTheGrid) {
             std::snprintf(buf, sizeof buf, "e %lld %lld %lld %d %d %d %d %d", (long long)M, (long long)N, (long long)K,
                           f.a16, f.b16, f.a128, f.b128, ld);
             std::string line = buf;
-            line += " " + std::to_string(int(default_engine(o, true))) + std::to_string(int(default_engine(o, false)));
+            line += " " + std::to_string(int(tensor_engine(o, true))) + std::to_string(int(tensor_engine(o, false)));
             for (std::int64_t sms : {132, 114})
               for (int optin : {232448, 166912, 101376}) {
-                const MmaPlan m = default_mma_plan(o, sms, optin, fake_small_per_sm);
-                const MmaPlan z = default_mma_plan(o, sms, optin, [](int) { return 0; });
+                const MmaPlan m = mma_plan(o, sms, optin, fake_small_per_sm);
+                const MmaPlan z = mma_plan(o, sms, optin, [](int) { return 0; });
                 line += " " + std::to_string(m.tile.bm) + "x" + std::to_string(m.tile.bn) + "/" + std::to_string(m.load) +
                         "/" + std::to_string(m.splits) + "/" + std::to_string(m.split_len) + "/" + std::to_string(z.splits);
               }
@@ -136,7 +136,7 @@ TEST(GemmRules, EveryDefaultAnswerOverTheGrid) {
       for (std::int64_t K : kNKs)
         for (bool b128 : {false, true})
           for (std::int64_t sms : {132, 114, 78}) {
-            const WgmmaPlan w = default_wgmma_plan(M, N, K, b128, sms);
+            const WgmmaPlan w = wgmma_plan(M, N, K, b128, sms);
             char buf[200];
             std::snprintf(buf, sizeof buf, "w %lld %lld %lld %d %lld: %d %d %d %d %d %lld %.17g", (long long)M,
                           (long long)N, (long long)K, b128, (long long)sms, w.tile, w.splits, w.split_steps, w.slots,
@@ -147,8 +147,8 @@ TEST(GemmRules, EveryDefaultAnswerOverTheGrid) {
     for (std::int64_t N : kNKs)
       for (std::int64_t K : kNKs)
         for (std::int64_t sms : {132, 114}) {
-          const SkinnyPlan s = default_skinny_plan(M, N, K, sms, fake_skinny_per_sm);
-          const SkinnyPlan z = default_skinny_plan(M, N, K, sms, [](int) { return 0; });
+          const SkinnyPlan s = skinny_plan(M, N, K, sms, fake_skinny_per_sm);
+          const SkinnyPlan z = skinny_plan(M, N, K, sms, [](int) { return 0; });
           char buf[200];
           std::snprintf(buf, sizeof buf, "s %lld %lld %lld %lld: %d %d %d %g %d %d", (long long)M, (long long)N,
                         (long long)K, (long long)sms, s.mt, s.splits, s.split_len, s.waves, z.splits, z.split_len);

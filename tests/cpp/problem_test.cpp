@@ -10,7 +10,7 @@ TEST(Problem, ParametersAreTypedValuesInSpecOrder) {
   const KernelFamily& g = find_kernel("gemm");
   Problem p = make_problem(g, "cpu", "", "fp16", {{"K", "0896"}, {"M", "128"}, {"N", "4864"}, {"bias", "yes"},
                                                   {"act", "gelu"}});
-  ASSERT_EQ(p.params.size(), 5u);
+  ASSERT_EQ(p.params.size(), 8u);  // and engine, tile, splits at "auto": out of the shape
   EXPECT_EQ(p.params[0].first, "M");
   EXPECT_TRUE(p.params[0].second.is_int());
   EXPECT_TRUE(p.params[3].second.is_bool());
