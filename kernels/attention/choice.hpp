@@ -11,7 +11,7 @@ namespace attention {
 // Its query rows per KV head: at most 32 (16 at head dim 256). Its splits: rows x splits of a KV
 // head within kDecodeMaxMerge (the last block's merge holds a weight for each in shared memory).
 constexpr int kDecodeMaxMerge = 4096;
-// The deepest ring the decode kernel takes (BWPROF_ATTN_DECODE_STAGES).
+// The deepest ring the decode kernel takes.
 constexpr int kDecodeStagesMax = 8;
 // The decode kernel's warps a block and keys a warp's step.
 constexpr int kDecodeWarps = 4, kDecodeStepKeys = 16;
@@ -58,8 +58,8 @@ inline int decode_unsplit_ring(int d, std::int64_t seq_kv, std::int64_t blocks, 
 inline bool decode_takes_rows(std::int64_t rows, int d) { return rows <= 16 || (rows <= 32 && d <= 128); }
 // Rows of one flash tile for `tile` at head dim d.
 inline int flash_tile_rows(int tile, int d) { return d > 128 || tile == 0 ? 64 : 128; }
-// Keys per tile of the same.
-inline int flash_tile_keys(int tile, int d) { return d > 128 || tile == 1 ? 32 : 64; }
+// Keys per flash tile at head dim d (either tile).
+inline int flash_tile_keys(int d) { return d > 128 ? 32 : 64; }
 
 
 // How many blocks share one row's keys (flash decoding), and the keys each takes.
@@ -73,7 +73,7 @@ inline KeySplit flash_split(std::int64_t batch, std::int64_t kv_heads, std::int6
                             int tile, std::int64_t sms) {
   const std::int64_t tiles = (rows + flash_tile_rows(tile, d) - 1) / flash_tile_rows(tile, d);
   const std::int64_t blocks = tiles * batch * kv_heads;
-  const int keys = flash_tile_keys(tile, d);
+  const int keys = flash_tile_keys(d);
   std::int64_t splits = 1;
   if (blocks < 4 * sms)
     splits = std::min<std::int64_t>({(4 * sms + blocks - 1) / blocks, (seq_kv + 4 * keys - 1) / (4 * keys), 65535});

@@ -55,8 +55,8 @@ struct Launch {
 Resources rows(const Launch& l, DType dtype, bool launch);
 // Merges the splits' partials into O (splits > 1; rows.hip).
 void combine(const Launch& l, bool launch);
-// The matrix-unit kernel for FP16 / BF16 with tile shape `tile` (0, 1 or 2: flash_sm80.hpp; CUDA
-// builds only).
+// The matrix-unit kernel for FP16 / BF16 with tile shape `tile` (0 or 2: flash_sm80.hpp, choice.hpp's
+// flash_tile; CUDA builds only).
 Resources flash_f16(const Launch& l, int tile, bool launch);
 Resources flash_bf16(const Launch& l, int tile, bool launch);
 // The decode kernel for FP16 / BF16 (decode_sm80.hpp; CUDA builds only), where decode_takes().

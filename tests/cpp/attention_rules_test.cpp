@@ -76,7 +76,7 @@ TEST(AttentionRules, EveryDefaultAnswerOverTheGrid) {
                                  std::to_string(skv) + " " + std::to_string(dim) + " " + std::to_string(sms) + ":";
               const int tile = flash_tile(rows);
               const KeySplit f = flash_split(b, hkv, rows, skv, dim, tile, sms);
-              const KeySplit fc = cap_partial_rows(f, b * hkv * rows, skv, flash_tile_keys(tile, dim));
+              const KeySplit fc = cap_partial_rows(f, b * hkv * rows, skv, flash_tile_keys(dim));
               line += " f" + std::to_string(tile) + "/" + std::to_string(f.splits) + "/" + std::to_string(f.split_len) +
                       "/" + std::to_string(fc.splits) + "/" + std::to_string(fc.split_len);
               if (decode_takes_rows(rows, dim))
