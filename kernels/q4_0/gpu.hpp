@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "bwprof/kernel.hpp"
 #include "common/gpu_runtime.hpp"
@@ -59,6 +60,8 @@ class Q4MmaMatmul {
   // Y[M, N] = X[M, K] . W^T, all M rows of X (up to 8 per pass over W).
   virtual void run(const __half* x, __half* y, int M, hipStream_t stream) = 0;
   virtual Resources resources() const = 0;
+  // The kernel chosen, by its name (KernelInstance::explain).
+  virtual std::string explain() const = 0;
 };
 
 // The path for problem `p` over the llama.cpp-layout weights `w`; nullptr where this build or

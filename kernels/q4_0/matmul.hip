@@ -134,6 +134,8 @@ class Q4MatmulGpu final : public KernelInstance {
     y_.to(host_.Y);
     return q4_matmul_check(host_, p_);
   }
+  // The matrix units' kernel by name where it runs; else the vector units' (one per rows of X).
+  std::string explain() const override { return mma_ ? mma_->explain() : ""; }
   Resources resources() const override {
     if (mma_) return mma_->resources();
     return by_dtype(p_.dtype, [&](auto t) {
