@@ -29,9 +29,6 @@ struct RunOptions {
   int max_repeats = 1000;
   double max_time_s = 2.0;   // stop adding repeats past this much wall time
   bool verify = true;
-  // Launches per timed run (1). More makes a deliberately slowed kernel for testing regression
-  // detection: measure() sets it from BWPROF_DEBUG_SLOWDOWN="kernel:factor[,kernel:factor]".
-  int launches_per_timing = 1;
 };
 
 // What the timed runs saw besides their times: one clock sample after each timed run (NaN where
