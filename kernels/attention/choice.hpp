@@ -1,6 +1,7 @@
-// The attention kernels' choices that are plain arithmetic on the shape (gpu.hip chooses the kernel
+// The attention kernels' rules that are plain arithmetic on the shape (gpu.hip chooses the kernel
 // and its key split by them, the kernels size their rings by them); no GPU headers, so that the
-// CPU tests check them (tests/cpp/attention_rules_test.cpp).
+// CPU tests check them (tests/cpp/attention_rules_test.cpp). Each rule: what, then why; the
+// measurements behind them are in docs/notes/attention.md ("The dispatch rules' measurements").
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -16,11 +17,8 @@ constexpr int kDecodeStagesMax = 8;
 // The decode kernel's warps a block and keys a warp's step.
 constexpr int kDecodeWarps = 4, kDecodeStepKeys = 16;
 // The decode kernel's default ring, in steps of 16 keys each warp holds (stages - 1 in flight while
-// it computes one; the measurements behind it are in decode_sm80.hpp): 5 at head dim 64, 3 up to
-// 128, 2 at 256; at head dim 80, 4 where a KV head has up to kDecodeShortKeys keys, 2 beyond (H200,
-// 2026-11-28, harness grid: every D80 point of 16384 keys faster at 2 than at 3, bf16 B4 H64/8
-// 56.0 -> 51.9 us, fp16 B4 H64/8 56.5 -> 51.7, bf16 B2 H32/8 33.1 -> 30.5, fp16 B1 H8/8 20.5 -> 19.4;
-// not measured on an H100, where 4 had lost to 3 at B4 H64/8).
+// it computes one): 5 at head dim 64, 3 up to 128, 2 at 256, and at 80 4 up to kDecodeShortKeys keys
+// and 2 beyond: the depths that were fastest on the H100 and H200 sweeps at each head dim.
 constexpr std::int64_t kDecodeShortKeys = 8192;
 constexpr int decode_ring_long(int d) { return d <= 64 ? 5 : d == 80 ? 2 : d <= 128 ? 3 : 2; }
 constexpr int decode_ring_short(int d) { return d == 80 ? 4 : decode_ring_long(d); }
@@ -30,14 +28,8 @@ constexpr int decode_default_ring(int d, std::int64_t seq_kv) {
 // Where nothing is split (the KV heads alone fill the GPU) and each KV head has kDecodeLongKeys keys
 // or more: the ring that keeps the bytes an SM needs in flight (blocks an SM x 4 warps x (ring - 1)
 // steps of K and V), at least 2 steps, never deeper than the default. Those bytes are the SM's share
-// of the memory's theoretical bandwidth times kDecodeFlightSeconds (Little's law; 32 KB on the H100,
-// 3352 GB/s over 132 SMs), or kDecodeFlightBytes where the bandwidth is unknown. H100, 2026-11-28,
-// fp16, us (session 9's probe harness and sweeps, bwprof's timing): 256 KV heads (two blocks an SM)
-// want 2 steps (B8 H32/32 S1024 D64 31.0 at the default 5 -> 29.1, D128 53.3 -> 52.5); 128 (one an
-// SM) want 3 at D64 (B16 H32/8 S4096: 52.3 against 58.7 at 2 and 53.5 at 5) and 2 at D128 (96.2
-// against 97.0). On the H200 (faster memory, same SMs: about 47 KB) the deeper rings this gives won
-// or tied (2026-11-28, harness grid): B8 H32/32 S1024 D64 23.4 -> 22.5 us at 3, B16 H32/8 S4096 D128
-// 73.4 -> 71.2 at 3; B16 H32/8 S4096 D64 (4) and D80 (4), B8 H32/32 S1024 D80 (3) within 0.5 %.
+// of the memory's theoretical bandwidth times kDecodeFlightSeconds (Little's law; 32 KB at the H100's
+// 3352 GB/s over 132 SMs, where it was fitted), or kDecodeFlightBytes where the bandwidth is unknown.
 constexpr std::int64_t kDecodeLongKeys = 1024;
 constexpr double kDecodeFlightBytes = 32768.0;
 constexpr double kDecodeFlightSeconds = kDecodeFlightBytes / (3352.3e9 / 132);
@@ -66,9 +58,11 @@ inline int flash_tile_keys(int d) { return d > 128 ? 32 : 64; }
 struct KeySplit {
   int splits, split_len;
 };
-// The flash kernel's tile (0: 64 rows x 64 keys, 2: 128 x 64; flash_tile_rows): 64 rows where a KV
-// head has no more.
+// The flash kernel's tile (0: 64 rows x 64 keys, 2: 128 x 64; flash_tile_rows): 128 x 64, the
+// fastest of the three measured, except 64 rows where a KV head has no more.
 inline int flash_tile(std::int64_t rows) { return rows <= 64 ? 0 : 2; }
+// Keys split while the blocks do not fill two rounds of the GPU (2-3 blocks an SM fit), each split
+// keeping at least 4 key tiles.
 inline KeySplit flash_split(std::int64_t batch, std::int64_t kv_heads, std::int64_t rows, std::int64_t seq_kv, int d,
                             int tile, std::int64_t sms) {
   const std::int64_t tiles = (rows + flash_tile_rows(tile, d) - 1) / flash_tile_rows(tile, d);
@@ -79,7 +73,12 @@ inline KeySplit flash_split(std::int64_t batch, std::int64_t kv_heads, std::int6
     splits = std::min<std::int64_t>({(4 * sms + blocks - 1) / blocks, (seq_kv + 4 * keys - 1) / (4 * keys), 65535});
   return {static_cast<int>(splits), static_cast<int>(((seq_kv + splits - 1) / splits + keys - 1) / keys * keys)};
 }
-// per_sm: the decode kernel's blocks an SM (the runtime's answer).
+// Decode reads each key and value once: its time is their bytes plus what every block pays once
+// (launch, first loads, merges). Keys split so that the blocks make half a wave of the GPU up to
+// head dim 128 (fewer splits to merge won at 10 of 12 points), a whole wave at 256 and paged
+// (long streams gain), each split keeping at least 128 keys (256 paged: the shortest lost), in
+// steps of 16 (a warp's step), within what the merge holds. per_sm: the kernel's blocks an SM (the
+// runtime's answer).
 inline KeySplit decode_split(std::int64_t batch, std::int64_t kv_heads, std::int64_t rows, std::int64_t seq_kv, int d,
                              bool paged, std::int64_t per_sm, std::int64_t sms) {
   const std::int64_t blocks = batch * kv_heads;
@@ -92,7 +91,8 @@ inline KeySplit decode_split(std::int64_t batch, std::int64_t kv_heads, std::int
       std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (seq_kv + least - 1) / least, most});
   return {static_cast<int>(splits), static_cast<int>(((seq_kv + splits - 1) / splits + step - 1) / step * step)};
 }
-// The rows kernel: G query heads a block (gpu.hip), blocks = batch x kv_heads x (group / G) x seq_q.
+// The rows kernel (G query heads a block; blocks = batch x kv_heads x (group / G) x seq_q): keys
+// split until about 8 blocks an SM, each split at least 128 keys.
 inline KeySplit rows_split(std::int64_t blocks, std::int64_t seq_kv, std::int64_t sms) {
   const std::int64_t want = 8ll * sms;
   std::int64_t splits = 1;

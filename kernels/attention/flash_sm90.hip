@@ -379,10 +379,9 @@ class FlashSm90Impl final : public FlashSm90 {
     // Key tiles of 128, 64 at head dim 256 (two stages and the Q tile in 192 KB; a tile of 80 keys
     // was 13% slower at the longest causal H100 sweep point, 3-5% faster at three of seven).
     const int bc = dp_ <= 128 ? 128 : 64;
-    // Paged K/V: pages of 64 keys or more that are whole 8-row swizzle groups tiling the key tile are
-    // read by the copy engine, a box a page (H100, pages of 128: 277 us against cp.async's 383);
-    // smaller pages (or any the copy engine cannot take) by the producer's threads with cp.async (pages
-    // of 16: 383 against the copy engine's 536 us).
+    // Paged K/V by the copy engine, a box a page, where pages of 64 keys or more are whole 8-row
+    // swizzle groups tiling the key tile; else by the producer's threads with cp.async: the faster of
+    // the two at each page size (docs/notes/attention.md, "The dispatch rules' measurements").
     const bool tma_fits = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
     const bool page_tma = tma_fits && l.kv.block_size >= 64;
     const int kv_box = page_tma ? int(l.kv.block_size) : bc;
@@ -393,9 +392,8 @@ class FlashSm90Impl final : public FlashSm90 {
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
                      l.causal, true, page_tma, 2, 1};
-    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16 bytes 1-4%
-    // ahead at 80/96/256, 4 bytes 1-6% at 64/128; H200 with the butterfly transpose: 16 bytes 2-22% ahead at 256,
-    // 4% either way at 64/128 from one machine to the next).
+    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128: the faster at
+    // each on the H100 sweep (the same note).
     args_.store16 = l.D != 64 && l.D != 128;
     args_.tiles = int(args_.row_tiles * l.B * l.H);
     // One block an SM, each taking tiles until none is left.
@@ -404,19 +402,10 @@ class FlashSm90Impl final : public FlashSm90 {
     const int bh_total = args_.bh_total = int(l.B * l.H);
     const auto cost = row_tile_costs(args_.row_tiles, br, bc, args_.seq_q, args_.seq_kv, l.causal);
     args_.head_chunk = choose_head_chunk(cost, bh_total, int(l.group), int(grid_));
-    // O written to shared memory and stored by the copy engine, so that the consumers go on to their
-    // next tile without waiting for the stores: contiguous K/V at head dim 64 up to 1024 keys (rings as
-    // before: 3+1 or 2+2 fit beside the buffer) and at head dims 80-128 up to 512 keys (the buffer
-    // takes the third stage from 129 keys on). H100 sweep, 2026-11-23, us from registers -> copy
-    // engine: S128 B16 H64/8 causal D80 34.7 -> 26.9, D96 40.2 -> 28.3, D128 36.5 -> 30.2; S512 B16
-    // H8/1 causal D96 37.1 -> 34.5, D128 38.2 -> 36.8; longer D128, two stages instead of three,
-    // 5-21 % slower (S16384 causal 3323 -> 3879, S1024 163.5 -> 171.6). At head dim 64, with the
-    // store a template argument (go()), H100 2026-11-27, two passes, us: S128 B16 H64/8 26.8/27.6 ->
-    // 23.7/24.4, S512 B16 H8/1 27.9/28.8 -> 27.0/27.0, S1024 B8 H32/4 114.6/114.5 -> 114.8/114.5; from
-    // 2048 keys registers are ahead (S2048 195.1/195.2 against 197.4/198.8, S4096 non-causal
-    // 338.5/345.7 against 341.7/347.4, S16384 causal 2341.3/2336.7 against 2434.5/2417.6). Paged K/V:
-    // registers (the paged kernels have no copy-engine store). Head dim 256: no rings fit beside the
-    // buffer; elsewhere O goes from registers and no buffer is held.
+    // O written to shared memory and stored by the copy engine (the consumers go on to their next
+    // tile without waiting for the stores) for contiguous K/V at head dim 64 up to 1024 keys and at
+    // 80-128 up to 512: there it won on the H100 sweep, beyond it the buffer costs a K/V stage and lost
+    // (the same note). Paged K/V and head dim 256 store from registers; no buffer is held there.
     const bool o_short = (dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512);
     o_tma_ = o_short && !l.paged;
     choose_rings(l, bc);
@@ -426,12 +415,10 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
 
  private:
-  // The rings: K/V stages (the loads of the key tiles ahead) and Q slots (the next row tiles' Q
-  // loaded while this one's is computed). Rows of one key tile (seq_kv <= 128 at head dims up to
-  // 128): two stages and two Q slots where they fit (the next tile's Q arrives while this one's
-  // single key tile is computed; H100, S128: 26.4 against 28.2 us at D64, as fast or faster at 80-128).
-  // Else three stages and one slot where they fit (head dims up to 128; faster than Q slots first
-  // at S512: 28.8 against 29.9 us at D64, 38.1 against 43.1 at D128), else two and one.
+  // The rings: K/V stages (the key tiles ahead) and Q slots (the next row tiles' Q loaded while this
+  // one's is computed). Rows of one key tile: two stages and two Q slots where they fit (the next Q
+  // arrives while the single key tile is computed); else three stages and one slot where they fit,
+  // else two and one: the fastest on the H100 sweep (the same note).
   void choose_rings(const Launch& l, int bc) {
     constexpr int lim = kSm90SmemMax;
     if (o_tma_ && sm90_smem_bytes(dp_, bc, 2, 1, l.paged, true) > lim) o_tma_ = false;

@@ -142,7 +142,7 @@ std::unique_ptr<GemmRunner> nvidia_tensor(GpuBackend& g, DType dtype, const Gemm
     BWPROF_INVALID("engine: the skinny kernel takes M <= " + std::to_string(gemm::kSmallMaxRows));
   const gemm::Operands o{s.M,          s.N,          s.K,           s.lda,        s.ldb, s.ldc,
                          gemm::on16(A), gemm::on16(B), gemm::on128(A), gemm::on128(B)};
-  const gemm::Engine e = gemm::tensor_engine(o, wgmma, asked);
+  const gemm::Engine e = gemm::tensor_engine(o, wgmma, asked, gemm::matrix_scale(g.info().fp16_matrix_gflops_theoretical));
   // The tile asked for (choice.hpp's names: "64x64", ...), of the engine that runs.
   const gemm::MmaTileShape* mma_tile = nullptr;
   int wgmma_tile = -1;

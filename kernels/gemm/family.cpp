@@ -77,9 +77,11 @@ KernelFamily gemm_kernel() {
     // (choice.hpp: the split-K accumulator, the skinny kernel's counters, padded copies).
     const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
     const bool split = p.variant == "tensor" || (p.variant == "unfused" && !kVendorIsBest);
+    const bool asked = p.s("engine") != "auto" || p.s("tile") != "auto" || p.opt_i("splits");
     return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
                            vendor  ? kVendorWorkspace
-                           : split ? gemm::tensor_scratch_bytes(p.i("M"), p.i("N"), p.i("K"))
+                           : split ? gemm::tensor_scratch_bytes(p.i("M"), p.i("N"), p.i("K"), asked,
+                                                                p.opt_i("splits").value_or(0))
                                    : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});

@@ -24,7 +24,8 @@ class WgmmaRunner final : public GemmRunner {
       : act_(act), launch_(dt == DType::kBF16 ? gemm::wgmma_bf16 : gemm::wgmma_f16) {
     gemm::check_int_sizes(s);
     // The tile and K split of least estimated time, and clusters (choice.hpp's wgmma_plan).
-    const gemm::WgmmaPlan plan = gemm::wgmma_plan(s.M, s.N, s.K, gemm::rows_off128(B, s.ldb), g.sm_count(), tile, splits);
+    const gemm::WgmmaPlan plan = gemm::wgmma_plan(s.M, s.N, s.K, gemm::rows_off128(B, s.ldb), g.sm_count(), tile, splits,
+                                                  gemm::matrix_scale(g.info().fp16_matrix_gflops_theoretical));
     tile_ = plan.tile, cluster_ = plan.cluster;
     const gemm::WgmmaTile& t = gemm::kWgmmaTiles[plan.tile];
     if (plan.splits > 65535 || plan.tiles > 2147483647) BWPROF_INVALID("M/N/K: too large for the wgmma GEMM's grid");

@@ -164,3 +164,21 @@ TEST(GemmRules, EveryDefaultAnswerOverTheGrid) {
       }
   EXPECT_EQ(d.h, 0x5004c70adbfcfbb8ull) << std::hex << "digest 0x" << d.h;
 }
+
+TEST(GemmRules, ComputeRatesFollowTheDevicesMatrixPeak) {
+  // The device's FP16 matrix peak as gpu_backend.cpp computes it (FLOP a clock an SM x SMs x clock).
+  auto peak = [](int sms, double clock_mhz) { return 4096 * (sms * clock_mhz * 1e6 / 1e9); };
+  // The H100 SXM and the H200 (132 SMs at 1980 MHz): exactly the rates the rules were measured at,
+  // so their answers are those of the digest above; an unknown peak keeps them too.
+  EXPECT_EQ(matrix_scale(peak(132, 1980)), 1.0);
+  EXPECT_EQ(matrix_scale(0), 1.0);
+  // An H100 PCIe (114 SMs at 1755 MHz): three quarters of the rate, so wgmma's estimate of the same
+  // unsplit 4096^3 tile plan is 1 / 0.766 longer (its blocks' work, not the split's meeting).
+  const double pcie = matrix_scale(peak(114, 1755));
+  EXPECT_NEAR(pcie, 114 * 1755.0 / (132 * 1980.0), 1e-12);
+  const WgmmaPlan h100 = wgmma_plan(4096, 4096, 4096, false, 114, 0, 1), other = wgmma_plan(4096, 4096, 4096, false, 114, 0, 1, pcie);
+  EXPECT_NEAR(other.estimate_us / h100.estimate_us, 1 / pcie, 1e-9);
+  // The padded copies' DRAM figures stay the H100's: at M = 33 (rows off 16 bytes) mma.sync in place
+  // runs on the H200 as on the H100.
+  EXPECT_EQ(tensor_engine(family(33, 4095, 4097), true, Engine::kAuto, matrix_scale(peak(132, 1980))), Engine::kMma);
+}
