@@ -52,6 +52,24 @@ __device__ __forceinline__ float load_llama_block(const unsigned char* blk, unsi
 
 }  // namespace gpu
 
+// The vector units' matmul (matmul_vec.hpp), one storage type a file: Y for up to 8 rows of X (m)
+// in one pass over W, llama.cpp's layout or (tiled) the quants re-packed apart from their scales.
+struct Q4VecArgs {
+  const unsigned char* w;
+  const __half* scales;  // tiled only
+  const void* x;
+  void* y;
+  int m, N, K, warp;
+  bool tiled;
+  hipStream_t stream;
+};
+void q4_vec_f32(const Q4VecArgs& a);
+void q4_vec_f16(const Q4VecArgs& a);
+void q4_vec_bf16(const Q4VecArgs& a);
+Resources q4_vec_f32_resources(bool tiled);
+Resources q4_vec_f16_resources(bool tiled);
+Resources q4_vec_bf16_resources(bool tiled);
+
 // The FP16 `tiled` matmul on NVIDIA matrix units: W re-packed once into their fragment order
 // (mma_sm80.hpp) and a software-pipelined kernel chosen for the shape.
 class Q4MmaMatmul {
