@@ -5,17 +5,10 @@ position), batch 1-16, 8-64 query heads, grouped-query ratios 1-8, 128-16384 tok
 alternating, contiguous K/V and a few paged points. Both sides are timed alike (benchmarks/
 peer_timing.py: the L2 flushed before every run, events around the work, the median); the target is
 bwprof at least 0.9x PyTorch's speed (torch time / bwprof time >= 0.9) at every point. Beside the
-kernel bwprof chooses, each point also times the other kernels that take it (BWPROF_ATTN_KERNEL):
-prefill the mma.sync kernel (flash) and, on an H100, the Hopper kernel with a block per tile
-instead of its persistent grid (wgmma, BWPROF_ATTN_PERSIST=0), with its K/V stages and Q slots
-set (BWPROF_ATTN_STAGES, BWPROF_ATTN_QSLOTS: three and one, or two and two, where its rule chooses
-the other), storing O 4 bytes a thread instead of 16
-at head dims 80/96/256 (BWPROF_ATTN_STORE16=0) and 16 instead of 4 at 64/128 (=1), at head dims 80 and 96 with P.V 128 wide (BWPROF_ATTN_PV_NARROW=0),
-paged with K/V read by the other loader (the copy engine below pages of 64, cp.async from 64:
-BWPROF_ATTN_PAGED_LOAD=tma, cp) and with pages of 128 positions; decode the mma.sync kernel, the
-vector-unit rows kernel and the decode kernel with its keys split for one wave of blocks instead of
-half a wave (BWPROF_ATTN_DECODE_WAVES=1) and with each warp's ring 2 to 6 steps deep (BWPROF_ATTN_DECODE_STAGES). Paged
-points compare a paged read with SDPA's contiguous one.
+kernel bwprof chooses, each point also times the other kernels that take it (the attention family's
+engine parameter): prefill the mma.sync kernel (flash), and paged with pages of 128 positions;
+decode the mma.sync kernel and the vector-unit rows kernel. Paged points compare a paged read with
+SDPA's contiguous one. --candidates sp<N> adds the decode kernel with its keys split N ways (splits).
 
     PYTHONPATH=python python3 benchmarks/attention_sweep.py [--quick] [--repeats 20] [--csv FILE]
         [--only prefill,decode,paged] [--d 256 [--d 64 ...]] [--max-s 512] [--min-s 1024] [--focus] [--candidates w1,s5]
@@ -28,7 +21,6 @@ import sys
 import time
 
 import bwprof
-from knob_env import knob_env
 from peer_timing import shared_timer
 import result_files
 
@@ -155,80 +147,30 @@ def sdpa_kernels(p, dtype):
     return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
-def _o_tma_default(p) -> bool:
-    """Where flash_sm90.hip stores O by the copy engine by default."""
-    return "block_size" not in p and ((p["head_dim"] == 64 and p["seq_kv"] <= 1024) or
-                                      (p["head_dim"] <= 128 and p["seq_kv"] <= 512))
-
-
-# The other kernels timed at each point: (column, environment, parameters changed, where).
+# The other kernels timed at each point: (column, parameters changed, where).
 CANDIDATES = {
-    "prefill": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None),
-                ("wgmma1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PERSIST": "0"}, {}, None),
-                # the K/V stages and Q slots set (the default: choose_rings in flash_sm90.hip; two and
-                # two for rows of one key tile, seq_kv <= 128, else three and one at head dims up to 128)
-                ("st3q1", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"}, {},
-                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] <= 128),
-                ("st2q2", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"}, {},
-                 lambda p: p["head_dim"] <= 128 and p["seq_kv"] > 128),
-                # O stored the other way: 4 bytes a thread at head dims 80/96/256 (the default there: 16,
-                # after shuffles within each quad), 16 at 64/128 (the default there: 4)
-                ("o4", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "0"}, {},
-                 lambda p: p["head_dim"] not in (64, 128)),
-                ("o16", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_STORE16": "1"}, {},
-                 lambda p: p["head_dim"] in (64, 128)),
-                # head dims 80, 96: P.V 128 wide (the columns past the head zeros) instead of as wide as the head
-                ("wide", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PV_NARROW": "0"}, {},
-                 lambda p: p["head_dim"] in (80, 96)),
-                # O the other way: from registers where the default stores it by the copy engine from
-                # shared memory (contiguous, head dim 64, and 80-128 up to 512 keys), by the copy engine
-                # elsewhere at head dims up to 128 (its buffer takes the third K/V stage at 80-128)
-                ("o_reg", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "0"}, {}, _o_tma_default),
-                ("o_tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_O_TMA": "1"}, {},
-                 lambda p: p["head_dim"] <= 128 and not _o_tma_default(p)),
-                # paged: K/V read by the other loader (the default: the producer's threads with cp.async
-                # below pages of 64; the copy engine, a box a page, from 64 where pages divide the key tile)
-                ("tma", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "tma"}, {},
-                 lambda p: "block_size" in p and p["block_size"] < 64),
-                ("cpl", {"BWPROF_ATTN_KERNEL": "wgmma", "BWPROF_ATTN_PAGED_LOAD": "cp"}, {},
-                 lambda p: "block_size" in p and p["block_size"] >= 64),
+    "prefill": [("flash", {"engine": "flash"}, None),
                 # paged: pages of 128 positions (one page a key tile: how much the page size costs)
-                ("bs128", {}, {"block_size": 128}, lambda p: "block_size" in p)],
-    "decode": [("flash", {"BWPROF_ATTN_KERNEL": "flash"}, {}, None), ("rows", {"BWPROF_ATTN_KERNEL": "rows"}, {}, None),
-               # the decode kernel's keys split for one wave of blocks (the default: half a wave; one
-               # with paged K/V and at head dim 256)
-               ("w1", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_WAVES": "1"}, {}, None)]
-              # each warp's ring of s steps of 16 keys (the default: kernels/attention/gpu.hpp's
-              # decode_default_ring and decode_unsplit_ring; a deeper one keeps more bytes in flight,
-              # perhaps with fewer blocks an SM)
-              + [(f"s{n}", {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": str(n)}, {}, None)
-                 for n in (2, 3, 4, 5, 6)],
+                ("bs128", {"block_size": 128}, lambda p: "block_size" in p)],
+    "decode": [("flash", {"engine": "flash"}, None), ("rows", {"engine": "rows"}, None)],
 }
 
 
-# Grid columns, named on request only (--candidates): `s<N>w<W>` the decode kernel with each warp's
-# ring N steps deep and its keys split for W waves (both knobs at once; the fixed columns above move
-# one at a time), `sp<N>` the decode kernel with N splits.
-GRID_COLUMN = re.compile(r"^(?:s([2-8])w(\d+(?:\.\d+)?)|sp(\d+))$")
+# Grid columns, named on request only (--candidates): `sp<N>` the decode kernel with N splits.
+GRID_COLUMN = re.compile(r"^sp(\d+)$")
 
 
 def grid_column(name):
-    """The (column, environment, parameters changed, where) of a decode grid column, else None."""
+    """The (column, parameters changed, where) of a decode grid column, else None."""
     m = GRID_COLUMN.match(name)
-    if not m or (m.group(2) is not None and float(m.group(2)) <= 0) or (m.group(3) is not None and int(m.group(3)) < 1):
+    if not m or int(m.group(1)) < 1:
         return None
-    env = {"BWPROF_ATTN_KERNEL": "decode"}
-    if m.group(3) is not None:
-        env["BWPROF_ATTN_DECODE_SPLITS"] = m.group(3)
-    else:
-        env.update(BWPROF_ATTN_DECODE_STAGES=m.group(1), BWPROF_ATTN_DECODE_WAVES=m.group(2))
-    return (name, env, {}, None)
+    return (name, {"engine": "decode", "splits": int(m.group(1))}, None)
 
 
-def measure_us(variant, dtype, p, repeats, env=None):
-    with knob_env(env):
-        return bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, repeats=repeats,
-                              min_time_s=0.0, warmup=3, max_time_s=1.0, **p).to_dict()
+def measure_us(variant, dtype, p, repeats):
+    return bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, repeats=repeats,
+                          min_time_s=0.0, warmup=3, max_time_s=1.0, **p).to_dict()
 
 
 def main(argv=None) -> int:
@@ -266,7 +208,7 @@ def main(argv=None) -> int:
         unknown = {c for c in columns - known if grid_column(c) is None}
         if unknown:
             ap.error(f"--candidates: unknown {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))}, "
-                     "and the decode grid's s<N>w<W>, sp<N>)")
+                     "and the decode grid's sp<N>)")
     grid = [grid_column(c) for c in sorted(columns or ()) if c not in known]
     columns_of = {k: v + (grid if k == "decode" else []) for k, v in CANDIDATES.items()}
     dev = bwprof.device("gpu")
@@ -293,6 +235,7 @@ def main(argv=None) -> int:
         row = dict(name=name, kind=kind, variant=variant, dtype=dtype, **p)
         try:
             m = measure_us(variant, dtype, p, args.repeats)
+            row["choice"] = bwprof.explain("attention", dtype=dtype, device="gpu", variant=variant, **p)
             row.update(us=m["time_median_us"], verified=m["verified"], err=m["max_rel_error"],
                        blocks_sm=m.get("runtime_blocks_per_sm"),
                        tflops=m["flops"] / m["time_median_us"] / 1e6,
@@ -300,14 +243,14 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
             row["failed"] = f"{type(e).__name__}: {e}"
         if "failed" not in row and not args.no_candidates:
-            for col, env, more, where in columns_of[kind]:
+            for col, more, where in columns_of[kind]:
                 if (where is not None and not where(p)) or (columns is not None and col not in columns):
                     continue
                 try:
-                    c = measure_us(variant, dtype, {**p, **more}, args.repeats, env)
+                    c = measure_us(variant, dtype, {**p, **more}, args.repeats)
                     row[f"{col}_us"] = c["time_median_us"] if c["verified"] else float("nan")
                 except ValueError as e:  # a kernel that does not take this point here
-                    if "BWPROF_ATTN_KERNEL" not in str(e):
+                    if "engine:" not in str(e):
                         row[f"{col}_us"] = float("nan")
                 except Exception:  # noqa: BLE001
                     row[f"{col}_us"] = float("nan")
@@ -342,7 +285,8 @@ def main(argv=None) -> int:
         fails += verdict == "FAIL" or not r["verified"]
         cands = [(c[0], r[c[0] + "_us"]) for c in columns_of[r["kind"]] if r.get(c[0] + "_us") == r.get(c[0] + "_us")
                  and c[0] + "_us" in r]
-        same = {c[0] for c in columns_of[r["kind"]] if not c[2]}  # the same problem (bs128 is another one)
+        # the same problem with another kernel (bs128 is another problem)
+        same = {c[0] for c in columns_of[r["kind"]] if set(c[1]) <= {"engine", "splits"}}
         fastest = min([r["us"]] + [us for c, us in cands if c in same])
         best = f"{r['torch_us'] / fastest:5.2f}" if r.get("torch_us") else f"{'-':>5s}"
         print(f"{r['name']:62s} {r['us']:10.1f} "

@@ -13,7 +13,6 @@ import argparse
 import sys
 
 import bwprof
-from knob_env import knob_env
 from peer_timing import shared_timer
 import result_files
 
@@ -31,7 +30,7 @@ DECODE = dict(batch=8, heads=32, seq_q=1, seq_kv=8192, head_dim=128)
 
 
 def cases():
-    """(name, kernel, variant, dtype, params, metric, peer, env)."""
+    """(name, kernel, variant, dtype, params, metric, peer, kernel choice: the family's engine/tile parameters)."""
     out = []
     for label, m, n, k in GEMM_SHAPES:
         for v in ("vendor", "tensor"):
@@ -40,9 +39,9 @@ def cases():
     for label, m, n, k in (("4096^3", 4096, 4096, 4096), ("ffn 128x4864x896", 128, 4864, 896)):
         for tile in ("128x256", "128x128", "64x128", "64x64"):
             out.append((f"GEMM tensor FP16 {label} tile={tile}", "gemm", "tensor", "fp16", dict(M=m, N=n, K=k),
-                        "tflops", None, {"BWPROF_GEMM_TILE": tile}))
+                        "tflops", None, dict(engine="wgmma", tile=tile)))
         out.append((f"GEMM tensor FP16 {label} mma.sync", "gemm", "tensor", "fp16", dict(M=m, N=n, K=k),
-                    "tflops", None, {"BWPROF_GEMM_WGMMA": "0"}))
+                    "tflops", None, dict(engine="mma")))
     out.append(("GEMM tiled FP32 1024^3", "gemm", "tiled", "fp32", dict(M=1024, N=1024, K=1024), "tflops",
                 ("matmul",), {}))
     out.append(("GEMM vendor FP32 4096^3", "gemm", "vendor", "fp32", dict(M=4096, N=4096, K=4096), "tflops",
@@ -56,10 +55,9 @@ def cases():
     for s in (4096, 1024):
         out.append((f"flash FP16 B1 H32 S{s} D128", "attention", "flash", "fp16", dict(ATTN_PREFILL, seq_q=s),
                     "tflops", ("sdpa", False), {}))
-    for tile, shape in (("0", "64x64"), ("1", "128x32")):
-        for s in (4096, 1024):
-            out.append((f"flash FP16 B1 H32 S{s} D128 tile={shape}", "attention", "flash", "fp16",
-                        dict(ATTN_PREFILL, seq_q=s), "tflops", None, {"BWPROF_FLASH_TILE": tile}))
+    for s in (4096, 1024):  # the mma.sync kernel where the Hopper one runs by default
+        out.append((f"flash FP16 B1 H32 S{s} D128 mma.sync", "attention", "flash", "fp16",
+                    dict(ATTN_PREFILL, seq_q=s), "tflops", None, dict(engine="flash")))
     out.append(("flash FP16 B1 H32 S4096 D128 causal", "attention", "flash", "fp16",
                 dict(ATTN_PREFILL, seq_q=4096, causal=True), "tflops", ("sdpa", True), {}))
     out.append(("flash paged FP16 B1 H32 S4096 D128", "attention", "flash_paged", "fp16",
@@ -144,13 +142,12 @@ def main(argv=None) -> int:
     dev = bwprof.device("gpu")
     print(f"device: {dev.name} ({dev.arch})", flush=True)
     rows, results = [], []
-    for name, kernel, variant, dtype, params, metric, peer, env in cases():
+    for name, kernel, variant, dtype, params, metric, peer, choice in cases():
         if args.only and args.only not in name:
             continue
         try:
-            with knob_env(env):
-                m = bwprof.measure(kernel, dtype=dtype, device="gpu", variant=variant, repeats=args.repeats,
-                                   min_time_s=0.0, warmup=3, **params).to_dict()
+            m = bwprof.measure(kernel, dtype=dtype, device="gpu", variant=variant, repeats=args.repeats,
+                               min_time_s=0.0, warmup=3, **params, **choice).to_dict()
         except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
             print(f"  {name}: FAILED {type(e).__name__}: {e}", flush=True)
             rows.append(dict(name=name, failed=str(e)))
@@ -168,7 +165,7 @@ def main(argv=None) -> int:
                    torch_us=torch_us, torch_rate=work / (torch_us * 1e-6) / 1e12 if torch_us else None,
                    regs=m["registers_per_thread"], smem=m["shared_mem_per_block"], block=m["block_size"])
         rows.append(row)
-        if not env:  # a case that forces a kernel by a knob is not the library's figure for its shape
+        if not choice:  # a case that forces a kernel choice is not the library's figure for its shape
             results.append(result_files.row(m, PEER_NAMES[peer[0]] if peer else None, torch_us,
                                             label=name))
         print(f"  {name}: {rate:.3f} {'TFLOP/s' if metric == 'tflops' else 'TB/s'} ({row['time_us']:.1f} us)"

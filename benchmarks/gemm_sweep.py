@@ -6,23 +6,17 @@ off a multiple of 8 or aligned; FP16 at every point and BF16 at M = 1, 16 and 10
 timed alike (the L2 flushed before every run, events around the work, the median).
 
 Candidates (unless --no-candidates): `tensor` again with each engine and tile that could take the
-point, through bwprof's knobs, so that one run shows which wins where: `mma` (mma.sync,
-BWPROF_GEMM_WGMMA=0, its 16-row tile at M <= 16: the default there where rows are on 16 bytes),
-`gemv` (M = 1: the skinny vector-unit kernel, BWPROF_GEMM_TILE=gemv), `tc`, `tc_w1`, `tc_w.5`
-(M <= 16: the skinny tensor kernel with its own choice of blocks, blocks filling the SMs' resident
-slots once, half; BWPROF_GEMM_SMALL_WAVES), `pad` (17 <= M < 128: wgmma on copies padded to
-16-byte rows, where N or K is off a multiple of 8), the wgmma tiles `128x256`, `128x128`, `64x128`,
-`64x64` (M > 16; padding as the rules say, K split as bwprof's estimate says for that tile) and K
-split `s1`, `s2`, `s4`, `s8` ways (M > 16, the tile bwprof's estimate takes for that split, the
-splits meeting by slots), `chain` (M > 16: the splits meeting by the chain, BWPROF_GEMM_REDUCE=
-chain), and for M >= 128 where N or K is off a multiple of 64: `p16` (copies only where rows are
-off 16 bytes, BWPROF_GEMM_PAD=1: the rule before 128-byte rows) and `p128` (copies padded to 128
-bytes wherever rows are off them, BWPROF_GEMM_PAD=128). A second table lists them, with what
-bwprof chose (engine, tile, splits: the lines that BWPROF_GEMM_EXPLAIN collects).
+point, through the gemm family's parameters, so that one run shows which wins where: `mma`
+(engine=mma: mma.sync, its 16-row tile at M <= 16, the default there where rows are on 16 bytes),
+`tc` (M <= 64: engine=skinny, the skinny tensor kernel), the wgmma tiles `128x256`, `128x128`,
+`64x128`, `64x64` (M > 16: engine=wgmma tile=..., padding as the rules say, K split as bwprof's
+estimate says for that tile) and K split `s1`, `s2`, `s4`, `s8` ways (M > 16: splits=..., the tile
+bwprof's estimate takes for that split). A second table lists them, with what bwprof chose (engine,
+tile, splits: bwprof.explain).
 --large times only the points with M >= 128 that the target misses or nearly misses, and the same
 shapes with N and K aligned to 128 bytes (N = 1024 beside N = 1000), for the large-M choices;
 --misses only the points the last whole sweep missed. --grid adds every wgmma tile with every K
-split (columns `<tile>s<splits>`, M > 16), both knobs set at once.
+split (columns `<tile>s<splits>`, M > 16), both set at once.
 
     PYTHONPATH=python python3 benchmarks/gemm_sweep.py [--quick | --large | --misses] [--grid] [--max-m 64]
         [--repeats 20] [--csv FILE]
@@ -30,12 +24,10 @@ split (columns `<tile>s<splits>`, M > 16), both knobs set at once.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 import bwprof
-from knob_env import knob_env
 from peer_timing import shared_timer
 import result_files
 
@@ -78,55 +70,27 @@ def points(quick: bool, max_m: int | None = None, large: bool = False, misses: b
 
 
 def grid(p):
-    """(name, env) for every wgmma tile with every K split of GRID_SPLITS (both knobs at once; the
+    """(name, parameters) for every wgmma tile with every K split of GRID_SPLITS (both at once; the
     `candidates` move one at a time): `<tile>s<splits>`, M > 16 only."""
     if p["M"] <= 16:
         return []
-    return [(name, {"BWPROF_GEMM_TILE": t, "BWPROF_GEMM_SPLITS": str(sp)}) for name, t, sp in GRID]
+    return [(name, dict(engine="wgmma", tile=t, splits=sp)) for name, t, sp in GRID]
 
 
 def candidates(p):
-    """(name, env) for each engine/tile that could take point p (dispatch.hip's knobs)."""
-    out = [("mma", {"BWPROF_GEMM_WGMMA": "0", **({"BWPROF_GEMM_TILE": "skinny"} if p["M"] <= 16 else {})})]
-    if p["M"] == 1:
-        out.append(("gemv", {"BWPROF_GEMM_TILE": "gemv"}))
-    if p["M"] <= 16:
-        # the default with mma.sync's 16-row tiles finished by a second kernel (the default: by
-        # each tile's last block)
-        out.append(("fin2", {"BWPROF_GEMM_SPLIT_FINISH": "kernel"}))
-        out.append(("tc", {"BWPROF_GEMM_TILE": "tc_skinny"}))
-        out.append(("tc_w1", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "1"}))
-        out.append(("tc_w.5", {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SMALL_WAVES": "0.5"}))
+    """(name, parameters) for each engine/tile that could take point p (the gemm family's choices)."""
+    out = [("mma", dict(engine="mma"))]
+    if p["M"] <= 64:
+        out.append(("tc", dict(engine="skinny")))
     if p["M"] > 16:
-        if p["M"] < 128 and (p["N"] % 8 or p["K"] % 8):
-            out.append(("pad", {"BWPROF_GEMM_PAD": "1"}))
         for t in ("128x256", "128x128", "64x128", "64x64"):
-            out.append((t, {"BWPROF_GEMM_TILE": t}))
+            out.append((t, dict(engine="wgmma", tile=t)))
         for sp in (1, 2, 4, 8):
-            out.append((f"s{sp}", {"BWPROF_GEMM_SPLITS": str(sp)}))
-        out.append(("chain", {"BWPROF_GEMM_REDUCE": "chain"}))
-    if p["M"] >= 128 and (p["N"] % 64 or p["K"] % 64):
-        out.append(("p16", {"BWPROF_GEMM_PAD": "1"}))
-        out.append(("p128", {"BWPROF_GEMM_PAD": "128"}))
+            out.append((f"s{sp}", dict(splits=sp)))
     return out
 
 
-CAND_NAMES = ("mma", "gemv", "fin2", "tc", "tc_w1", "tc_w.5", "pad", "128x256", "128x128", "64x128", "64x64",
-              "s1", "s2", "s4", "s8", "chain", "p16", "p128")
-
-
-def explained(fn):
-    """fn()'s result and what the GEMM engines said they chose (BWPROF_GEMM_EXPLAIN), one line."""
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("r", suffix=".txt") as fh:
-        os.environ["BWPROF_GEMM_EXPLAIN"] = fh.name
-        try:
-            out = fn()
-        finally:
-            os.environ.pop("BWPROF_GEMM_EXPLAIN", None)
-        lines = list(dict.fromkeys(x.strip() for x in fh.read().splitlines() if x.strip()))
-    return out, "; ".join(lines)
+CAND_NAMES = ("mma", "tc", "128x256", "128x128", "64x128", "64x64", "s1", "s2", "s4", "s8")
 
 
 def torch_us(p, dtype, repeats):
@@ -172,11 +136,10 @@ def main(argv=None) -> int:
             if v not in variants:
                 continue
             try:
-                m, how = explained(lambda: bwprof.measure("gemm", dtype=dtype, device="gpu", variant=v,
-                                                          repeats=args.repeats, warmup=3, min_time_s=0.0,
-                                                          max_time_s=1.0, **p).to_dict())
+                m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant=v, repeats=args.repeats, warmup=3,
+                                   min_time_s=0.0, max_time_s=1.0, **p).to_dict()
                 if v == "tensor":
-                    row["choice"] = how
+                    row["choice"] = bwprof.explain("gemm", dtype=dtype, device="gpu", variant=v, **p)
                 row[f"{v}_us"], row[f"{v}_ok"] = m["time_median_us"], m["verified"]
                 row[f"{v}_tflops"] = m["flops"] / m["time_median_us"] / 1e6
                 row[f"{v}_gbs"] = m["bandwidth_gbs"]
@@ -184,11 +147,10 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
         if "tensor" in variants and not args.no_candidates:  # each engine/tile instead of bwprof's choice
-            for cname, env in candidates(p) + (grid(p) if args.grid else []):
+            for cname, choice in candidates(p) + (grid(p) if args.grid else []):
                 try:
-                    with knob_env(env):
-                        m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
-                                           warmup=3, min_time_s=0.0, max_time_s=1.0, **p).to_dict()
+                    m = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", repeats=args.repeats,
+                                       warmup=3, min_time_s=0.0, max_time_s=1.0, **p, **choice).to_dict()
                     row[f"{cname}_us"] = m["time_median_us"] if m["verified"] else float("nan")
                     if not m["verified"]:
                         row[f"{cname}_failed"] = f"not verified: error {m['max_rel_error']}"

@@ -397,10 +397,10 @@ Resources launch_decode(const Launch& l, bool launch) {
     BWPROF_GPU_CHECK(hipGetDevice(&dev));
     BWPROF_GPU_CHECK(hipDeviceGetAttribute(&most, hipDeviceAttributeSharedMemPerBlockOptin, dev));
     if (bytes > most)
-      BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES=" + std::to_string(stages) + ": the ring needs " + std::to_string(bytes) +
-                     " bytes of shared memory a block, this GPU has " + std::to_string(most));
+      BWPROF_INVALID("head_dim: the decode kernel's ring of " + std::to_string(stages) + " steps needs " +
+                     std::to_string(bytes) + " bytes of shared memory a block, this GPU has " + std::to_string(most));
     // The limit never below what either default ring needs: instances of one kernel differ by their
-    // keys' count and by the knob, and one's limit holds for all of them until another sets it.
+    // keys' count and rings, and one's limit holds for all of them until another sets it.
     const int limit = std::max(bytes, C::bytes(C::kStagesMost));
     BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, limit));

@@ -31,7 +31,13 @@ void register_family_attention(Registry& r) {
               int_param("head_dim", "", 1, kMaxHeadDim, "dimension of a head"),
               bool_param("causal", "false", "mask keys after each query's position"),
               int_param("block_size", "16", 1, kMaxBlockSize, "positions per block of a paged KV cache (paged variants)"),
-              scores};
+              scores,
+              // The GPU variants' kernel and key split (attention/choice.hpp's rules unless set).
+              auto_choice_param("engine", {"rows", "flash", "decode", "wgmma"}, {"flash", "flash_paged"},
+                                "GPU variants: rows (vector units, every GPU), flash (mma.sync, sm_80+), decode "
+                                "(sm_80+, at most 32 query rows a KV head), wgmma (Hopper, sm_90a builds)"),
+              auto_int_param("splits", 1, 65535, {"flash", "flash_paged"},
+                             "blocks that split each row's keys, merged after (rows, flash, decode; not wgmma)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.resolve = [](Problem& p) {
     if (p.i("kv_heads") == 0) p.set("kv_heads", p.i("heads"));

@@ -295,20 +295,14 @@ Resources by_paged(const Launch& l, bool launch) {
   return l.paged ? launch_flash<T, D, MT, BC, true>(l, launch) : launch_flash<T, D, MT, BC, false>(l, launch);
 }
 
-// The tile shapes (flash_tile_rows names their rows): 64 rows x 64 keys (0), 128 x 32 (1), 128 x
-// 64 (2); head dims 80 and 96 take 0 and 2, head dim 256 takes 64 x 32 whatever is asked.
+// The tile shapes (flash_tile_rows names their rows): 64 rows x 64 keys (0), 128 x 64 (2); head dim
+// 256 takes 64 x 32 whatever is asked.
 template <class T, int D>
 Resources by_tile(const Launch& l, int tile, bool launch) {
   if constexpr (D > 128) {
     return by_paged<T, D, 1, 32>(l, launch);
-  } else if constexpr (D == 80 || D == 96) {
-    return tile == 0 ? by_paged<T, D, 1, 64>(l, launch) : by_paged<T, D, 2, 64>(l, launch);
   } else {
-    switch (tile) {
-      case 0: return by_paged<T, D, 1, 64>(l, launch);
-      case 1: return by_paged<T, D, 2, 32>(l, launch);
-      default: return by_paged<T, D, 2, 64>(l, launch);
-    }
+    return tile == 0 ? by_paged<T, D, 1, 64>(l, launch) : by_paged<T, D, 2, 64>(l, launch);
   }
 }
 

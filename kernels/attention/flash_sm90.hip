@@ -34,7 +34,6 @@
 
 #include "attention/gpu.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "common/gpu_common.hpp"
 #include "attention/flash_sm90.hpp"
 #include "common/gpu_wgmma_attn.hpp"
@@ -237,7 +236,7 @@ __global__ void __launch_bounds__(Sm90Cfg<DP, BC_>::kThreads, 1)
   // (wgmma_desc_at; 12 instructions a wgmma down to 4, with c known warp-uniform through the shuffle).
   // H200, one call, 3 passes: D256 -3.5 to -5.9 % at seven points, D128 -2.3 to -5.4 %, paged D128 -6.8 %;
   // at head dims 64, 80 and 96 the consumers were scheduled anew and ran 2.9-5.4 % slower (paged D80 2.1 %
-  // faster; round 13 in docs/notes/attention.md): their descriptors are built as before.
+  // faster; docs/notes/attention.md#d256): their descriptors are built as before.
   constexpr bool desc_at = DP == 256 || DK == 128;
   const int c = desc_at ? __shfl_sync(0xffffffffu, wg - 1, 0) : wg - 1;  // this warpgroup's rows: q0 + 64 c ..
   const int w4 = t / 32, l = t % 32, tq = l % 4;
@@ -380,14 +379,11 @@ class FlashSm90Impl final : public FlashSm90 {
     // Key tiles of 128, 64 at head dim 256 (two stages and the Q tile in 192 KB; a tile of 80 keys
     // was 13% slower at the longest causal H100 sweep point, 3-5% faster at three of seven).
     const int bc = dp_ <= 128 ? 128 : 64;
-    // Paged K/V: pages of 64 keys or more that are whole 8-row swizzle groups tiling the key tile are
-    // read by the copy engine, a box a page (H100, pages of 128: 277 us against cp.async's 383);
-    // smaller pages (or any the copy engine cannot take) by the producer's threads with cp.async (pages
-    // of 16: 383 against the copy engine's 536 us). BWPROF_ATTN_PAGED_LOAD=cp|tma forces cp.async, or
-    // the copy engine wherever it can take the pages (knobs for benchmarks).
+    // Paged K/V by the copy engine, a box a page, where pages of 64 keys or more are whole 8-row
+    // swizzle groups tiling the key tile; else by the producer's threads with cp.async: the faster of
+    // the two at each page size (docs/notes/attention.md#paged-prefill).
     const bool tma_fits = l.paged && l.kv.block_size % 8 == 0 && bc % l.kv.block_size == 0;
-    bool page_tma = tma_fits && l.kv.block_size >= 64;
-    if (const auto v = knob_choice("BWPROF_ATTN_PAGED_LOAD", {"cp", "tma"})) page_tma = *v == 1 && tma_fits;
+    const bool page_tma = tma_fits && l.kv.block_size >= 64;
     const int kv_box = page_tma ? int(l.kv.block_size) : bc;
     tmQ_ = b16_tensor_map(l.Q, bf16_, l.B * l.H * l.Sq, l.D, l.D, 64, 128);
     tmK_ = b16_tensor_map(l.K, bf16_, l.kv_rows, l.D, l.D, 64, kv_box);
@@ -396,37 +392,22 @@ class FlashSm90Impl final : public FlashSm90 {
     args_ = Sm90Args{l.O, l.K, l.V, l.kv.table, counter_.get<int>(), int(l.H), int(l.Hkv), int(l.Sq), l.kv.seq_kv, l.D,
                      l.group, l.kv.block_size, l.kv.blocks_per_seq, int((l.Sq + br - 1) / br), 0, l.scale_log2,
                      l.causal, true, page_tma, 2, 1};
-    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128 (H100 sweep: 16 bytes 1-4%
-    // ahead at 80/96/256, 4 bytes 1-6% at 64/128; H200 with the butterfly transpose: 16 bytes 2-22% ahead at 256,
-    // 4% either way at 64/128 from one machine to the next); BWPROF_ATTN_STORE16=0|1 forces one (a knob).
-    args_.store16 = knob_switch("BWPROF_ATTN_STORE16").value_or(l.D != 64 && l.D != 128);
+    // O stored 16 bytes a thread at head dims 80, 96 and 256, 4 bytes at 64 and 128: the faster at
+    // each on the H100 sweep (the same note).
+    args_.store16 = l.D != 64 && l.D != 128;
     args_.tiles = int(args_.row_tiles * l.B * l.H);
-    // One block an SM, each taking tiles until none is left; BWPROF_ATTN_PERSIST=0 a block per tile (a knob).
+    // One block an SM, each taking tiles until none is left.
     grid_ = std::min<std::int64_t>(args_.tiles, g.sm_count());
-    if (!knob_switch("BWPROF_ATTN_PERSIST").value_or(true)) grid_ = args_.tiles;
-    // The tiles' order (tile_order.hpp); BWPROF_ATTN_HEAD_CHUNK=n forces chunks of n heads (a knob).
+    // The tiles' order (tile_order.hpp).
     const int bh_total = args_.bh_total = int(l.B * l.H);
     const auto cost = row_tile_costs(args_.row_tiles, br, bc, args_.seq_q, args_.seq_kv, l.causal);
     args_.head_chunk = choose_head_chunk(cost, bh_total, int(l.group), int(grid_));
-    args_.head_chunk = static_cast<int>(knob_int("BWPROF_ATTN_HEAD_CHUNK", 1, bh_total).value_or(args_.head_chunk));
-
-    narrow_ = knob_switch("BWPROF_ATTN_PV_NARROW").value_or(true);
-    // O written to shared memory and stored by the copy engine, so that the consumers go on to their
-    // next tile without waiting for the stores: contiguous K/V at head dim 64 up to 1024 keys (rings as
-    // before: 3+1 or 2+2 fit beside the buffer) and at head dims 80-128 up to 512 keys (the buffer
-    // takes the third stage from 129 keys on). H100 sweep, 2026-11-23, us from registers -> copy
-    // engine: S128 B16 H64/8 causal D80 34.7 -> 26.9, D96 40.2 -> 28.3, D128 36.5 -> 30.2; S512 B16
-    // H8/1 causal D96 37.1 -> 34.5, D128 38.2 -> 36.8; longer D128, two stages instead of three,
-    // 5-21 % slower (S16384 causal 3323 -> 3879, S1024 163.5 -> 171.6). At head dim 64, with the
-    // store a template argument (go()), H100 2026-11-27, two passes, us: S128 B16 H64/8 26.8/27.6 ->
-    // 23.7/24.4, S512 B16 H8/1 27.9/28.8 -> 27.0/27.0, S1024 B8 H32/4 114.6/114.5 -> 114.8/114.5; from
-    // 2048 keys registers are ahead (S2048 195.1/195.2 against 197.4/198.8, S4096 non-causal
-    // 338.5/345.7 against 341.7/347.4, S16384 causal 2341.3/2336.7 against 2434.5/2417.6). Paged K/V:
-    // registers (the paged kernels have no copy-engine store). Head dim 256: no rings fit beside the
-    // buffer. BWPROF_ATTN_O_TMA=0|1 forces either where the copy engine's store exists (contiguous
-    // K/V) and fits (a knob for benchmarks); elsewhere O goes from registers and no buffer is held.
+    // O written to shared memory and stored by the copy engine (the consumers go on to their next
+    // tile without waiting for the stores) for contiguous K/V at head dim 64 up to 1024 keys and at
+    // 80-128 up to 512: there it won on the H100 sweep, beyond it the buffer costs a K/V stage and lost
+    // (the same note). Paged K/V and head dim 256 store from registers; no buffer is held there.
     const bool o_short = (dp_ == 64 && l.kv.seq_kv <= 1024) || (dp_ == 128 && l.kv.seq_kv <= 512);
-    o_tma_ = knob_switch("BWPROF_ATTN_O_TMA").value_or(o_short) && !l.paged;  // (the flag checked with paged K/V too)
+    o_tma_ = o_short && !l.paged;
     choose_rings(l, bc);
     if (o_tma_) tmO_ = b16_tensor_map_heads(l.O, bf16_, l.B * l.H, l.Sq, l.D, 64, 64);
     res_ = dispatch(l, false);
@@ -434,16 +415,12 @@ class FlashSm90Impl final : public FlashSm90 {
   Resources run(const Launch& l, bool launch) override { return launch ? dispatch(l, true) : res_; }
 
  private:
-  // The rings: K/V stages (the loads of the key tiles ahead) and Q slots (the next row tiles' Q
-  // loaded while this one's is computed). Rows of one key tile (seq_kv <= 128 at head dims up to
-  // 128): two stages and two Q slots where they fit (the next tile's Q arrives while this one's
-  // single key tile is computed; H100, S128: 26.4 against 28.2 us at D64, as fast or faster at 80-128).
-  // Else three stages and one slot where they fit (head dims up to 128; faster than Q slots first
-  // at S512: 28.8 against 29.9 us at D64, 38.1 against 43.1 at D128), else two and one.
-  // BWPROF_ATTN_STAGES=n and BWPROF_ATTN_QSLOTS=n set either (knobs for benchmarks; an error where
-  // they do not fit).
+  // The rings: K/V stages (the key tiles ahead) and Q slots (the next row tiles' Q loaded while this
+  // one's is computed). Rows of one key tile: two stages and two Q slots where they fit (the next Q
+  // arrives while the single key tile is computed); else three stages and one slot where they fit,
+  // else two and one: the fastest on the H100 sweep (the same note).
   void choose_rings(const Launch& l, int bc) {
-    constexpr int lim = kSm90SmemMax, mr = kSm90MaxRing;
+    constexpr int lim = kSm90SmemMax;
     if (o_tma_ && sm90_smem_bytes(dp_, bc, 2, 1, l.paged, true) > lim) o_tma_ = false;
     const bool o = o_tma_;
     const auto smem_bytes = [&](int stages, int qslots) { return sm90_smem_bytes(dp_, bc, stages, qslots, l.paged, o); };
@@ -452,13 +429,9 @@ class FlashSm90Impl final : public FlashSm90 {
       qs = 2;
     else if (smem_bytes(3, 1) <= lim)
       st = 3;
-    st = static_cast<int>(knob_int("BWPROF_ATTN_STAGES", 1, mr).value_or(st));
-    qs = static_cast<int>(knob_int("BWPROF_ATTN_QSLOTS", 1, mr).value_or(qs));
-    if (st < 2) BWPROF_INVALID("BWPROF_ATTN_STAGES: at least 2 (a key tile's P.V runs beside the next one's Q.K^T)");
     if (smem_bytes(st, qs) > lim)
-      BWPROF_INVALID("BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS: " + std::to_string(st) + " K/V stages and " +
-                     std::to_string(qs) + " Q slots" + (o ? " and the O buffer" : "") + " need " +
-                     std::to_string(smem_bytes(st, qs)) +
+      BWPROF_INVALID("head_dim: " + std::to_string(st) + " K/V stages and " + std::to_string(qs) + " Q slots" +
+                     (o ? " and the O buffer" : "") + " need " + std::to_string(smem_bytes(st, qs)) +
                      " bytes of shared memory at this head dim, more than " + std::to_string(lim));
     args_.stages = st;
     args_.qslots = qs;
@@ -467,14 +440,13 @@ class FlashSm90Impl final : public FlashSm90 {
     return bf16_ ? by_dim<bf16>(l, launch) : by_dim<__half>(l, launch);
   }
   // Head dims 80 and 96: Q.K^T 80 (96) deep; P.V 80 (96) wide (an N that ends inside the second
-  // 64-column swizzle group of V; faster than 128 wide at every point of an H100 sweep), or with
-  // BWPROF_ATTN_PV_NARROW=0 128 wide.
+  // 64-column swizzle group of V; faster than 128 wide at every point of an H100 sweep).
   template <class T>
   Resources by_dim(const Launch& l, bool launch) {
     switch (l.D) {
       case 64: return by_paged<T, 64, 64, 64>(l, launch);
-      case 80: return narrow_ ? by_paged<T, 128, 80, 80>(l, launch) : by_paged<T, 128, 80, 128>(l, launch);
-      case 96: return narrow_ ? by_paged<T, 128, 96, 96>(l, launch) : by_paged<T, 128, 96, 128>(l, launch);
+      case 80: return by_paged<T, 128, 80, 80>(l, launch);
+      case 96: return by_paged<T, 128, 96, 96>(l, launch);
       case 128: return by_paged<T, 128, 128, 128>(l, launch);
       default: return by_paged<T, 256, 256, 256>(l, launch);
     }
@@ -488,7 +460,7 @@ class FlashSm90Impl final : public FlashSm90 {
     }
   }
   // O's store is a template argument, not a launch flag: one kernel with both was 10 % slower at D64 B1
-  // H32/8 S16384 causal (H100; docs/notes/attention.md, round 5). Only contiguous K/V at head dims up to
+  // H32/8 S16384 causal (H100; docs/notes/attention.md#o-store). Only contiguous K/V at head dims up to
   // 128 can take the copy engine's store.
   template <class T, int DP, int DK, int DN, int BC, bool PAGED>
   Resources go(const Launch& l, bool launch) {
@@ -510,7 +482,7 @@ class FlashSm90Impl final : public FlashSm90 {
     return {};
   }
 
-  bool bf16_, narrow_ = true;
+  bool bf16_;
   // O written to shared memory and stored by the copy engine (one thread a warpgroup): the host's
   // choice, passed to the kernel as its OTMA template argument (go()).
   bool o_tma_ = false;

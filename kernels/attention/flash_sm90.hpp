@@ -229,7 +229,7 @@ __device__ __forceinline__ void sm90_copy_rows(unsigned ks, unsigned vs, const i
 // each row's sum), normalized. Stored 16 bytes a thread: for each 32 columns (x = 4g .. 4g + 3) the
 // quad's 4 x 4 pairs are transposed by shuffles, so that thread tq holds columns 32g + 8tq .. + 7 (a
 // warp's store: 8 rows of 64 whole bytes, not of 16 bytes in 4-byte pieces); the pairs past the last
-// 32 (head dim 80) 4 bytes a thread. Off (head dims 64 and 128 by default, BWPROF_ATTN_STORE16=0):
+// 32 (head dim 80) 4 bytes a thread. Off (head dims 64 and 128):
 // every pair 4 bytes a thread.
 template <class T, int DN>
 __device__ __forceinline__ void sm90_store_o_regs(const float* o, const float* lsum, int r0, int bh, int l,

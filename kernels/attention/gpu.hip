@@ -17,7 +17,6 @@
 // table ([blocks, kv_heads, block_size, head_dim], the KV-cache append's layout).
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -25,7 +24,6 @@
 #include "attention/gpu.hpp"
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "gpu/gpu_backend.hpp"
 
 namespace bwprof {
@@ -33,9 +31,6 @@ namespace bwprof {
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
-// Split partial rows (rows x splits) stay within this many, or one per row where the rows alone are
-// more (then no split): the family's footprint (family.cpp) counts on it.
-constexpr std::int64_t kMaxPartialRows = 16384;
 
 class AttentionGpu final : public KernelInstance {
  public:
@@ -67,85 +62,52 @@ class AttentionGpu final : public KernelInstance {
                            static_cast<int>(a_.D), group_, 1, 1, 1, scale_log2_, a_.causal, host_.paged, p.dtype,
                            g.stream()};
     kernel_ = choose(g);
-    std::int64_t splits = 1;
     const std::int64_t sms = g.sm_count();
-    const std::int64_t rows_all = a_.B * a_.H * a_.Sq;
+    const std::int64_t rows_all = a_.B * a_.H * a_.Sq, rows = a_.Sq * group_;
+    // The key split (attention/choice.hpp), or as the `splits` parameter asks (as far as the keys,
+    // in whole steps, and the merge allow).
+    const auto asked = p.opt_i("splits");
+    if (asked && kernel_ == Kernel::kWgmma)
+      BWPROF_INVALID("splits: the wgmma kernel does not split the keys (its grid is persistent)");
+    attention::KeySplit split{1, static_cast<int>(a_.Skv)};
+    int step = 1;  // keys a split is a multiple of
     if (kernel_ == Kernel::kFlash) {
-      // The tile: 64 rows x 64 keys (0), 128 x 32 (1) or 128 x 64 (2, the default: measured on an
-      // H100 at B1 H32 D128, S4096 356 TFLOP/s against 311 and 257, S1024 279 against 249 and 172);
-      // 64 rows where a KV head has no more. BWPROF_FLASH_TILE is a knob for benchmarks.
-      const std::int64_t rows = a_.Sq * group_;
-      tile_ = rows <= 64 ? 0 : 2;
-      tile_ = static_cast<int>(knob_int("BWPROF_FLASH_TILE", 0, 2).value_or(tile_));
+      tile_ = attention::flash_tile(rows);
       const int d = static_cast<int>(a_.D);
       const std::int64_t tiles = (rows + attention::flash_tile_rows(tile_, d) - 1) / attention::flash_tile_rows(tile_, d);
-      const std::int64_t blocks = tiles * a_.B * a_.Hkv;
-      if (blocks > lim) BWPROF_INVALID("seq_q: batch*kv_heads*row tiles beyond 2^31-1 on the GPU");
-      // Split the keys while the blocks do not fill two rounds of the GPU (2-3 blocks an SM fit),
-      // each split keeping at least 4 key tiles.
-      const int keys = attention::flash_tile_keys(tile_, d);
-      if (blocks < 4 * sms)
-        splits = std::min<std::int64_t>({(4 * sms + blocks - 1) / blocks, (a_.Skv + 4 * keys - 1) / (4 * keys), 65535});
-      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + keys - 1) / keys * keys);
+      if (tiles * a_.B * a_.Hkv > lim) BWPROF_INVALID("seq_q: batch*kv_heads*row tiles beyond 2^31-1 on the GPU");
+      split = attention::flash_split(a_.B, a_.Hkv, rows, a_.Skv, d, tile_, sms);
+      step = attention::flash_tile_keys(d);
     } else if (kernel_ == Kernel::kDecode) {
-      // Decode reads each key and value once, so its time is their bytes over the bandwidth plus
-      // what every block pays once (its launch, the first loads' latency, the merges). The keys are
-      // split so that the blocks make half a wave of the GPU up to head dim 128 (half its blocks an
-      // SM, as the runtime reports them, times the SMs; fewer splits to merge: faster than a full wave
-      // at 10 of 12 H100 points, e.g. B1 H32/8 S8192 D64 18.7 against 21.4 us, B16 H32/8 S4096 D128
-      // 97.4 against 104.4; 3% slower at B4 H64/8 S16384 D64) and a whole wave at head dim 256 (faster
-      // at 7 of 8 points of the H100 decode sweep, e.g. B16 H8/1 S2048 24.5 against 27.9 us, paged B1
-      // H32/4 S16384 42.3 against 48.4; the eighth even), each split keeping at least 128 keys, in
-      // steps of 16 (a warp's step). Paged K/V: a whole wave at every head dim, each split keeping at
-      // least 256 keys (H200, 2026-11-28, harness grid at 24 paged points: long streams gain, e.g.
-      // fp16 B4 H64/8 S16384 D64 pages of 16 65.6 -> 44.5 us, B8 H32/8 S8192 D128 88.0 -> 77.8,
-      // bf16 B16 H32/8 S4096 D128 91.7 -> 77.7; the shortest splits lose: B2 H32/4 S4096 D96, 128 keys
-      // a split, 14.7 -> 15.7, hence the floor). BWPROF_ATTN_DECODE_WAVES=n asks for n waves (a benchmark knob).
-      // BWPROF_ATTN_DECODE_STAGES=n: each warp's ring n steps of 16 keys deep (2-8; the default by
-      // head dim: 5 at 64, 3 up to 128 (at 80: 4 up to 8192 keys, 2 beyond), 2 at 256: gpu.hpp;
-      // shallower where nothing is split, below),
-      // BWPROF_ATTN_DECODE_SPLITS=n: n splits (as far
-      // as the keys in steps of 16 and the merge allow); knobs for benchmarks. WAVES may be a
-      // fraction (0.5: half a wave, fewer splits to merge).
       const std::int64_t blocks = a_.B * a_.Hkv;
       if (blocks > lim) BWPROF_INVALID("batch*kv_heads: beyond 2^31-1 on the GPU");
-      l_.decode_stages = static_cast<int>(knob_int("BWPROF_ATTN_DECODE_STAGES", 2, attention::kDecodeStagesMax).value_or(0));
       const Resources r = dispatch(false);
-      if (r.runtime_blocks_per_sm < 1)
-        BWPROF_INVALID("BWPROF_ATTN_DECODE_STAGES: a ring that deep does not fit this GPU's shared memory");
-      const std::int64_t per_sm = r.runtime_blocks_per_sm;
-      double waves = a_.D > 128 || host_.paged ? 1.0 : 0.5;
-      const std::int64_t least = host_.paged ? 256 : 128;  // keys a split keeps
-      waves = std::max(0.05, knob_number("BWPROF_ATTN_DECODE_WAVES", 0, 64).value_or(waves));
-      const std::int64_t slots = std::max<std::int64_t>(1, static_cast<std::int64_t>(waves * per_sm * sms));
-      const std::int64_t rows = a_.Sq * group_;
-      constexpr int step = attention::kDecodeStepKeys;  // a warp's step: splits are whole steps
-      const std::int64_t most = std::min<std::int64_t>({(a_.Skv + step - 1) / step, attention::kDecodeMaxMerge / rows, 65535});
-      splits = std::min<std::int64_t>({std::max<std::int64_t>(1, slots / blocks), (a_.Skv + least - 1) / least, most});
-      if (const auto n = knob_int("BWPROF_ATTN_DECODE_SPLITS", 1, 65535))
-        splits = std::min<std::int64_t>(*n, std::max<std::int64_t>(1, most));
-      split_len_ = static_cast<int>(((a_.Skv + splits - 1) / splits + step - 1) / step * step);
-      // Nothing split: the ring that keeps the SMs' bytes in flight near what they need (gpu.hpp).
-      if (l_.decode_stages == 0 && splits == 1)
-        l_.decode_stages = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, blocks, sms,
-                                                          g_.info().bandwidth_theoretical_gbs);
+      if (r.runtime_blocks_per_sm < 1) BWPROF_INVALID("head_dim: the decode kernel's ring does not fit this GPU");
+      split = attention::decode_split(a_.B, a_.Hkv, rows, a_.Skv, static_cast<int>(a_.D), host_.paged,
+                                      r.runtime_blocks_per_sm, sms);
+      step = attention::kDecodeStepKeys;
+      if (asked) {
+        const std::int64_t most = std::min<std::int64_t>(
+            {(a_.Skv + step - 1) / step, attention::kDecodeMaxMerge / rows, 65535});
+        split.splits = static_cast<int>(std::min<std::int64_t>(*asked, std::max<std::int64_t>(1, most)));
+      }
     } else if (kernel_ == Kernel::kRows) {
       G_ = group_ % 8 == 0 ? 8 : group_ % 4 == 0 ? 4 : group_ % 2 == 0 ? 2 : 1;
       if (a_.D > 128) G_ = std::min(G_, 4);  // q and o of 8 heads of 256 would not fit the registers
-      const std::int64_t blocks = a_.B * a_.Hkv * (group_ / G_) * a_.Sq;
-      const std::int64_t want = 8ll * sms;
-      if (blocks < want) splits = std::min<std::int64_t>((want + blocks - 1) / blocks, (a_.Skv + 127) / 128);
-      split_len_ = static_cast<int>((a_.Skv + std::max<std::int64_t>(splits, 1) - 1) / std::max<std::int64_t>(splits, 1));
+      split = attention::rows_split(a_.B * a_.Hkv * (group_ / G_) * a_.Sq, a_.Skv, sms);
     }
     if (kernel_ != Kernel::kWgmma) {
+      if (asked && kernel_ != Kernel::kDecode) split.splits = static_cast<int>(std::min<std::int64_t>(*asked, a_.Skv));
+      if (asked)
+        split.split_len = static_cast<int>(((a_.Skv + split.splits - 1) / split.splits + step - 1) / step * step);
+      // Nothing split (before the cap below): the decode ring that keeps the SMs' bytes in flight
+      // near what they need.
+      if (kernel_ == Kernel::kDecode && split.splits == 1)
+        l_.decode_stages = attention::decode_unsplit_ring(static_cast<int>(a_.D), a_.Skv, a_.B * a_.Hkv, sms,
+                                                          g_.info().bandwidth_theoretical_gbs);
       // The partial rows stay within kMaxPartialRows (the family's footprint counts on it).
-      const std::int64_t cap = std::max<std::int64_t>(1, kMaxPartialRows / rows_all);
-      if ((a_.Skv + split_len_ - 1) / split_len_ > cap) {
-        const int step = kernel_ == Kernel::kFlash ? attention::flash_tile_keys(tile_, static_cast<int>(a_.D))
-                                                   : kernel_ == Kernel::kDecode ? attention::kDecodeStepKeys : 1;
-        split_len_ = static_cast<int>(((a_.Skv + cap - 1) / cap + step - 1) / step * step);
-      }
-      splits_ = static_cast<int>((a_.Skv + split_len_ - 1) / split_len_);
+      split = attention::cap_partial_rows(split, rows_all, a_.Skv, step);
+      splits_ = split.splits, split_len_ = split.split_len;
     }
     if (splits_ > 1) {
       ws_o_ = DeviceBuffer(static_cast<std::size_t>(rows_all) * splits_ * a_.D * sizeof(float), "attention split partials");
@@ -173,15 +135,24 @@ class AttentionGpu final : public KernelInstance {
     return attention_check(host_, p_);
   }
   Resources resources() const override { return res_; }
+  std::string explain() const override {
+    static const char* const kNames[] = {"rows", "flash", "decode", "wgmma"};
+    std::string out = kNames[static_cast<int>(kernel_)];
+    if (kernel_ == Kernel::kFlash)
+      out += attention::flash_tile_rows(tile_, static_cast<int>(a_.D)) == 64 ? " 64-row tile" : " 128-row tile";
+    if (kernel_ == Kernel::kRows) out += " " + std::to_string(G_) + " heads a block";
+    if (kernel_ == Kernel::kDecode && l_.decode_stages > 0) out += " ring " + std::to_string(l_.decode_stages);
+    if (kernel_ != Kernel::kWgmma) out += " splits " + std::to_string(splits_) + " of " + std::to_string(split_len_) + " keys";
+    return out;
+  }
 
  private:
   enum class Kernel { kRows, kFlash, kDecode, kWgmma };
 
   // FP32 (and every GPU without NVIDIA's matrix units): rows. FP16/BF16 on sm_80+: decode where a
   // KV head has at most 32 query rows (16 at head dim 256), the Hopper kernel where every head has
-  // a whole tile of 128 query positions or more and it takes the layout, flash otherwise.
-  // BWPROF_ATTN_KERNEL=rows|flash|decode|wgmma asks for one (a knob for benchmarks; an error where
-  // that kernel cannot take the problem).
+  // a whole tile of 128 query positions or more and it takes the layout, flash otherwise. The
+  // `engine` parameter asks for one (an error where that kernel cannot take the problem).
   Kernel choose(GpuBackend& g) {
     Kernel k = Kernel::kRows;
     bool decode_ok = false, wgmma_ok = false, flash_ok = false;
@@ -194,13 +165,17 @@ class AttentionGpu final : public KernelInstance {
 #else
     (void)g;
 #endif
-    const std::vector<std::string> names = {"rows", "flash", "decode", "wgmma"};
-    if (const auto want = knob_choice("BWPROF_ATTN_KERNEL", names)) {
+    const std::string& want = p_.s("engine");
+    if (want != "auto") {
+      const std::vector<std::string> names = {"rows", "flash", "decode", "wgmma"};
       const Kernel kinds[] = {Kernel::kRows, Kernel::kFlash, Kernel::kDecode, Kernel::kWgmma};
       const bool takes[] = {true, flash_ok, decode_ok, wgmma_ok};
-      if (!takes[*want])
-        BWPROF_INVALID("BWPROF_ATTN_KERNEL=" + names[*want] + ": not a kernel that takes this problem here");
-      k = kinds[*want];
+      const std::size_t i = std::find(names.begin(), names.end(), want) - names.begin();
+      if (i >= names.size()) BWPROF_INVALID("engine: unknown attention kernel '" + want + "'");
+      static const char* const kTakes[] = {"", "fp16 or bf16 on sm_80+", "fp16 or bf16 on sm_80+, at most 32 query rows a KV head (16 at head dim 256)",
+                                           "fp16 or bf16 on sm_90 in a build with sm_90a code"};
+      if (!takes[i]) BWPROF_INVALID("engine: " + want + " does not take this problem here (it takes " + kTakes[i] + ")");
+      k = kinds[i];
     }
     return k;
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "bwprof/environment.hpp"
 #include "bwprof/error.hpp"
 #include "collective/nccl_api.hpp"
 
@@ -89,12 +90,12 @@ const Library& library() {
     return false;
   };
   const std::string soname = library_soname();
-  if (const char* f = std::getenv("BWPROF_NCCL_LIBRARY"); f && *f) {
+  if (const char* f = env::nccl_library()) {
     loaded = attempt(f);
   } else {
     loaded = attempt(soname);
     std::vector<std::string> dirs;
-    if (const char* p = std::getenv("BWPROF_NCCL_PATH")) {
+    if (const char* p = env::nccl_path()) {
       std::string s = p;
       for (std::size_t a = 0; a <= s.size();) {
         std::size_t b = s.find(':', a);

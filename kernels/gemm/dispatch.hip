@@ -15,9 +15,6 @@
 //           form that the fused epilogues are compared with
 // This file chooses the engine (GemmRunner::make / best) and holds the gemm family's GPU instance;
 // the engines are one file each (engines.hpp lists them), the QKV projection is qkv.hip.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +22,6 @@
 #include "bias_act/launch.hpp"
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "gemm/engines.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/vendor.hpp"
@@ -57,27 +53,6 @@ std::string tensor_unavailable(GpuBackend& g) {
   return "";
 }
 
-#if defined(BWPROF_CUDA)
-// From kPad128Rows rows on Hopper: wgmma on copies of the operands padded to 128-byte rows (the
-// copy engine's swizzle line) where choice.hpp's pad128_pays() says the copies cost little against
-// the GEMM (measured there), given that wgmma runs at all (rows on 16 bytes, or their 16-byte copies
-// pay). BWPROF_GEMM_PAD=128 asks for it at any M >= kPad128Rows; =1 keeps copies to 16-byte rows
-// only, =0 none. nullptr: the general rules decide.
-std::unique_ptr<GemmRunner> large_m_choice(GpuBackend& g, DType dtype, const GemmRunner::Shape& s, const void* A,
-                                           const void* B, void* C, const void* bias, Act act, const std::string& pad,
-                                           bool want_wgmma) {
-  if (s.M < gemm::kPad128Rows || !gemm::wgmma_available(g) || pad == "0" || pad == "1") return nullptr;
-  if (pad != "128") {
-    const bool need_a = !gemm::tma_addressable(A, s.lda), need_b = !gemm::tma_addressable(B, s.ldb);
-    const bool a128 = gemm::rows_off128(A, s.lda), b128 = gemm::rows_off128(B, s.ldb);
-    const bool wgmma = (!need_a && !need_b) || want_wgmma ||
-                       gemm::pad_pays(s.M, s.N, s.K, need_a, need_b, gemm::on16(A) && gemm::on16(B));
-    if (!wgmma || !gemm::pad128_pays(s.M, s.N, s.K, need_a, need_b, a128, b128)) return nullptr;
-  }
-  return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act, 64);
-}
-#endif
-
 class GemmGpu final : public KernelInstance {
  public:
   GemmGpu(GpuBackend& g, const Problem& p) : g_(g), p_(p), host_(make_gemm_data(p)) {
@@ -93,7 +68,9 @@ class GemmGpu final : public KernelInstance {
     if (v == "tiled") {
       gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kTiled, s, A_.get(), B_.get(), C_.get(), bias, act_);
     } else if (v == "tensor") {
-      gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kTensor, s, A_.get(), B_.get(), C_.get(), bias, act_);
+      const GemmChoice choice{p.s("engine"), p.s("tile"), p.opt_i("splits").value_or(0)};
+      gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kTensor, s, A_.get(), B_.get(), C_.get(), bias, act_,
+                               choice);
     } else if (v == "vendor") {
       gemm_ = GemmRunner::make(g, p.dtype, GemmRunner::Engine::kVendor, s, A_.get(), B_.get(), C_.get(), bias, act_);
     } else {  // unfused: the plain GEMM, then the bias + activation kernel over C in place
@@ -116,6 +93,7 @@ class GemmGpu final : public KernelInstance {
     const bool tanh_gelu = p_.variant == "vendor" && act_ == Act::kGelu;
     return gemm_check(host_, p_, 1e-4, tanh_gelu ? kTanhGeluBound : 0.0);
   }
+  std::string explain() const override { return gemm_->explain(); }
   Resources resources() const override {
     // The vendor library's kernels are not ours to query: an unfused row then reports its own pass.
     Resources r = gemm_->resources();
@@ -144,8 +122,51 @@ GemmRunner::Engine GemmRunner::best(GpuBackend& g, DType dtype) {
 #endif
 }
 
+#if defined(BWPROF_CUDA)
+namespace {
+
+// The NVIDIA `tensor` GEMM: the engine by choice.hpp's tensor_engine (or as `choice` asks), then
+// its tile and K split by the engine's own rules (or as asked).
+std::unique_ptr<GemmRunner> nvidia_tensor(GpuBackend& g, DType dtype, const GemmRunner::Shape& s, const void* A,
+                                          const void* B, void* C, const void* bias, Act act, const GemmChoice& c) {
+  const bool wgmma = gemm::wgmma_available(g);
+  gemm::Engine asked = gemm::Engine::kAuto;
+  if (c.engine == "skinny") asked = gemm::Engine::kSkinnyMma;
+  if (c.engine == "mma") asked = gemm::Engine::kMma;
+  if (c.engine == "wgmma") {
+    if (!wgmma)
+      BWPROF_INVALID("engine: wgmma needs an sm_90 GPU and a build with sm_90a code (this device: " + g.info().arch + ")");
+    asked = gemm::Engine::kWgmma;
+  }
+  if (asked == gemm::Engine::kSkinnyMma && s.M > gemm::kSmallMaxRows)
+    BWPROF_INVALID("engine: the skinny kernel takes M <= " + std::to_string(gemm::kSmallMaxRows));
+  const gemm::Operands o{s.M,          s.N,          s.K,           s.lda,        s.ldb, s.ldc,
+                         gemm::on16(A), gemm::on16(B), gemm::on128(A), gemm::on128(B)};
+  const gemm::Engine e = gemm::tensor_engine(o, wgmma, asked, gemm::matrix_scale(g.info().fp16_matrix_gflops_theoretical));
+  // The tile asked for (choice.hpp's names: "64x64", ...), of the engine that runs.
+  const gemm::MmaTileShape* mma_tile = nullptr;
+  int wgmma_tile = -1;
+  for (const gemm::MmaTileShape* t : {&gemm::kMma16x128, &gemm::kMma64x64, &gemm::kMma128x128})
+    if (c.tile == std::to_string(t->bm) + "x" + std::to_string(t->bn)) mma_tile = t;
+  for (int i = 0; i < 4; ++i)
+    if (c.tile == gemm::kWgmmaTiles[i].name) wgmma_tile = i;
+  switch (e) {
+    case gemm::Engine::kSkinnyMma: return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act, c.splits);
+    case gemm::Engine::kWgmma: return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act, wgmma_tile, c.splits);
+    case gemm::Engine::kPadded16:
+      return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act, 8, wgmma_tile, c.splits);
+    case gemm::Engine::kPadded128:
+      return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act, 64, wgmma_tile, c.splits);
+    default: return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act, mma_tile, c.splits);
+  }
+}
+
+}  // namespace
+#endif
+
 std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine e, Shape s, const void* A,
-                                             const void* B, void* C, const void* bias, Act act) {
+                                             const void* B, void* C, const void* bias, Act act,
+                                             const GemmChoice& choice) {
   switch (e) {
     case Engine::kTiled:
       return gemm::make_tiled(g, dtype, s, A, B, C, bias, act);
@@ -161,60 +182,10 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
       );
 #if defined(BWPROF_CUDA)
-      // A few rows of A (M <= kSmallRows, choice.hpp): the time is reading B, so a kernel built
-      // around B's stream: rows of A and B on 16 bytes (small_m_mma), mma.sync's 16-row tile
-      // (mma_sm80.hip); otherwise the skinny tensor kernel (skinny_mma.hip, mma.sync on N x M, K
-      // split over blocks), which reads rows at any alignment. Then, from kPad128Rows rows on
-      // Hopper, copies padded to 128-byte rows where they pay (large_m_choice). Then, where wgmma is
-      // available (Hopper, sm_90a build): wgmma on A and B in place where the copy engine can
-      // address them (16-byte aligned rows), else on padded copies of the misaligned ones where
-      // pad_pays() (choice.hpp: the copies' estimated time plus wgmma's against mma.sync's on the
-      // unaligned rows: a few rows with B off 16 bytes stay in place). Otherwise mma.sync, which
-      // reads unaligned rows in place (realigned in shared memory where A and B start on 16 bytes),
-      // has a 16-row tile and splits K over blocks.
-      // Knobs for benchmarks and tests: BWPROF_GEMM_TILE asks for a kernel ("gemv" the vector-unit
-      // skinny kernel, "tc_skinny" the skinny tensor one, each up to 64 rows; a wgmma tile such as
-      // "64x128" wgmma, padding as needed; an mma.sync tile "large", "medium", "small" or "skinny"
-      // mma.sync); BWPROF_GEMM_PAD=1 pads to 16-byte rows wherever wgmma needs it (never to 128
-      // bytes), =0 never, =128 (M >= kPad128Rows) to 128-byte rows (large_m_choice);
-      // BWPROF_GEMM_WGMMA=0 turns wgmma off; BWPROF_GEMM_SPLITS and BWPROF_GEMM_REDUCE (slots, chain)
-      // set wgmma's split K (wgmma_sm90.hip); BWPROF_GEMM_SMALL_WAVES the skinny tensor kernel's;
-      // BWPROF_GEMM_UNALIGNED=regs has mma.sync load unaligned rows through registers.
-      const std::string forced = gemm::tile_knob();
-      const std::vector<std::string> pads = {"0", "1", "128"};
-      const auto pad_knob = knob_choice("BWPROF_GEMM_PAD", pads);
-      const std::string pad = pad_knob ? pads[*pad_knob] : "";
-      const bool want_wgmma = forced.find('x') != std::string::npos;
-      const bool want_mma = forced == "large" || forced == "medium" || forced == "small" || forced == "skinny";
-      if (forced == "gemv") {
-        if (s.M > gemm::kSkinnyMaxRows)
-          BWPROF_INVALID("BWPROF_GEMM_TILE=gemv: the skinny kernel takes M <= " + std::to_string(gemm::kSkinnyMaxRows));
-        return gemm::make_skinny(g, dtype, s, A, B, C, bias, act);
-      }
-      if (forced == "tc_skinny") {
-        if (s.M > gemm::kSmallMaxRows)
-          BWPROF_INVALID("BWPROF_GEMM_TILE=tc_skinny: the skinny tensor kernel takes M <= " +
-                         std::to_string(gemm::kSmallMaxRows));
-        return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act);
-      }
-      if (forced.empty() && s.M <= gemm::kSmallRows) {
-        const bool a_aligned = s.K % 8 == 0 && gemm::tma_addressable(A, s.lda);
-        const bool b_aligned = s.N % 8 == 0 && gemm::tma_addressable(B, s.ldb);
-        if (gemm::small_m_mma(a_aligned, b_aligned) && s.ldc % 2 == 0)
-          return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);  // its 16-row tile at M <= 16
-        return gemm::make_skinny_mma(g, dtype, s, A, B, C, bias, act);
-      }
-      if (!want_mma)
-        if (auto r = large_m_choice(g, dtype, s, A, B, C, bias, act, pad, want_wgmma)) return r;
-      if (!want_mma && gemm::wgmma_available(g)) {
-        if (gemm::wgmma_fits(g, s, A, B, C)) return gemm::make_wgmma_sm90(g, dtype, s, A, B, C, bias, act);
-        const bool pad_a = !gemm::tma_addressable(A, s.lda), pad_b = !gemm::tma_addressable(B, s.ldb);
-        if (pad != "0" && (want_wgmma || pad == "1" ||
-                           gemm::pad_pays(s.M, s.N, s.K, pad_a, pad_b, gemm::on16(A) && gemm::on16(B))))
-          return gemm::make_padded_wgmma(g, dtype, s, A, B, C, bias, act);
-      }
-      return gemm::make_mma_sm80(g, dtype, s, A, B, C, bias, act);
+      return nvidia_tensor(g, dtype, s, A, B, C, bias, act, choice);
 #else
+      if (choice.engine != "auto" || choice.tile != "auto" || choice.splits != 0)
+        BWPROF_INVALID("engine/tile/splits: choose among NVIDIA's tensor kernels; AMD GPUs run one (MFMA or WMMA)");
       const std::string& arch = g.info().arch;
       if (gemm::has_mfma(arch) && !(dtype == DType::kBF16 && arch == "gfx908"))
         return gemm::make_mfma_cdna(dtype, s, A, B, C, bias, act);
@@ -230,22 +201,6 @@ std::unique_ptr<GemmRunner> GemmRunner::make(GpuBackend& g, DType dtype, Engine 
 #endif
   }
   BWPROF_INVALID("variant: unknown GEMM engine");
-}
-
-std::string gemm::tile_knob() {
-  static const std::vector<std::string> tiles = {"gemv",   "tc_skinny", "large",   "medium", "small",
-                                                 "skinny", "128x256",   "128x128", "64x128", "64x64"};
-  const auto k = knob_choice("BWPROF_GEMM_TILE", tiles);
-  return k ? tiles[*k] : "";
-}
-
-void gemm::explain(const std::string& line) {
-  const char* path = std::getenv("BWPROF_GEMM_EXPLAIN");
-  if (!path || !*path) return;
-  if (std::FILE* f = std::fopen(path, "a")) {
-    std::fprintf(f, "%s\n", line.c_str());
-    std::fclose(f);
-  }
 }
 
 std::unique_ptr<KernelInstance> make_gemm_gpu(Backend& b, const Problem& p) {

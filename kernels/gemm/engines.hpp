@@ -1,6 +1,5 @@
 // The GEMM engines behind one interface (GPU compilers only). One file per engine: tiled.hip (the
-// vector units, every GPU), skinny.hip (a few rows of A: split K on the vector units),
-// skinny_mma.hip (2-64 rows of A: split K on NVIDIA matrix units, B streamed),
+// vector units, every GPU), skinny_mma.hip (1-64 rows of A: split K on NVIDIA matrix units, B streamed),
 // mma_sm80.hip (NVIDIA mma.sync), wgmma_sm90.hip (NVIDIA Hopper), mfma_cdna.hip (AMD CDNA),
 // wmma_rdna3.hip (AMD RDNA3) and the vendor library (vendor_cublaslt.hip, vendor_rocblas.hip);
 // pad.hip runs wgmma on padded copies of operands it cannot address; dispatch.hip chooses among
@@ -24,6 +23,14 @@ namespace bwprof {
 
 // One GEMM C[M,N] = act(A[M,K] . B[K,N] + bias[N]) (row-major, leading dimensions lda/ldb/ldc) on
 // a chosen engine, buffers fixed at construction.
+// The `tensor` variant's kernel, tile and K split as the gemm family's parameters ask for them
+// (engine, tile, splits: family.cpp); "auto" and 0 leave each to the rules (choice.hpp).
+struct GemmChoice {
+  std::string engine = "auto";  // auto, skinny, mma, wgmma
+  std::string tile = "auto";    // rows x columns of a block's tile: "64x64", ...
+  std::int64_t splits = 0;      // blocks that split K for each output tile
+};
+
 class GemmRunner {
  public:
   enum class Engine { kTiled, kTensor, kVendor };
@@ -33,9 +40,13 @@ class GemmRunner {
   virtual ~GemmRunner() = default;
   virtual void run(hipStream_t stream) = 0;
   virtual Resources resources() const = 0;
-  // InvalidArgument (naming what is available) where the engine cannot run on this device/dtype.
+  // What it runs (kernel, tile, split), as KernelInstance::explain() reports it.
+  virtual std::string explain() const { return ""; }
+  // InvalidArgument (naming what is available) where the engine cannot run on this device/dtype, or
+  // `choice` asks for what cannot run here.
   static std::unique_ptr<GemmRunner> make(GpuBackend& g, DType dtype, Engine e, Shape s, const void* A,
-                                          const void* B, void* C, const void* bias, Act act);
+                                          const void* B, void* C, const void* bias, Act act,
+                                          const GemmChoice& choice = {});
   // The best engine this build and device have for `dtype`: vendor, else tensor (FP16/BF16), else tiled.
   static Engine best(GpuBackend& g, DType dtype);
 };
@@ -69,22 +80,9 @@ inline void check_int_sizes(const GemmRunner::Shape& s) {
 }
 
 // Split K (split_k.hip): the FP32 accumulator [M, N] (zeroed; rows split_acc_ld(N) floats apart,
-// choice.hpp) that the splits of a tile add into (atomics), and the kernel that turns it into C
-// (bias, activation) and zeroes it again.
+// choice.hpp) that the splits of a tile add into (atomics); the last split of each tile turns it
+// into C (bias, activation) and zeroes it again.
 DeviceBuffer split_accumulator(std::int64_t M, std::int64_t N);
-void split_finish(DType dtype, Act a, float* acc, const void* bias, void* C, std::int64_t M, std::int64_t N,
-                  std::int64_t ldc, int sms, hipStream_t st);
-// At most this many blocks share an output tile (mma.sync; wgmma: kWgmmaMaxSplits, choice.hpp).
-constexpr int kMaxSplits = 128;
-
-// What an engine chose (kernel, tile, splits), appended as a line to the file that the
-// environment variable BWPROF_GEMM_EXPLAIN names, if any: for benchmarks (dispatch.hip).
-void explain(const std::string& line);
-// BWPROF_GEMM_TILE, a knob for benchmarks and tests (dispatch.hip): the kernel or tile asked for by
-// name ("gemv", "tc_skinny", an mma.sync tile "large", "medium", "small", "skinny", a wgmma tile
-// "128x256", "128x128", "64x128", "64x64"), "" when unset; any other value is an error naming these.
-// The one reader of it: the dispatch and the engines that honour it (mma_sm80.hip, wgmma_sm90.hip).
-std::string tile_knob();
 
 // The engines' factories, each defined by its file where that file's guard holds (dispatch.hip
 // calls them under the same guard).
@@ -92,34 +90,33 @@ using Shape = GemmRunner::Shape;
 // tiled.hip: every GPU, FP32, FP16 or BF16.
 std::unique_ptr<GemmRunner> make_tiled(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
                                        const void* bias, Act act);
-// The matrix-unit engines take FP16 or BF16 (`dtype`).
-// skinny.hip (NVIDIA): M <= kSkinnyMaxRows (choice.hpp), any alignment, on the vector units; the
-// dispatch takes it only on request (BWPROF_GEMM_TILE=gemv), the skinny tensor kernel and mma.sync's
-// 16-row tile being faster (choice.hpp).
-std::unique_ptr<GemmRunner> make_skinny(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
-                                        const void* bias, Act act);
+// The matrix-unit engines take FP16 or BF16 (`dtype`); `splits` (0: their rule) and `tile` (null
+// or -1: their rule) as GemmChoice asks.
 // skinny_mma.hip (NVIDIA, sm_80+): M <= kSmallMaxRows, any alignment (the dispatch takes it up to
 // kSmallRows where rows are off 16 bytes: small_m_mma).
 std::unique_ptr<GemmRunner> make_skinny_mma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                            void* C, const void* bias, Act act);
+                                            void* C, const void* bias, Act act, std::int64_t splits = 0);
 // Whether a buffer starts on 16 bytes (the size of cp.async's and the copy engine's pieces).
 inline bool on16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+inline bool on128(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 128 == 0; }
 // mma_sm80.hip (NVIDIA, sm_80+): rows off 16 bytes are realigned in shared memory where A and B
 // start on 16 bytes (on16), else loaded through registers.
 std::unique_ptr<GemmRunner> make_mma_sm80(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B, void* C,
-                                          const void* bias, Act act);
+                                          const void* bias, Act act, const MmaTileShape* tile = nullptr,
+                                          std::int64_t splits = 0);
 // wgmma_sm90.hip (NVIDIA Hopper, sm_90a builds), where wgmma_fits(): wgmma_available() on this
 // device and build, and A and B tma_addressable() (16-byte aligned start and rows).
 bool wgmma_available(GpuBackend& g);
 bool tma_addressable(const void* p, std::int64_t ld);
 bool wgmma_fits(GpuBackend& g, const Shape& s, const void* A, const void* B, const void* C);
 std::unique_ptr<GemmRunner> make_wgmma_sm90(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                            void* C, const void* bias, Act act);
+                                            void* C, const void* bias, Act act, int tile = -1, std::int64_t splits = 0);
 // pad.hip: A and/or B (whichever is not tma_addressable, or with align = 64 whose rows are not a
 // multiple of 64 elements) copied into scratch whose rows are padded to `align` (8 or 64)
 // elements each run, then wgmma on the copies; where wgmma_available().
 std::unique_ptr<GemmRunner> make_padded_wgmma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                              void* C, const void* bias, Act act, int align = 8);
+                                              void* C, const void* bias, Act act, int align = 8, int tile = -1,
+                                              std::int64_t splits = 0);
 // mfma_cdna.hip (AMD CDNA), where has_mfma().
 bool has_mfma(const std::string& arch);
 std::unique_ptr<GemmRunner> make_mfma_cdna(DType dtype, Shape s, const void* A, const void* B, void* C,

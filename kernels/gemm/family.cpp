@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bwprof/error.hpp"
 #include "bwprof/registry.hpp"
 #include "common/suite_shapes.hpp"
 #include "gemm/choice.hpp"
@@ -33,9 +34,33 @@ KernelFamily gemm_kernel() {
   k.doc = "C[M,N] = act(A[M,K] . B[K,N] + bias[N]), row-major, FP32 accumulation";
   k.params = {int_param("M", "", 1, kMaxDim, "rows of A and C"), int_param("N", "", 1, kMaxDim, "columns of B and C"),
               int_param("K", "", 1, kMaxDim, "inner dimension"), bool_param("bias", "false", "add a bias row"),
-              choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias")};
+              choice_param("act", "none", {"none", "relu", "gelu", "silu"}, "activation after the bias"),
+              // The tensor variant's kernel, tile and K split on NVIDIA GPUs (choice.hpp's rules unless set).
+              auto_choice_param("engine", {"skinny", "mma", "wgmma"}, {"tensor"},
+                                "tensor variant, NVIDIA: skinny (split K over B's stream, M <= 64), mma (mma.sync, "
+                                "sm_80+), wgmma (Hopper, sm_90a builds; rows off 16 bytes copied to padded rows)"),
+              auto_choice_param("tile", {"16x128", "64x64", "128x128", "64x128", "128x256"}, {"tensor"},
+                                "the engine's block tile, rows x columns: mma 16x128 (M <= 16), 64x64, 128x128; "
+                                "wgmma 64x64, 64x128, 128x128, 128x256 (needs engine=mma or wgmma)"),
+              auto_int_param("splits", 1, 65535, {"tensor"},
+                             "blocks that split K for each output tile (skinny, mma, wgmma; at most K/64, or K/32 "
+                             "for skinny)")};
   k.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
   k.validate = [](const Problem& p) {
+    const std::string& engine = p.s("engine");
+    const std::string& tile = p.s("tile");
+    if (tile != "auto") {
+      static const std::vector<std::string> mma = {"16x128", "64x64", "128x128"}, wgmma = {"64x64", "64x128", "128x128", "128x256"};
+      const auto& ok = engine == "mma" ? mma : wgmma;
+      if (engine != "mma" && engine != "wgmma")
+        BWPROF_INVALID("tile: name the engine too (engine=mma or engine=wgmma), tile=" + tile);
+      if (std::find(ok.begin(), ok.end(), tile) == ok.end())
+        BWPROF_INVALID("tile: " + engine + " has no " + tile + " tile");
+      if (tile == "16x128" && p.i("M") > gemm::kSmallRows)
+        BWPROF_INVALID("tile: mma's 16x128 tile takes M <= " + std::to_string(gemm::kSmallRows));
+    }
+    if (engine == "skinny" && p.i("M") > gemm::kSmallMaxRows)
+      BWPROF_INVALID("engine: the skinny kernel takes M <= " + std::to_string(gemm::kSmallMaxRows));
     checked_elements(p, {"M", "K"});
     checked_elements(p, {"K", "N"});
     checked_elements(p, {"M", "N"});
@@ -52,9 +77,11 @@ KernelFamily gemm_kernel() {
     // (choice.hpp: the split-K accumulator, the skinny kernel's counters, padded copies).
     const bool vendor = p.variant == "vendor" || (p.variant == "unfused" && kVendorIsBest);
     const bool split = p.variant == "tensor" || (p.variant == "unfused" && !kVendorIsBest);
+    const bool asked = p.s("engine") != "auto" || p.s("tile") != "auto" || p.opt_i("splits");
     return host_and_device((M * Kd + Kd * N + M * N + (p.b("bias") ? N : 0)) * elem_bytes(p), kind,
                            vendor  ? kVendorWorkspace
-                           : split ? gemm::tensor_scratch_bytes(p.i("M"), p.i("N"), p.i("K"))
+                           : split ? gemm::tensor_scratch_bytes(p.i("M"), p.i("N"), p.i("K"), asked,
+                                                                p.opt_i("splits").value_or(0))
                                    : 0.0);
   };
   k.variants.push_back(Variant{"cpu", "cpu", make_gemm_cpu});

@@ -1,7 +1,7 @@
 // The `tensor` GEMM's mma.sync kernel (sm_80+): m16n8k16 on tiles fed by a cp.async multi-stage
 // pipeline and ldmatrix, FP16 or BF16 operands, FP32 accumulation; rows off 16 bytes realigned in
-// shared memory or loaded through registers; K split over blocks. Included by mma_sm80.hip alone (its
-// runner chooses the tile, the load and the split), in CUDA builds.
+// shared memory or loaded through registers; K split over blocks. Included by mma_sm80_launch.hpp alone (the
+// runner, mma_sm80.hip, chooses the tile, the load and the split), in CUDA builds.
 #pragma once
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)

@@ -2,9 +2,9 @@
 // 2-byte boundary; TMA needs 16-byte aligned rows): A and/or B copied each run into scratch whose
 // rows are padded to a multiple of 8 elements, then the aligned wgmma kernel on the copies. The
 // copy is part of every timed run (the inputs could change between runs), and the scratch is part
-// of the family's footprint (choice.hpp says when dispatch.hip takes this path). For measurement,
-// rows can be padded to 64 elements (128 bytes, the copy engine's swizzle line) instead of 8, and
-// then whatever operand's rows are not a multiple of 128 bytes is copied (BWPROF_GEMM_PAD=128).
+// of the family's footprint (choice.hpp says when dispatch.hip takes this path). Rows can be padded
+// to 64 elements (128 bytes, the copy engine's swizzle line) instead of 8, and then whatever
+// operand's rows are not a multiple of 128 bytes is copied (choice.hpp's pad128_pays).
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
 #include <cstdint>
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(256) bwprof_gemm_pad_copy(const unsigned short
 class PaddedRunner final : public GemmRunner {
  public:
   PaddedRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act,
-               int align)
+               int align, int tile, std::int64_t splits)
       : s_(s), A_(A), B_(B), sms_(g.sm_count()) {
     gemm::check_int_sizes(s);
     Shape inner = s;
@@ -82,8 +82,9 @@ class PaddedRunner final : public GemmRunner {
     }
     if (inner.lda > 2147483647 || inner.ldb > 2147483647) BWPROF_INVALID("K/N: too large to pad on the GPU");
     lda2_ = inner.lda, ldb2_ = inner.ldb;
-    gemm::explain(std::string("pad") + (pa_.get() ? " A" : "") + (pb_.get() ? " B" : "") + ", then:");
-    gemm_ = gemm::make_wgmma_sm90(g, dt, inner, a, b, C, bias, act);
+    gemm_ = gemm::make_wgmma_sm90(g, dt, inner, a, b, C, bias, act, tile, splits);
+    explain_ = std::string("pad") + (pa_.get() ? " A" : "") + (pb_.get() ? " B" : "") + " to " + std::to_string(2 * align) +
+               "-byte rows, then " + gemm_->explain();
   }
   void run(hipStream_t st) override {
     if (pa_.get()) copy(A_, pa_.get(), s_.M, s_.K, s_.lda, lda2_, st);
@@ -91,6 +92,7 @@ class PaddedRunner final : public GemmRunner {
     gemm_->run(st);
   }
   Resources resources() const override { return gemm_->resources(); }
+  std::string explain() const override { return explain_; }
 
  private:
   void copy(const void* src, void* dst, std::int64_t rows, std::int64_t cols, std::int64_t lds, std::int64_t ldd,
@@ -108,14 +110,16 @@ class PaddedRunner final : public GemmRunner {
   std::int64_t lda2_ = 0, ldb2_ = 0;
   DeviceBuffer pa_, pb_;
   std::unique_ptr<GemmRunner> gemm_;
+  std::string explain_;
 };
 
 }  // namespace
 
 std::unique_ptr<GemmRunner> gemm::make_padded_wgmma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                                    void* C, const void* bias, Act act, int align) {
+                                                    void* C, const void* bias, Act act, int align, int tile,
+                                                    std::int64_t splits) {
   if (align != 8 && align != 64) BWPROF_INVALID("padded GEMM: rows padded to 8 or 64 elements");
-  return std::make_unique<PaddedRunner>(g, dtype, s, A, B, C, bias, act, align);
+  return std::make_unique<PaddedRunner>(g, dtype, s, A, B, C, bias, act, align, tile, splits);
 }
 
 }  // namespace bwprof

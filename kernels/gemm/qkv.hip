@@ -3,6 +3,7 @@
 // device have (GemmRunner::best).
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bwprof/error.hpp"
@@ -62,6 +63,9 @@ class QkvGpu final : public KernelInstance {
     return qkv_check(host_, p_);
   }
   Resources resources() const override { return gemms_.front()->resources(); }
+  std::string explain() const override {  // the GEMMs' (the same kernel for each of the three)
+    return gemms_.front()->explain();
+  }
 
  private:
   GpuBackend& g_;

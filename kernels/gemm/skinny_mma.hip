@@ -28,7 +28,6 @@
 #include <string>
 
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "common/gpu_common.hpp"
 #include "common/gpu_mma.hpp"
 #include "gemm/engines.hpp"
@@ -243,58 +242,33 @@ __global__ void __launch_bounds__(kThreads) bwprof_gemm_skinny_mma(
 
 class SkinnyMmaRunner final : public GemmRunner {
  public:
-  SkinnyMmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act)
+  SkinnyMmaRunner(GpuBackend& g, DType dt, Shape s, const void* A, const void* B, void* C, const void* bias, Act act,
+                  std::int64_t splits_asked)
       : bf16_(dt == DType::kBF16), s_(s), A_(A), B_(B), C_(C), bias_(bias), act_(gemm::act_index(act)) {
     gemm::check_int_sizes(s);
     if (dt != DType::kF16 && dt != DType::kBF16) BWPROF_INVALID("dtype: the skinny tensor GEMM takes fp16 and bf16");
     if (s.M < 1 || s.M > gemm::kSmallMaxRows)
       BWPROF_INVALID("M: the skinny tensor GEMM takes 1 to " + std::to_string(gemm::kSmallMaxRows) + " rows");
     mt_ = s.M <= 8 ? 1 : s.M <= 16 ? 2 : s.M <= 32 ? 4 : 8;
-    // Rows of B on 16 bytes (every shift 0): the fragments come from ldmatrix (BWPROF_GEMM_LDMATRIX=0:
-    // the 16-bit reads anyway, a benchmark knob).
-    b_aligned_ = s.ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0 &&
-                 knob_switch("BWPROF_GEMM_LDMATRIX").value_or(true);
+    // Rows of B on 16 bytes (every shift 0): the fragments come from ldmatrix.
+    b_aligned_ = s.ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(B) % 16 == 0;
     const std::int64_t tiles = (s.N + kNb - 1) / kNb;
     if (tiles > 2147483647) BWPROF_INVALID("N: too wide for the skinny tensor GEMM's grid");
     tiles_ = static_cast<int>(tiles);
-    // Split K until the blocks fill every SM's resident slots `waves` times (the runtime's count for
-    // this kernel at the split's shared memory, which the split sets: three rounds settle it); each
-    // split a whole number of stages, at least two of them where K allows, and at most what A's
-    // slice in shared memory holds. waves: 1, or 0.5 (half the blocks, splits twice as long) where
-    // one wave's splits would be no longer than the pipeline (kStages x kKs = 128 rows), which
-    // never reaches its steady state. H100, session 6 round 1 (gemm_sweep.py --max-m 64, us,
-    // waves 1 -> 0.5): splits of 64-128 rows won (M = 1..16 N = 4095 K = 4097: 96 rows at M <= 8,
-    // 128 at 16: 21.6 -> 20.8, 23.4 -> 22.1, 27.7 -> 24.0, 36.0 -> 31.1; N = 11009 K = 1000, 64
-    // rows: 17.6 -> 16.9, 18.9 -> 18.0, 23.5 -> 20.8, 34.3 -> 30.7), 224-256 rows lost (N = 4097 K =
-    // 4095: M = 16 31.0 -> 37.1; N = 11007 K = 4096: M = 1 45.1 -> 50.4, M = 16 58.2 -> 75.0).
-    // BWPROF_GEMM_SMALL_WAVES sets waves (a benchmark knob).
+    // The K split (choice.hpp's skinny_plan), by the runtime's count of this kernel's blocks an SM
+    // at a split's shared memory.
+    static_assert(kNb == gemm::kSkinnyCols && kKs == gemm::kSkinnyStepK && kStages == gemm::kSkinnyStages &&
+                      kASmemMax == gemm::kSkinnyASmemMax,
+                  "choice.hpp's skinny_plan sees this kernel's geometry");
     max_len_ = std::max(kKs, (kASmemMax / (2 * 8 * mt_) - 8) / kKs * kKs);
-    const std::int64_t max_len = max_len_;
-    const auto want_waves = knob_number("BWPROF_GEMM_SMALL_WAVES", 0, 64);
-    double waves = want_waves.value_or(1.0);
-    const auto forced_splits = knob_int("BWPROF_GEMM_SPLITS", 1, 65535);  // benchmark knob
-    std::int64_t splits = 1, len = 1;
-    auto choose = [&](double w) {
-      splits = 1, len = std::min<std::int64_t>(max_len, (s.K + kKs - 1) / kKs * kKs);
-      for (int round = 0; round < 3; ++round) {
-        split_len_ = static_cast<int>(len);
-        res_ = dispatch(nullptr, false);
-        const std::int64_t slots = std::max<std::int64_t>(
-            1, static_cast<std::int64_t>(w * std::max(1, res_.runtime_blocks_per_sm) * g.sm_count()));
-        splits = std::min<std::int64_t>((slots + tiles - 1) / tiles, (s.K + 2 * kKs - 1) / (2 * kKs));
-        if (forced_splits) splits = *forced_splits;
-        splits = std::max<std::int64_t>({splits, 1, (s.K + max_len - 1) / max_len});
-        if (!forced_splits && tiles * splits > slots) {  // past one wave (A's slice caps the split): whole waves
-          const std::int64_t n = (tiles * splits + slots - 1) / slots;
-          splits = std::max(splits, std::min<std::int64_t>((n * slots + tiles - 1) / tiles, (s.K + kKs - 1) / kKs));
-        }
-        len = (s.K + splits - 1) / splits;
-        len = std::min<std::int64_t>(max_len, (len + kKs - 1) / kKs * kKs);
-        splits = (s.K + len - 1) / len;
-      }
+    auto per_sm = [&](int len) {
+      split_len_ = len;
+      res_ = dispatch(nullptr, false);
+      return res_.runtime_blocks_per_sm;
     };
-    choose(waves);
-    if (!want_waves && !forced_splits && splits > 1 && len <= kStages * kKs) choose(waves = 0.5);
+    const gemm::SkinnyPlan plan = gemm::skinny_plan(s.M, s.N, s.K, g.sm_count(), per_sm, splits_asked);
+    const std::int64_t splits = plan.splits, len = plan.split_len;
+    const double waves = plan.waves;
     if (splits > 65535) BWPROF_INVALID("K: too long for the skinny tensor GEMM's split");
     split_len_ = static_cast<int>(len);
     splits_ = static_cast<int>(splits);
@@ -306,12 +280,12 @@ class SkinnyMmaRunner final : public GemmRunner {
     res_ = dispatch(nullptr, false);
     char w[32];
     std::snprintf(w, sizeof w, "%g", waves);
-    gemm::explain("tc skinny rows " + std::to_string(8 * mt_) + (b_aligned_ ? " aligned" : " unaligned") + " splits " +
-                  std::to_string(splits_) + " (" + std::to_string(std::int64_t(tiles_) * splits_) + " blocks, waves " + w +
-                  ")");
+    explain_ = "skinny rows " + std::to_string(8 * mt_) + (b_aligned_ ? " aligned" : " unaligned") + " splits " +
+               std::to_string(splits_) + " (" + std::to_string(std::int64_t(tiles_) * splits_) + " blocks, waves " + w + ")";
   }
   void run(hipStream_t st) override { dispatch(st, true); }
   Resources resources() const override { return res_; }
+  std::string explain() const override { return explain_; }
 
  private:
   // Shared memory for a split of `len` rows: B's stages and A's slice.
@@ -357,13 +331,14 @@ class SkinnyMmaRunner final : public GemmRunner {
   bool b_aligned_ = false;
   DeviceBuffer acc_, counters_;
   Resources res_;
+  std::string explain_;
 };
 
 }  // namespace
 
 std::unique_ptr<GemmRunner> gemm::make_skinny_mma(GpuBackend& g, DType dtype, Shape s, const void* A, const void* B,
-                                                  void* C, const void* bias, Act act) {
-  return std::make_unique<SkinnyMmaRunner>(g, dtype, s, A, B, C, bias, act);
+                                                  void* C, const void* bias, Act act, std::int64_t splits) {
+  return std::make_unique<SkinnyMmaRunner>(g, dtype, s, A, B, C, bias, act, splits);
 }
 
 }  // namespace bwprof

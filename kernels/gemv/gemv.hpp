@@ -26,19 +26,18 @@ Check gemv_check(const GemvData& d, const Problem& p);
 // FP32 rows and rows whose length is no multiple of a vector (read element by element) keep 2 loads
 // in blocks of 256, the shape of before: measured on an H200, the 16-bit shapes gained 5-12 % on
 // large FP16 and BF16 GEMVs, while on FP32 they ranged from 10 % faster to 9 % slower (gpu.hip).
-// `loads` and `block` (0: choose) are the tuning knobs' values; a block of 128 asked of rows of 256
-// threads stays 256 (a row never spans blocks).
+// A row of 256 threads takes a block of its own (a row never spans blocks).
 struct GemvGpuShape {
   int tpr, loads, block;
 };
-inline GemvGpuShape gemv_gpu_shape(std::int64_t K, int elem_bytes, int warp, int loads = 0, int block = 0) {
+inline GemvGpuShape gemv_gpu_shape(std::int64_t K, int elem_bytes, int warp) {
   const std::int64_t V = 16 / elem_bytes;
   const bool vec = K % V == 0, wide = vec && elem_bytes == 2;
-  if (loads == 0) loads = !wide ? 2 : K / V <= 128 * 4 ? 4 : 8;
+  const int loads = !wide ? 2 : K / V <= 128 * 4 ? 4 : 8;
   const std::int64_t units = vec ? (K / V + loads - 1) / loads : K;  // what one round of a row's threads covers
   int tpr = warp;
   while (tpr < 256 && tpr < units) tpr *= 2;
-  block = block != 0 ? block : wide ? 128 : 256;
+  const int block = wide ? 128 : 256;
   return GemvGpuShape{tpr, loads, block < tpr ? tpr : block};
 }
 

@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "common/gpu_common.hpp"
 #include "gemv/gemv.hpp"
@@ -90,7 +89,8 @@ __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK * 2 / LOADS) bwprof_gemv(c
   if (j == 0 && row < N) y[row] = from_f<T>(acc);
 }
 
-// Calls f(kernel) with the kernel of `s`'s shape (every shape gemv_gpu_shape can answer is instantiated).
+// Calls f(kernel) with the kernel of `s`'s shape: the shapes gemv_gpu_shape answers are instantiated,
+// no other (blocks of 256 with 2 loads a thread; of 128 with 4 or 8, or of a row's 256 with 8).
 template <class T, int BLOCK, int LOADS, class F>
 auto with_rows(int tpr, F&& f) {
   if constexpr (BLOCK == 256) {
@@ -100,15 +100,14 @@ auto with_rows(int tpr, F&& f) {
   if (tpr == 64) return f(bwprof_gemv<T, 64, BLOCK, LOADS>);
   return f(bwprof_gemv<T, 32, BLOCK, LOADS>);
 }
-template <class T, int BLOCK, class F>
-auto with_loads(const GemvGpuShape& s, F&& f) {
-  if (s.loads == 8) return with_rows<T, BLOCK, 8>(s.tpr, f);
-  if (s.loads == 4) return with_rows<T, BLOCK, 4>(s.tpr, f);
-  return with_rows<T, BLOCK, 2>(s.tpr, f);
-}
 template <class T, class F>
 auto with_shape(const GemvGpuShape& s, F&& f) {
-  return s.block == 256 ? with_loads<T, 256>(s, f) : with_loads<T, 128>(s, f);
+  if constexpr (sizeof(T) == 2) {  // 16-bit rows read in vectors: 4 or 8 loads a thread
+    if (s.loads == 8 && s.block == 256) return f(bwprof_gemv<T, 256, 256, 8>);
+    if (s.loads == 8) return with_rows<T, 128, 8>(s.tpr, f);
+    if (s.loads == 4) return with_rows<T, 128, 4>(s.tpr, f);
+  }
+  return with_rows<T, 256, 2>(s.tpr, f);
 }
 
 class GemvGpu final : public KernelInstance {
@@ -129,13 +128,12 @@ class GemvGpu final : public KernelInstance {
     }
     x_ = DeviceBuffer::from(host_.x, "GEMV x");
     y_ = DeviceBuffer::from(host_.y, "GEMV y");
-    // Tuning knobs for benchmarks (benchmarks/gemv_ceiling.py): the loads a thread and the threads a
-    // block, in place of gemv_gpu_shape's choice.
-    static const int kLoads[] = {2, 4, 8}, kBlocks[] = {128, 256};
-    const auto l = knob_choice("BWPROF_GEMV_LOADS", {"2", "4", "8"});
-    const auto b = knob_choice("BWPROF_GEMV_BLOCK", {"128", "256"});
-    shape_ = gemv_gpu_shape(p.i("K"), static_cast<int>(dtype_size(p.dtype)), g.warp_size(), l ? kLoads[*l] : 0,
-                            b ? kBlocks[*b] : 0);
+    shape_ = gemv_gpu_shape(p.i("K"), static_cast<int>(dtype_size(p.dtype)), g.warp_size());
+    // (with_shape instantiates the shapes the rule answers: 2 loads in blocks of 256, 4 or 8 in blocks
+    // of 128 or a row's 256)
+    if (!(shape_.loads == 2 && shape_.block == 256) && !(shape_.loads != 2 && (shape_.block == 128 || shape_.tpr == 256)))
+      throw Error("internal: the GEMV has no kernel of " + std::to_string(shape_.loads) + " loads in blocks of " +
+                  std::to_string(shape_.block));
   }
   void launch() override {
     by_dtype(p_.dtype, [&](auto t) { run<typename decltype(t)::type>(); });

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "bwprof/kernel.hpp"
 #include "common/gpu_runtime.hpp"
@@ -51,6 +52,24 @@ __device__ __forceinline__ float load_llama_block(const unsigned char* blk, unsi
 
 }  // namespace gpu
 
+// The vector units' matmul (matmul_vec.hpp), one storage type a file: Y for up to 8 rows of X (m)
+// in one pass over W, llama.cpp's layout or (tiled) the quants re-packed apart from their scales.
+struct Q4VecArgs {
+  const unsigned char* w;
+  const __half* scales;  // tiled only
+  const void* x;
+  void* y;
+  int m, N, K, warp;
+  bool tiled;
+  hipStream_t stream;
+};
+void q4_vec_f32(const Q4VecArgs& a);
+void q4_vec_f16(const Q4VecArgs& a);
+void q4_vec_bf16(const Q4VecArgs& a);
+Resources q4_vec_f32_resources(bool tiled);
+Resources q4_vec_f16_resources(bool tiled);
+Resources q4_vec_bf16_resources(bool tiled);
+
 // The FP16 `tiled` matmul on NVIDIA matrix units: W re-packed once into their fragment order
 // (mma_sm80.hpp) and a software-pipelined kernel chosen for the shape.
 class Q4MmaMatmul {
@@ -59,6 +78,8 @@ class Q4MmaMatmul {
   // Y[M, N] = X[M, K] . W^T, all M rows of X (up to 8 per pass over W).
   virtual void run(const __half* x, __half* y, int M, hipStream_t stream) = 0;
   virtual Resources resources() const = 0;
+  // The kernel chosen, by its name (KernelInstance::explain).
+  virtual std::string explain() const = 0;
 };
 
 // The path for problem `p` over the llama.cpp-layout weights `w`; nullptr where this build or

@@ -33,7 +33,7 @@ inline std::size_t q4_frag_tiles(std::int64_t N) { return static_cast<std::size_
 inline std::size_t q4_frag_chunks(std::int64_t K) { return static_cast<std::size_t>((K / 32 + 1) / 2); }
 inline std::size_t q4_frag_quant_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 512; }
 inline std::size_t q4_frag_scale_bytes(std::int64_t N, std::int64_t K) { return q4_frag_tiles(N) * q4_frag_chunks(K) * 64; }
-// A chunk as one record (its quants, then its scales: the ring kernel's kQ4Records layout).
+// A chunk as one record (its quants, then its scales: the layout the kernels read).
 constexpr std::size_t kQ4RecordBytes = 512 + 64;
 // The same in 16-byte vectors, as the kernels index a record: its quants, then its scales from vector 32.
 constexpr int kQ4RecordVecs = static_cast<int>(kQ4RecordBytes / 16), kQ4QuantVecs = 512 / 16;
@@ -95,22 +95,16 @@ __device__ __forceinline__ unsigned q4_and_or(unsigned w, unsigned mask, unsigne
 
 // The four A fragments of one mma from one word: nibbles 0|4, 1|5, 2|6, 3|7 (low|high half).
 // 0x6400 | q is the half 1024 + q and 0x6400 | q << 4 is 1024 + 16 q: one subtraction or one FMA
-// turns either into q - 8 exactly. LOP3: each mask-and-or as one instruction (q4_and_or): 9
-// instructions a word instead of 13, the same bits.
-template <bool LOP3 = false>
+// turns either into q - 8 exactly. Each mask-and-or as one LOP3 (q4_and_or): 9 instructions a word
+// instead of 13, the same bits.
 __device__ __forceinline__ void q4_frag_decode(unsigned w, unsigned (&a)[4]) {
   const __half2 k1032 = __halves2half2(__ushort_as_half(0x6408), __ushort_as_half(0x6408));  // 1032
   const __half2 k16th = __halves2half2(__ushort_as_half(0x2C00), __ushort_as_half(0x2C00));  // 1/16
   const __half2 k72 = __halves2half2(__ushort_as_half(0xD480), __ushort_as_half(0xD480));    // -72
   const unsigned w2 = w >> 8;
   unsigned h[4];
-  if (LOP3) {
-    h[0] = q4_and_or(w, 0x000F000Fu, 0x64006400u), h[1] = q4_and_or(w, 0x00F000F0u, 0x64006400u);
-    h[2] = q4_and_or(w2, 0x000F000Fu, 0x64006400u), h[3] = q4_and_or(w2, 0x00F000F0u, 0x64006400u);
-  } else {
-    h[0] = (w & 0x000F000Fu) | 0x64006400u, h[1] = (w & 0x00F000F0u) | 0x64006400u;
-    h[2] = (w2 & 0x000F000Fu) | 0x64006400u, h[3] = (w2 & 0x00F000F0u) | 0x64006400u;
-  }
+  h[0] = q4_and_or(w, 0x000F000Fu, 0x64006400u), h[1] = q4_and_or(w, 0x00F000F0u, 0x64006400u);
+  h[2] = q4_and_or(w2, 0x000F000Fu, 0x64006400u), h[3] = q4_and_or(w2, 0x00F000F0u, 0x64006400u);
   __half2 r[4];
   r[0] = __hsub2(*reinterpret_cast<__half2*>(&h[0]), k1032);
   r[1] = __hfma2(*reinterpret_cast<__half2*>(&h[1]), k16th, k72);
@@ -120,18 +114,6 @@ __device__ __forceinline__ void q4_frag_decode(unsigned w, unsigned (&a)[4]) {
   for (int i = 0; i < 4; ++i) a[i] = *reinterpret_cast<unsigned*>(&r[i]);
 }
 
-__device__ __forceinline__ uint4 load_x_frag(const __half* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  return r;
-}
-
-// One thread block per 16-row tile; its WARPS warps split K (warp w takes chunks w, w + WARPS, ...),
-// each with U chunks of quants and scales in flight (streamed past L1), and reduce in shared
-// memory. XJIT: each chunk's X fragment is loaded just before its mma (fewer live registers,
-// higher occupancy) instead of with the quants: on an H200 that was slower (21.1 us against 16.2
-// for 14336x4096, 8 warps, 4 chunks), the X loads' latency then paid once per chunk. M <= 8 rows
-// of X, row-major, K apart. MINB: blocks an SM must hold (a register cap; 0: none).
 // acc += one Q4 block's mma sums cf times its scales sw (a half2: rows g, g + 8).
 __device__ __forceinline__ void q4_scale_add(float (&acc)[4], const float (&cf)[4], unsigned sw) {
   const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&sw));
@@ -150,7 +132,6 @@ __device__ __forceinline__ void q4_word_mma(float (&cf)[4], const unsigned (&a)[
 
 // One chunk's 4 mma (two Q4 blocks of 32 k) into acc, with the chunk's scales applied; each word
 // decoded just before its mma.
-template <bool LOP3 = false>
 __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, const uint4 (&xv)[2],
                                               float (&acc)[4]) {
   const unsigned wq[4] = {qv.x, qv.y, qv.z, qv.w};
@@ -160,7 +141,7 @@ __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, 
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       unsigned a[4];
-      q4_frag_decode<LOP3>(wq[2 * b + i], a);
+      q4_frag_decode(wq[2 * b + i], a);
       q4_word_mma(cf, a, xv[b], i);
     }
     q4_scale_add(acc, cf, b == 0 ? sv.x : sv.y);
@@ -168,7 +149,7 @@ __device__ __forceinline__ void q4_frag_chunk(const uint4& qv, const uint2& sv, 
 }
 
 // The same on a chunk decoded beforehand (a: the A fragments of its 4 words), so that its quants'
-// registers can be refilled between the decode and the mma (kQ4EarlyRefill).
+// registers can be refilled between the decode and the mma (the ring kernel's EARLY).
 __device__ __forceinline__ void q4_frag_mma(const unsigned (&a)[4][4], const uint2& sv, const uint4 (&xv)[2],
                                             float (&acc)[4]) {
 #pragma unroll
@@ -198,59 +179,6 @@ __device__ __forceinline__ void q4_tile_store(float4* part, const float (&acc)[4
   }
 }
 
-template <int WARPS, int U, bool XJIT, int MINB = 0>
-__global__ void __launch_bounds__(WARPS * 32, MINB) bwprof_q4_0_matmul_mma(const uint4* __restrict__ q,
-                                                                     const uint2* __restrict__ sc,
-                                                                     const __half* __restrict__ x,
-                                                                     __half* __restrict__ y, int M, int N, int K) {
-#if __CUDA_ARCH__ >= 800
-  __shared__ float4 part[WARPS * 32];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
-  const int nb = K / 32, nch = (nb + 1) / 2;
-  const std::size_t tile = blockIdx.x;
-  const uint4* qt = q + tile * nch * 32 + lane;
-  const uint2* st = sc + tile * nch * 8 + g;
-  const bool has_x = g < M;
-  const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int c0 = warp; c0 < nch; c0 += WARPS * U) {
-    uint4 qv[U];
-    uint2 sv[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int c = c0 + u * WARPS;
-      if (c < nch) {
-        qv[u] = load_stream(qt + static_cast<std::size_t>(c) * 32);
-        sv[u] = load_stream(st + static_cast<std::size_t>(c) * 8);
-      }
-    }
-    uint4 xv[XJIT ? 1 : U][2];
-    if (!XJIT) {
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int b = 0; b < 2; ++b) {
-          const int blk = 2 * (c0 + u * WARPS) + b;
-          xv[u][b] = has_x && blk < nb ? load_x_frag(xg + blk * 32) : make_uint4(0, 0, 0, 0);
-        }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int c = c0 + u * WARPS;
-      if (c >= nch) break;  // the same for the whole warp
-      const int xu = XJIT ? 0 : u;
-      if (XJIT) {
-#pragma unroll
-        for (int b = 0; b < 2; ++b)
-          xv[0][b] = has_x && 2 * c + b < nb ? load_x_frag(xg + (2 * c + b) * 32) : make_uint4(0, 0, 0, 0);
-      }
-      q4_frag_chunk(qv[u], sv[u], xv[xu], acc);
-    }
-  }
-  q4_tile_store<WARPS>(part, acc, tile, M, N, y);
-#endif
-}
-
 // The X fragment of chunk c for this lane (zeros for rows of X past M and blocks past K / 32).
 __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int c, int nb, bool has_x) {
 #pragma unroll
@@ -263,62 +191,33 @@ __device__ __forceinline__ void q4_load_x(uint4 (&xv)[2], const __half* xg, int 
 // Block per tile, software-pipelined: warp w streams chunks w, w + WARPS, ... of the tile through a
 // ring of U chunks (predicated loads): after a chunk's mma it loads the chunk U steps ahead into the
 // registers that chunk used, so a warp's loads stay in flight while it computes instead of going
-// out in rounds. XS: the launch's rows of X (M x K halves) are staged once per block in dynamic
-// shared memory by cp.async (q4_x_smem_bytes(M, K); rows padded by 64 bytes, so that two rows' 16-byte
-// reads by a warp fall in different banks), which frees the 8 registers a chunk's X fragment would
-// hold: 56 registers at U = 4 instead of 98. Otherwise X is loaded with its chunk, in the ring.
-// TILES (1 or 2): tiles a block streams one after the other through the same ring (tile-major
-// chunks are contiguous), so that a block's start (its X staging, the ring's first loads) and its
-// end are paid once for TILES tiles, with half the blocks.
-// Measured on an H100 (median of 30, L2 flushed; docs/notes/gemv.md): M = 1
-// 14336x4096 18.1 us with bwprof_q4_0_matmul_mma<8, 4>, 17.2 here at 8 warps, 16.6 at 4 warps
-// (every block resident at once); 4096x14336 17.9 -> 17.4 (8 warps); M = 8 (X in the ring, U = 2)
-// 18.9 -> 18.2. (X fetched before the weights, through L1, or split K over 2-8 blocks a tile were
-// all slower on an H100 at 4096x4096 and 14336x4096: gpu-q4-fast at commit e595dcc; split K over
-// the records with the lean decode lost again, by 3-4 us at 4096x4096, at commit 2e80c96.)
+// out in rounds. The weights come as ONE stream of kQ4RecordBytes records (a chunk's 512 quant bytes
+// then its 64 scale bytes: q4_frag_pack with record strides; `sc` is unused, the launch's signature
+// being every Q4 kernel's). XS: the launch's rows of X (M x K halves) are staged once per block in
+// dynamic shared memory by cp.async, row by row (q4_x_smem_bytes(M, K); rows padded by 64 bytes, so
+// that two rows' 16-byte reads by a warp fall in different banks), which frees the 8 registers a
+// chunk's X fragment would hold. Otherwise X is loaded with its chunk, in the ring. EARLY: each
+// chunk decoded first, its quants refilled, then its mma (q4_frag_mma), so that the next round's
+// quants are asked for one mma earlier. The measurements behind these are in docs/notes/gemv.md.
 inline std::size_t q4_x_smem_bytes(int M, std::int64_t K) {
   return static_cast<std::size_t>(M) * static_cast<std::size_t>(K / 8 + 4) * 16;
 }
-// OPTS of the ring kernel (bits):
-//   kQ4Records: the weights as ONE stream of kQ4RecordBytes records, a chunk's 512 quant bytes then
-//     its 64 scale bytes (q4_frag_pack with record strides; `sc` unused), instead of the quants and
-//     the scales in two arrays read side by side;
-//   kQ4Lop3 (lean): the decode's mask-and-or as one LOP3 (q4_frag_decode<true>), 74 instructions a
-//     chunk instead of 89 (ring 4x4, sm_90a), and X staged row by row without an integer division;
-//   kQ4ProbeLoads, kQ4ProbeMath: PROBES, not kernels (y gets a checksum, not the product: their
-//     check fails by design), to split the kernel's time into its memory schedule and its math:
-//     ProbeLoads issues the same loads (weights, scales, X) in the same order and skips the decode
-//     and the mma; ProbeMath loads only the ring's first round of weights and X and does all the
-//     decodes and mma of the tile on them;
-//   kQ4EarlyRefill: each chunk decoded first, its quants refilled, then its mma (q4_frag_mma), so
-//     that the next round's quants are asked for one mma earlier (H200, session 23, 16 warps x 2:
-//     4096x4096 7.33-7.39 us against 7.39-7.46 without, 4096x14336 13.34-13.44 against 13.73-13.86;
-//     no gain at 8 warps x 4, and the scales and X refilled early too lost 4-35 %).
-enum Q4RingOpts : int { kQ4Records = 1, kQ4Lop3 = 2, kQ4ProbeLoads = 4, kQ4ProbeMath = 8, kQ4EarlyRefill = 16 };
-template <int WARPS, int U, bool XS, int TILES = 1, int OPTS = 0>
+template <int WARPS, int U, bool XS, bool EARLY>
 __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint4* __restrict__ q,
-                                                                    const uint2* __restrict__ sc,
+                                                                    const uint2* __restrict__ /* sc */,
                                                                     const __half* __restrict__ x,
                                                                     __half* __restrict__ y, int M, int N, int K) {
-  static_assert(TILES == 1 || TILES == 2, "one or two tiles a block");
 #if __CUDA_ARCH__ >= 800
-  constexpr bool kRec = (OPTS & kQ4Records) != 0, kLop3 = (OPTS & kQ4Lop3) != 0;
-  constexpr bool kProbeLoads = (OPTS & kQ4ProbeLoads) != 0, kProbeMath = (OPTS & kQ4ProbeMath) != 0;
-  constexpr bool kEarly = (OPTS & kQ4EarlyRefill) != 0;
   // a chunk's quants (uint4) and its scales (uint2) apart
-  constexpr int QS = kRec ? kQ4RecordVecs : kQ4QuantVecs, SS = kRec ? 2 * kQ4RecordVecs : 8;
+  constexpr int QS = kQ4RecordVecs, SS = 2 * kQ4RecordVecs;
   extern __shared__ uint4 xs[];  // XS: M rows of K / 8 + 4 vectors
   __shared__ float4 part[WARPS * 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   const int nb = K / 32, nch = (nb + 1) / 2, kv = K / 8;
-  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x) * TILES;
-  const std::size_t left = (static_cast<std::size_t>(N) + 15) / 16 - tile0;  // tiles from this block's on
-  const int tiles = TILES == 1 || left >= TILES ? TILES : static_cast<int>(left);
-  const int nc = tiles * nch;  // the chunks this block streams, tile after tile
-  // The chunk of its tile (for X) of the block's chunk c.
-  auto in_tile = [nch](int c) { return TILES == 1 || c < nch ? c : c - nch; };
+  const std::size_t tile0 = static_cast<std::size_t>(blockIdx.x);
+  const int nc = nch;  // the chunks of this block's tile
   const uint4* qt = q + tile0 * nch * QS + lane;
-  const uint2* st = (kRec ? reinterpret_cast<const uint2*>(q + kQ4QuantVecs) : sc) + tile0 * nch * SS + g;
+  const uint2* st = reinterpret_cast<const uint2*>(q + kQ4QuantVecs) + tile0 * nch * SS + g;
   const bool has_x = g < M;
   uint4 qv[U], xr[XS ? 1 : U][2];
   uint2 sv[U];
@@ -329,23 +228,16 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
     load_stream_if(sv[u], st + static_cast<std::size_t>(c) * SS, c < nc);
   }
   const __half* xg = x + static_cast<std::size_t>(has_x ? g : 0) * K + 8 * t;
-  if (XS) {
-    if (kLop3) {  // row by row: no division (about 120 instructions a thread less at K = 4096, 4 warps)
-      for (int m = 0; m < M; ++m)
-        for (int v = threadIdx.x; v < kv; v += WARPS * 32)
-          cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
-    } else {
-      for (int i = threadIdx.x; i < M * kv; i += WARPS * 32) {
-        const int m = i / kv, v = i - m * kv;
+  if (XS) {  // row by row: no division (about 120 instructions a thread less at K = 4096, 4 warps)
+    for (int m = 0; m < M; ++m)
+      for (int v = threadIdx.x; v < kv; v += WARPS * 32)
         cp_async16(xs + m * (kv + 4) + v, x + static_cast<std::size_t>(m) * K + 8 * v, true);
-      }
-    }
     cp_async_commit();
   } else {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int c = warp + u * WARPS;
-      q4_load_x(xr[u], xg, in_tile(c), nb, has_x && c < nc);
+      q4_load_x(xr[u], xg, c, nb, has_x && c < nc);
     }
   }
   if (XS) {
@@ -353,59 +245,40 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
     __syncthreads();
   }
   const uint4* xsg = xs + (has_x ? g : 0) * (kv + 4) + t;
-  float acc[TILES][4];
-#pragma unroll
-  for (int i = 0; i < TILES; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
   for (int c0 = warp; c0 < nc; c0 += WARPS * U) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int c = c0 + u * WARPS;
       if (c >= nc) break;  // the same for the whole warp
-      const int cn = c + U * WARPS, ck = in_tile(c);
+      const int cn = c + U * WARPS;
       uint4 xv[2];
       if (XS) {
 #pragma unroll
-        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * ck + b < nb ? xsg[(2 * ck + b) * 4] : make_uint4(0, 0, 0, 0);
+        for (int b = 0; b < 2; ++b) xv[b] = has_x && 2 * c + b < nb ? xsg[(2 * c + b) * 4] : make_uint4(0, 0, 0, 0);
       } else {
         xv[0] = xr[u][0], xv[1] = xr[u][1];
       }
-      if (kEarly && !kProbeLoads && !kProbeMath) {  // decode, refill the quants, then the mma
+      if (EARLY) {  // decode, refill the quants, then the mma
         unsigned a[4][4];
         const unsigned wq[4] = {qv[u].x, qv[u].y, qv[u].z, qv[u].w};
 #pragma unroll
-        for (int i = 0; i < 4; ++i) q4_frag_decode<kLop3>(wq[i], a[i]);
+        for (int i = 0; i < 4; ++i) q4_frag_decode(wq[i], a[i]);
         const bool next = cn < nc;
         load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
-        if (TILES == 1 || c < nch) {
-          q4_frag_mma(a, sv[u], xv, acc[0]);
-        } else {
-          q4_frag_mma(a, sv[u], xv, acc[TILES - 1]);
-        }
-        if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
+        q4_frag_mma(a, sv[u], xv, acc);
+        if (!XS) q4_load_x(xr[u], xg, cn, nb, has_x && next);
         load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
         continue;
       }
-      if (kProbeLoads) {  // every loaded word into a checksum that keeps the loads
-        const unsigned h = qv[u].x ^ qv[u].y ^ qv[u].z ^ qv[u].w ^ sv[u].x ^ sv[u].y ^ xv[0].x ^ xv[0].y ^ xv[0].z ^
-                           xv[0].w ^ xv[1].x ^ xv[1].y ^ xv[1].z ^ xv[1].w;
-        acc[0][0] += __uint_as_float(h & 0x007fffffu);
-      } else if (TILES == 1 || c < nch) {
-        q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[0]);
-      } else {
-        q4_frag_chunk<kLop3>(qv[u], sv[u], xv, acc[TILES - 1]);
-      }
-      const bool next = cn < nc && !kProbeMath;  // (the math probe keeps its first round's data)
-      if (!XS) q4_load_x(xr[u], xg, in_tile(cn), nb, has_x && next);
+      q4_frag_chunk(qv[u], sv[u], xv, acc);
+      const bool next = cn < nc;
+      if (!XS) q4_load_x(xr[u], xg, cn, nb, has_x && next);
       load_stream_if(qv[u], qt + static_cast<std::size_t>(cn) * QS, next);
       load_stream_if(sv[u], st + static_cast<std::size_t>(cn) * SS, next);
     }
   }
-#pragma unroll
-  for (int i = 0; i < TILES; ++i) {
-    if (i >= tiles) break;  // the same for the whole block
-    if (i > 0) __syncthreads();  // the previous tile's partial sums are read before they are overwritten
-    q4_tile_store<WARPS>(part, acc[i], tile0 + i, M, N, y);
-  }
+  q4_tile_store<WARPS>(part, acc, tile0, M, N, y);
 #endif
 }
 
@@ -416,8 +289,8 @@ __global__ void __launch_bounds__(WARPS * 32) bwprof_q4_0_matmul_ring(const uint
 // accumulated, and a chunk's scales are one word a lane (lane 4 g + b holds the record's scale word
 // 2 g + b: rows g and g + 8 of Q4 block b), shuffled within groups of 4 lanes. Each warp's X (one
 // word a lane a chunk, asked for with the weights, through L1) goes through the warp's own shared
-// memory, so that X never waits for the rest of the block. H200, session 24 (docs/notes/gemv.md,
-// round 11; before/after in docs/BENCHMARKS.md): 4096x4096 7.46 -> 6.75-6.82 us, 8-11 % faster at
+// memory, so that X never waits for the rest of the block. H200, 2026-11-29
+// (docs/notes/gemv.md#q4-flood): 4096x4096 7.46 -> 6.75-6.82 us, 8-11 % faster at
 // 512-4224 rows and at K = 2048-4064, equal at K = 1024. In the round's harness, the X fragments
 // shuffled out of the registers instead of read from shared memory cost 0.03-0.09 us at 4096x4096,
 // and the block's sum by 16 threads instead of warp 0's 32 lanes 0.03-0.10.
@@ -432,7 +305,7 @@ __device__ __forceinline__ void q4_row_chunk(const uint4& qv, unsigned sc, const
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       unsigned a[4];
-      q4_frag_decode<true>(wq[2 * b + i], a);
+      q4_frag_decode(wq[2 * b + i], a);
       q4_word_mma(cf, a, xv, i);
     }
     const unsigned sw = __shfl_sync(0xffffffffu, sc, b, 4);  // lane 4 g + b: rows g, g + 8

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "bwprof/knobs.hpp"
+#include "bwprof/environment.hpp"
 #include "bwprof/registry.hpp"
 #include "stream/stream.hpp"
 
@@ -21,7 +21,7 @@ std::map<std::string, std::string> peak_params(const DeviceInfo& info) {
   if (info.kind == "cpu") return {{"n", std::to_string(8 << 20)}};
   std::int64_t n = 1ll << 28;
   while (n > (1 << 20) && 3.0 * 4 * n > info.memory_bytes / 4) n >>= 1;
-  if (const auto bytes = knob_int("BWPROF_PEAK_ARRAY_BYTES", 4096, std::int64_t{1} << 40)) n = *bytes / 4;
+  if (const auto bytes = env::peak_array_bytes()) n = *bytes / 4;
   return {{"n", std::to_string(n)}};
 }
 

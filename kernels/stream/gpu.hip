@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "common/gpu_common.hpp"
 #include "common/gpu_stream_load.hpp"
@@ -174,35 +173,9 @@ __global__ void __launch_bounds__(BLOCK) bwprof_stream_read(const T* __restrict_
   }
 }
 
-// The read's shapes (threads a block x 16-byte loads a thread), the first the library's: 8 KB a
-// block as the FP16 GEMV's rows of 4096. BWPROF_STREAM_READ=<threads>x<loads> picks another (a
-// tuning knob for benchmarks/gemv_ceiling.py, which times them all).
-struct ReadShape {
-  int block, loads;
-};
-constexpr ReadShape kReadShapes[] = {{256, 2}, {128, 4}, {256, 1}, {256, 4}, {256, 8}, {512, 1}, {512, 2}, {1024, 1}};
-
-ReadShape read_shape() {
-  std::vector<std::string> names;
-  for (const ReadShape& r : kReadShapes) names.push_back(std::to_string(r.block) + "x" + std::to_string(r.loads));
-  return kReadShapes[knob_choice("BWPROF_STREAM_READ", names).value_or(0)];
-}
-
-// Calls f(kernel) with the read kernel of `shape` for element type T.
-template <class T, class F>
-auto with_read_kernel(ReadShape shape, F&& f) {
-  const int key = shape.block * 100 + shape.loads;
-  switch (key) {
-    case 12804: return f(bwprof_stream_read<T, 128, 4>);
-    case 25601: return f(bwprof_stream_read<T, 256, 1>);
-    case 25604: return f(bwprof_stream_read<T, 256, 4>);
-    case 25608: return f(bwprof_stream_read<T, 256, 8>);
-    case 51201: return f(bwprof_stream_read<T, 512, 1>);
-    case 51202: return f(bwprof_stream_read<T, 512, 2>);
-    case 102401: return f(bwprof_stream_read<T, 1024, 1>);
-    default: return f(bwprof_stream_read<T, 256, 2>);
-  }
-}
+// The read's shape: 256 threads a block, 2 16-byte loads a thread (8 KB a block, as the FP16 GEMV's
+// rows of 4096; the shapes measured against it are in docs/notes/gemv.md).
+constexpr int kReadBlock = 256, kReadLoads = 2;
 
 class StreamGpu final : public KernelInstance {
  public:
@@ -212,9 +185,8 @@ class StreamGpu final : public KernelInstance {
           : op == "read" ? kRead : kDot;
     a_ = DeviceBuffer::from(host_.a, "stream array a");
     if (op_ == kRead) {  // one array; one partial sum a block
-      read_ = read_shape();
       const std::size_t vecs = host_.a.size() / (16 / dtype_size(p.dtype));
-      const std::size_t per_block = static_cast<std::size_t>(read_.block) * read_.loads;
+      const std::size_t per_block = static_cast<std::size_t>(kReadBlock) * kReadLoads;
       const std::size_t blocks = std::max<std::size_t>((vecs + per_block - 1) / per_block, 1);
       if (blocks >= (1u << 31)) throw InvalidArgument("n: too large for one pass of the read");
       read_grid_ = static_cast<unsigned>(blocks);
@@ -263,7 +235,7 @@ class StreamGpu final : public KernelInstance {
   Resources resources() const override {
     return by_dtype(p_.dtype, [&](auto t) {
       using T = typename decltype(t)::type;
-      if (op_ == kRead) return with_read_kernel<T>(read_, [&](auto fn) { return kernel_resources(fn, read_.block); });
+      if (op_ == kRead) return kernel_resources(bwprof_stream_read<T, kReadBlock, kReadLoads>, kReadBlock);
       return op_ == kDot ? kernel_resources(bwprof_stream_dot<T>, kBlock) : kernel_resources(bwprof_stream<T, kTriad>, kBlock);
     });
   }
@@ -279,10 +251,7 @@ class StreamGpu final : public KernelInstance {
     hipStream_t st = g_.stream();
     switch (op_) {
       case kRead:
-        with_read_kernel<T>(read_, [&](auto fn) {
-          fn<<<read_grid_, read_.block, 0, st>>>(a, partial_.get<float>(), n);
-          return 0;
-        });
+        bwprof_stream_read<T, kReadBlock, kReadLoads><<<read_grid_, kReadBlock, 0, st>>>(a, partial_.get<float>(), n);
         break;
       case kCopy: bwprof_stream<T, kCopy><<<pass_grid_, kBlock, 0, st>>>(a, nullptr, c, s, n); break;
       case kScale: bwprof_stream<T, kScale><<<pass_grid_, kBlock, 0, st>>>(c, nullptr, b, s, n); break;
@@ -300,7 +269,6 @@ class StreamGpu final : public KernelInstance {
   Op op_;
   DeviceBuffer a_, b_, c_, partial_, done_;
   unsigned grid_ = 1, pass_grid_ = 1, read_grid_ = 1;
-  ReadShape read_ = kReadShapes[0];
 };
 
 }  // namespace

@@ -153,3 +153,20 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     params = {_args.text("shape parameter name", k): _args.shape_value(k, v) for k, v in shape.items()}
     return _core.measure(kernel, dtype, device, variant or "", cache, warmup, repeats,
                          min_time_s, max_repeats, max_time_s, verify, params, timing)
+
+
+def explain(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: str | None = None,
+            **shape: Any) -> str:
+    """What the kernel's instance for these arguments runs, where its variant chooses among kernels:
+    e.g. ``"wgmma 128x128 splits 2 by slots cluster 2 sharing B (...)"`` for the ``tensor`` GEMM on
+    Hopper, the attention kernel and its key split, the Q4_0 kernel. Empty where there is no choice.
+    The arguments are those of :func:`measure` (checked the same way); the instance is made (its
+    buffers allocated) but never launched. Use it to see what a parameter such as ``tile`` or
+    ``splits`` changed, or what the dispatch chose at ``auto``.
+    """
+    kernel = _args.text("kernel", kernel)
+    dtype = _args.text("dtype", dtype)
+    device = _args.text("device", device)
+    variant = _args.optional_text("variant", variant)
+    params = {_args.text("shape parameter name", k): _args.shape_value(k, v) for k, v in shape.items()}
+    return _core.explain(kernel, dtype, device, variant or "", params)

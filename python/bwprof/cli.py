@@ -50,7 +50,29 @@ def _cmd_devices(args) -> int:
     return 0
 
 
+def _choices_markdown() -> str:
+    """Every kernel choice (a parameter left out of the shape at its default) as a Markdown table:
+    the list docs/kernels.md keeps."""
+    out = ["| kernel | parameter | values | default | variants | what it chooses |", "|---|---|---|---|---|---|"]
+    for k in _kernels():
+        for p in k["params"]:
+            if p["in_shape_at_default"]:
+                continue
+            if p["kind"] == "choice":
+                values = " \\| ".join(c for c in p["choices"])
+            elif p["kind"] == "int":
+                values = ("auto \\| " if p.get("allows_auto") else "") + f"{p['min']}..{p['max']}"
+            else:
+                values = "true \\| false"
+            variants = ", ".join(p["variants"]) or "all"
+            out.append(f"| {k['name']} | `{p['name']}` | {values} | {p['default']} | {variants} | {p['help']} |")
+    return "\n".join(out)
+
+
 def _cmd_kernels(args) -> int:
+    if args.choices:
+        print(_choices_markdown())
+        return 0
     for k in _kernels():
         params = ", ".join(f"{p['name']}={p['default'] or '?'}" for p in k["params"])
         variants = ", ".join(f"{v['name']}[{v['backend']}]" for v in k["variants"]) or \
@@ -196,6 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("devices", help="list the devices this build can use")
     s.set_defaults(func=_cmd_devices)
     s = sub.add_parser("kernels", help="list the kernels, their parameters and variants")
+    s.add_argument("--choices", action="store_true",
+                   help="only the kernel choices (parameters out of the shape at their default), as a Markdown table")
     s.set_defaults(func=_cmd_kernels)
     s = sub.add_parser("peaks", help="measure the device's peak bandwidth and compute")
     s.add_argument("--device", default="auto")

@@ -50,10 +50,13 @@ py::list kernel_list() {
       pd["help"] = p.help;
       pd["choices"] = p.choices;
       pd["kind"] = p.kind == ParamSpec::Kind::kInt ? "int" : p.kind == ParamSpec::Kind::kBool ? "bool" : "choice";
-      if (p.kind == ParamSpec::Kind::kInt) {  // the range make_problem() accepts
+      if (p.kind == ParamSpec::Kind::kInt) {  // the range make_problem() accepts (and "auto" where allowed)
         pd["min"] = p.min;
         pd["max"] = p.max;
+        pd["allows_auto"] = p.allows_auto;
       }
+      pd["in_shape_at_default"] = p.in_shape_at_default;
+      pd["variants"] = p.variants;  // the variants it applies to; empty: every one
       params.append(pd);
     }
     d["params"] = params;

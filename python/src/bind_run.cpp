@@ -73,6 +73,14 @@ void bind_run(py::module_& m) {
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single");
 
+  m.def("explain", [](const std::string& kernel, const std::string& dtype, const std::string& device,
+                      const std::string& variant, const py::dict& params) {
+    auto p = params_from(params);
+    py::gil_scoped_release nogil;
+    return explain(kernel, dtype, device, variant, p);
+  }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("params"),
+     "What the kernel's instance runs where its variant chooses among kernels (bwprof/api.hpp: explain).");
+
   m.def("profile", [](const py::function& fn, const std::string& name, const std::string& device,
                       double bytes_read, double bytes_written, const std::string& bytes_source,
                       const std::optional<double>& flops, const std::string& flops_source, const std::string& dtype,

@@ -12,7 +12,6 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
-#include "scoped_env.hpp"
 
 using namespace bwprof;
 
@@ -45,110 +44,57 @@ TEST_P(GpuCompute, OneLaunchMatchesFloat64Reference) {
   if (!have_variant(c.kernel, c.variant)) GTEST_SKIP() << c.variant << " not in this build";
   const KernelFamily& k = find_kernel(c.kernel);
   Backend& gpu = backend_for("gpu");
-  Problem p = make_problem(k, "gpu", c.variant, c.dtype, c.params);
-  // Attention: the default choice, then each kernel by name (BWPROF_ATTN_KERNEL; a kernel that
-  // cannot take the problem on this device says so and is passed over): flash with every tile shape
-  // (BWPROF_FLASH_TILE), the vector-unit rows kernel for FP16/BF16 too, decode, and the Hopper
-  // wgmma kernel persistent, with a block per tile (and paged K/V by cp.async), with two K/V stages and two Q slots (and O stored 16 bytes a thread), storing O 4 bytes a thread and (head dims 80, 96) P.V
-  // 128 wide, with two K/V stages and three Q slots, three and one (where they fit), paged with K/V
-  // by the copy engine wherever it takes the pages (by default cp.async below pages of 64); decode with its keys split for four waves (more splits for its last block to merge),
-  // and with its ring depth and split count forced.
-  // GEMM tensor: each mma.sync tile
-  // (BWPROF_GEMM_TILE; the 16-row one at any M) beside the default choice.
-  using Env = std::vector<std::pair<const char*, const char*>>;
-  std::vector<Env> runs = {{}};
+  // The default choice, then the kernel choices the family's parameters ask for (a choice that the
+  // problem or the device cannot take says so and is passed over). Attention: each kernel by name
+  // (engine), and key splits asked for; the wgmma kernel's rings, O store and page loads follow its
+  // rules across the shapes below. GEMM tensor: each engine and tile, with K split as asked (wgmma's
+  // splits meeting by slots, and by the chain where the slots would be too large), and the choice
+  // of splits alone.
+  std::vector<Params> runs = {{}};
   if (c.kernel == "attention" && c.dtype != "fp32") {
-    for (const char* t : {"0", "1", "2"}) runs.push_back({{"BWPROF_ATTN_KERNEL", "flash"}, {"BWPROF_FLASH_TILE", t}});
-    for (const char* kern : {"rows", "decode", "wgmma"}) runs.push_back({{"BWPROF_ATTN_KERNEL", kern}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PERSIST", "0"}, {"BWPROF_ATTN_PAGED_LOAD", "cp"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "2"}, {"BWPROF_ATTN_QSLOTS", "2"},
-                    {"BWPROF_ATTN_STORE16", "1"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "2"}, {"BWPROF_ATTN_QSLOTS", "3"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STAGES", "3"}, {"BWPROF_ATTN_QSLOTS", "1"}});
-    // paged: the copy engine wherever it can take the pages (the default only from pages of 64)
-    if (c.params.count("block_size")) runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PAGED_LOAD", "tma"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_STORE16", "0"}});
-    // O stored by the copy engine from shared memory (rows past seq_q and columns past the head clipped
-    // by the tensor map), with the rule's rings and with a block per tile
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "1"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "0"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_O_TMA", "1"}, {"BWPROF_ATTN_PERSIST", "0"},
-                    {"BWPROF_ATTN_QSLOTS", "2"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_WAVES", "4"}});
-    // decode with each warp's ring 2 deep and 3 splits, and as deep as fits (5 up to head dim 128,
-    // 3 at 256) over half a wave of splits
-    const bool d256 = c.params.count("head_dim") && c.params.at("head_dim") == "256";
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_STAGES", "2"}, {"BWPROF_ATTN_DECODE_SPLITS", "3"}});
-    runs.push_back({{"BWPROF_ATTN_KERNEL", "decode"}, {"BWPROF_ATTN_DECODE_STAGES", d256 ? "3" : "5"},
-                    {"BWPROF_ATTN_DECODE_WAVES", "0.5"}});
-    if (c.params.count("head_dim") && (c.params.at("head_dim") == "80" || c.params.at("head_dim") == "96"))
-      runs.push_back({{"BWPROF_ATTN_KERNEL", "wgmma"}, {"BWPROF_ATTN_PV_NARROW", "0"}});
+    for (const char* e : {"flash", "rows", "decode", "wgmma"}) runs.push_back({{"engine", e}});
+    runs.push_back({{"engine", "decode"}, {"splits", "3"}});
+    runs.push_back({{"engine", "decode"}, {"splits", "200"}});  // as many as the merge holds
+    runs.push_back({{"engine", "flash"}, {"splits", "2"}});
+    runs.push_back({{"engine", "rows"}, {"splits", "5"}});
   } else if (c.kernel == "gemm" && c.variant == "tensor") {
-    // and the skinny vector-unit kernel (BWPROF_GEMM_TILE=gemv, M <= 64: K split, and in one
-    // piece, which stores C itself), the skinny tensor kernel (tc_skinny, M <= 64: its choice of
-    // splits, one, five; its 16-bit fragment reads where ldmatrix would serve), wgmma tiles with K split 3, 7 and 32 ways (as far as K has
-    // steps of 64; the splits meet in the tile's sums in split order) and one whole (where the
-    // device has wgmma, on padded copies where N or K is odd; else mma.sync), and wgmma's choice
-    // with padding wherever it needs it (BWPROF_GEMM_PAD=1); the splits meet in slots that the last
-    // split adds (the default) and, the same splits, one after another (BWPROF_GEMM_REDUCE=chain);
-    // from 128 rows copies padded to 128-byte rows (BWPROF_GEMM_PAD=128), alone and with 2 splits;
-    // wgmma in clusters of two blocks sharing B's stages (BWPROF_GEMM_CLUSTER=2; a block past M
-    // where the row tiles are odd), with K split by slots and by the chain, and never (=1);
-    // mma.sync on the rows in place (BWPROF_GEMM_PAD=0: realigned in shared memory, or through
-    // registers) and its 64x64 and 128x256 tiles with K split (finished by each tile's last block;
-    // the 64x64 tile's partial sums also one element an atomic, BWPROF_GEMM_SPLIT_ADD=scalar)
     runs = {{},
-            {{"BWPROF_GEMM_TILE", "small"}},
-            {{"BWPROF_GEMM_TILE", "skinny"}},
-            {{"BWPROF_GEMM_TILE", "skinny"}, {"BWPROF_GEMM_SPLITS", "5"}, {"BWPROF_GEMM_SPLIT_FINISH", "kernel"}},
-            {{"BWPROF_GEMM_SPLIT_FINISH", "kernel"}},
-            {{"BWPROF_GEMM_TILE", "gemv"}},
-            {{"BWPROF_GEMM_TILE", "gemv"}, {"BWPROF_GEMM_SPLITS", "1"}},
-            {{"BWPROF_GEMM_TILE", "tc_skinny"}},
-            {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_SPLITS", "1"}},
-            {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_SPLITS", "5"}},
-            {{"BWPROF_GEMM_TILE", "tc_skinny"}, {"BWPROF_GEMM_LDMATRIX", "0"}},
-            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}},
-            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}},
-            {{"BWPROF_GEMM_SPLITS", "7"}},
-            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "1"}},
-            {{"BWPROF_GEMM_PAD", "1"}},
-            {{"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_REDUCE", "chain"}},
-            {{"BWPROF_GEMM_TILE", "128x256"}, {"BWPROF_GEMM_SPLITS", "32"}, {"BWPROF_GEMM_REDUCE", "chain"}},
-            {{"BWPROF_GEMM_TILE", "64x64"}, {"BWPROF_GEMM_SPLITS", "7"}, {"BWPROF_GEMM_REDUCE", "chain"}},
-            {{"BWPROF_GEMM_PAD", "128"}},
-            {{"BWPROF_GEMM_PAD", "128"}, {"BWPROF_GEMM_SPLITS", "2"}},
-            {{"BWPROF_GEMM_TILE", "64x128"}, {"BWPROF_GEMM_CLUSTER", "2"}},
-            {{"BWPROF_GEMM_TILE", "128x128"}, {"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_CLUSTER", "2"}},
-            {{"BWPROF_GEMM_SPLITS", "3"}, {"BWPROF_GEMM_REDUCE", "chain"}, {"BWPROF_GEMM_CLUSTER", "2"}},
-            {{"BWPROF_GEMM_CLUSTER", "1"}},
-            {{"BWPROF_GEMM_PAD", "0"}},
-            {{"BWPROF_GEMM_PAD", "0"}, {"BWPROF_GEMM_UNALIGNED", "regs"}},
-            {{"BWPROF_GEMM_TILE", "small"}, {"BWPROF_GEMM_SPLITS", "4"}},
-            {{"BWPROF_GEMM_TILE", "small"}, {"BWPROF_GEMM_SPLITS", "4"}, {"BWPROF_GEMM_SPLIT_ADD", "scalar"}},
-            {{"BWPROF_GEMM_TILE", "large"}, {"BWPROF_GEMM_SPLITS", "3"}}};
+            {{"engine", "mma"}},
+            {{"engine", "mma"}, {"tile", "64x64"}},
+            {{"engine", "mma"}, {"tile", "128x128"}, {"splits", "3"}},
+            {{"engine", "mma"}, {"tile", "64x64"}, {"splits", "4"}},
+            {{"engine", "mma"}, {"tile", "16x128"}},
+            {{"engine", "mma"}, {"tile", "16x128"}, {"splits", "5"}},
+            {{"engine", "skinny"}},
+            {{"engine", "skinny"}, {"splits", "1"}},
+            {{"engine", "skinny"}, {"splits", "5"}},
+            {{"engine", "wgmma"}},
+            {{"engine", "wgmma"}, {"tile", "128x128"}, {"splits", "3"}},
+            {{"engine", "wgmma"}, {"tile", "128x256"}, {"splits", "32"}},
+            {{"engine", "wgmma"}, {"tile", "64x64"}, {"splits", "1"}},
+            {{"engine", "wgmma"}, {"tile", "64x128"}, {"splits", "7"}},
+            {{"splits", "7"}}};
   }
-  for (const Env& env : runs) {
+  for (const Params& run : runs) {
+    Params params = c.params;
     std::string what;
-    for (auto& e : env) setenv(e.first, e.second, 1), what += std::string(" ") + e.first + "=" + e.second;
+    for (auto& e : run) params[e.first] = e.second, what += " " + e.first + "=" + e.second;
     std::unique_ptr<KernelInstance> inst;
+    Problem p;
     try {
+      p = make_problem(k, "gpu", c.variant, c.dtype, params);
       inst = find_variant(k, "gpu", c.variant).make(gpu, p);
-    } catch (const InvalidArgument& e) {  // a kernel asked for by name that does not take this problem
-      for (auto& e2 : env) unsetenv(e2.first);
+    } catch (const InvalidArgument& e) {  // a choice that does not take this problem here
       const std::string msg = e.what();
-      if (!env.empty() && (msg.find("BWPROF_ATTN_KERNEL=") != std::string::npos ||
-                           msg.find("BWPROF_ATTN_STAGES") != std::string::npos ||  // rings that do not fit
-                           msg.find("BWPROF_GEMM_TILE=") != std::string::npos))
+      if (!run.empty() && (msg.rfind("engine:", 0) == 0 || msg.rfind("tile:", 0) == 0 || msg.rfind("splits:", 0) == 0))
         continue;
       throw;
     }
     inst->launch();
     gpu.synchronize();
     Check r = inst->check();
-    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << what
-                      << ": error " << r.max_rel_error << " > " << r.tolerance;
-    for (auto& e : env) unsetenv(e.first);
+    EXPECT_TRUE(r.ok) << c.kernel << " " << c.variant << " " << c.dtype << " " << p.shape() << what << " ("
+                      << inst->explain() << "): error " << r.max_rel_error << " > " << r.tolerance;
   }
 }
 
@@ -186,8 +132,8 @@ std::vector<GpuCase> cases() {
       // 17-32 rows over a K that is split many ways, N a ragged 130
       {{"M", "64"}, {"N", "1031"}, {"K", "700"}, {"bias", "true"}, {"act", "silu"}},
       {{"M", "24"}, {"N", "130"}, {"K", "4099"}},
-      // past 256 rows, N = 1000 (rows of B off 128 bytes: clusters sharing B by default; the
-      // 128-byte padded copy of B and of A by knob)
+      // past 256 rows, N = 1000 (rows of B off 128 bytes: clusters sharing B), an odd number of
+      // row tiles
       {{"M", "257"}, {"N", "1000"}, {"K", "2056"}, {"bias", "true"}, {"act", "silu"}},
   };
   for (const char* v : {"tiled", "tensor", "vendor", "unfused"})
@@ -296,32 +242,39 @@ TEST(GpuComputeErrors, VendorGemmRefusesSilu) {
 // Instances of one Q4_0 kernel that stage X of different sizes in shared memory: the limit on a
 // launch's shared memory is the kernel function's, shared by all of them, so an instance made later
 // must not lower it under an earlier one's X (a program may make several before running any). Each
-// kernel: instances with K = 4096, 256 and 2048 made in that order, then run in the same order.
+// kernel that stages X (ring8x4rl for 2 rows of X, ring16x2rle for one long row: q4_0.hpp's rule):
+// instances with three row lengths made in that order, then run in the same order.
 TEST(GpuComputeQ4, InstancesOfOneKernelWithDifferentXRunInAnyOrder) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
   if (!have_variant("q4_0_matmul", "tiled")) GTEST_SKIP() << "tiled not in this build";
   const KernelFamily& k = find_kernel("q4_0_matmul");
   Backend& gpu = backend_for("gpu");
-  for (const char* kern : {"ring8x4rl", "ring16x2rle", "ring4x4l"}) {
-    ScopedEnv env("BWPROF_Q4_KERNEL", kern);
-    const std::vector<std::string> ks = {"4096", "256", "2048"};
+  struct Kernel {
+    const char* name;
+    const char* M;
+    std::vector<std::string> ks;
+  };
+  for (const Kernel& kern : {Kernel{"ring8x4rl", "2", {"4096", "256", "2048"}},
+                             Kernel{"ring16x2rle", "1", {"8192", "4128", "6144"}}}) {
+    const std::vector<std::string>& ks = kern.ks;
     std::vector<std::unique_ptr<KernelInstance>> insts;
-    for (const auto& K : ks)
+    for (const auto& K : ks) {
       insts.push_back(find_variant(k, "gpu", "tiled").make(gpu, make_problem(k, "gpu", "tiled", "fp16",
-                                                                           {{"M", "1"}, {"N", "33"}, {"K", K}})));
+                                                                           {{"M", kern.M}, {"N", "33"}, {"K", K}})));
+      EXPECT_EQ(insts.back()->explain(), kern.name) << "M " << kern.M << " K " << K;
+    }
     for (std::size_t i = 0; i < insts.size(); ++i) {
       insts[i]->launch();
       gpu.synchronize();
       Check r = insts[i]->check();
-      EXPECT_TRUE(r.ok) << kern << " K = " << ks[i] << ": error " << r.max_rel_error;
+      EXPECT_TRUE(r.ok) << kern.name << " K = " << ks[i] << ": error " << r.max_rel_error;
     }
   }
 }
 
-// The skinny tensor GEMM (kernels/gemm/skinny_mma.hip) on each of its paths, asked for by name:
-// 8, 16, 32 and 64-row tiles; B's rows aligned (ldmatrix) and not (16-bit reads at each row's
-// shift), and aligned with the 16-bit reads forced; K whole, split its way and split 3 ways; a
-// bias and each activation; FP16 and BF16. Small enough for compute-sanitizer (make
+// The skinny tensor GEMM (kernels/gemm/skinny_mma.hip) on each of its paths, asked for by name
+// (engine=skinny): 8, 16, 32 and 64-row tiles; B's rows aligned (ldmatrix) and not (16-bit reads at
+// each row's shift); K whole, split its way and split 3 ways; a bias and each activation; FP16 and BF16. Small enough for compute-sanitizer (make
 // gpu-gemm-small runs it under memcheck).
 TEST(GpuSkinnyTensorGemm, EveryPathMatchesFloat64Reference) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";
@@ -338,35 +291,26 @@ TEST(GpuSkinnyTensorGemm, EveryPathMatchesFloat64Reference) {
       {{"M", "64"}, {"N", "264"}, {"K", "33"}, {"bias", "true"}, {"act", "gelu"}},
       {{"M", "1"}, {"N", "129"}, {"K", "65"}},
   };
-  using Env = std::vector<std::pair<const char*, const char*>>;
-  const std::vector<Env> runs = {{},
-                                 {{"BWPROF_GEMM_SPLITS", "1"}},
-                                 {{"BWPROF_GEMM_SPLITS", "3"}},
-                                 {{"BWPROF_GEMM_LDMATRIX", "0"}}};
-  ScopedEnv tile("BWPROF_GEMM_TILE", "tc_skinny");
   for (const char* dt : {"fp16", "bf16"})
     for (const Params& s : shapes)
-      for (const Env& env : runs) {
-        std::vector<std::unique_ptr<ScopedEnv>> set;
-        std::string what;
-        for (auto& e : env) {
-          set.push_back(std::make_unique<ScopedEnv>(e.first, e.second));
-          what += std::string(" ") + e.first + "=" + e.second;
-        }
-        Problem p = make_problem(k, "gpu", "tensor", dt, s);
+      for (const char* splits : {"auto", "1", "3"}) {
+        Params params = s;
+        params["engine"] = "skinny", params["splits"] = splits;
+        Problem p = make_problem(k, "gpu", "tensor", dt, params);
         auto inst = find_variant(k, "gpu", "tensor").make(gpu, p);
+        EXPECT_EQ(inst->explain().rfind("skinny", 0), 0u) << inst->explain();
         for (int rep = 0; rep < 2; ++rep) inst->launch();  // twice: the split counters reset themselves
         gpu.synchronize();
         Check r = inst->check();
-        EXPECT_TRUE(r.ok) << dt << " " << p.shape() << what << ": error " << r.max_rel_error << " > " << r.tolerance;
+        EXPECT_TRUE(r.ok) << dt << " " << p.shape() << " (" << inst->explain() << "): error " << r.max_rel_error
+                          << " > " << r.tolerance;
       }
 }
 
 TEST(GpuComputeErrors, AnUnknownAttentionKernelNameIsAnError) {
-  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  if (!have_variant("attention", "flash")) GTEST_SKIP() << "flash not in this build";
   const KernelFamily& k = find_kernel("attention");
-  Problem p = make_problem(k, "gpu", "flash", "bf16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", "64"}});
-  setenv("BWPROF_ATTN_KERNEL", "fastest", 1);
-  EXPECT_THROW(find_variant(k, "gpu", "flash").make(backend_for("gpu"), p), InvalidArgument);
-  unsetenv("BWPROF_ATTN_KERNEL");
+  EXPECT_THROW(make_problem(k, "gpu", "flash", "bf16", {{"heads", "2"}, {"seq_q", "8"}, {"head_dim", "64"},
+                                                        {"engine", "fastest"}}),
+               InvalidArgument);
 }

@@ -32,17 +32,25 @@ def test_bad_selection_is_a_usage_error(argv, msg, capsys):
     assert e.value.code == 2 and msg in capsys.readouterr().err
 
 
-def test_decode_grid_columns_set_both_knobs():
-    name, env, more, where = sweep.grid_column("s5w1.5")
-    assert name == "s5w1.5" and more == {} and where is None
-    assert env == {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_STAGES": "5", "BWPROF_ATTN_DECODE_WAVES": "1.5"}
-    assert sweep.grid_column("sp12")[1] == {"BWPROF_ATTN_KERNEL": "decode", "BWPROF_ATTN_DECODE_SPLITS": "12"}
-    for bad in ("s9w1", "s1w1", "s5w0", "s5w", "sp0", "w1x", "s5w1.5x"):
+def test_decode_grid_columns_ask_the_decode_kernel_and_its_splits():
+    name, more, where = sweep.grid_column("sp12")
+    assert name == "sp12" and more == {"engine": "decode", "splits": 12} and where is None
+    for bad in ("s5w1", "sp0", "sp", "sp12x", "w1x"):
         assert sweep.grid_column(bad) is None, bad
+
+
+def test_candidates_are_the_attention_familys_choices():
+    spec = {p["name"]: p for k in __import__("bwprof").kernels() if k["name"] == "attention" for p in k["params"]}
+    for cands in sweep.CANDIDATES.values():
+        for name, more, _ in cands:
+            for key, value in more.items():
+                assert key in spec, (name, key)
+                if spec[key]["kind"] == "choice":
+                    assert value in spec[key]["choices"], (name, key, value)
 
 
 def test_unknown_candidate_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
-        sweep.main(["--only", "decode", "--candidates", "s5w1,bogus"])
+        sweep.main(["--only", "decode", "--candidates", "sp5,bogus"])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "bogus" in err and "s5w1" not in err.split("unknown")[1].split("(")[0]
+    assert e.value.code == 2 and "bogus" in err and "sp5" not in err.split("unknown")[1].split("(")[0]

@@ -51,6 +51,19 @@ def test_devices_and_kernels_commands(tmp_path):
     assert r.returncode == 0 and "q4_0_matmul" in r.stdout
 
 
+def test_kernels_choices_lists_every_kernel_choice_with_its_values(tmp_path):
+    # The table docs/kernels.md keeps: every parameter left out of the shape at its default, in any
+    # build (the descriptors declare the GPU variants' choices in a CPU build too).
+    r = run_cli(["kernels", "--choices"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith("| ") and "`" in ln]
+    names = {(ln.split("|")[1].strip(), ln.split("|")[2].strip().strip("`")) for ln in rows}
+    assert {("gemm", "engine"), ("gemm", "tile"), ("gemm", "splits"), ("attention", "engine"),
+            ("attention", "splits")} <= names
+    tile = next(ln for ln in rows if "| gemm | `tile` |" in ln)
+    assert "128x256" in tile and "| auto | tensor |" in tile
+
+
 def test_peaks_command_reports_measured_bandwidth(tmp_path):
     r = run_cli(["peaks", "--device", "cpu", "--json"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr

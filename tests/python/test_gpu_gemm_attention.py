@@ -1,6 +1,5 @@
 """GEMM, QKV projection and flash attention on the GPU against the float64 reference (skipped
 without a GPU). Sizes that are not multiples of any tile sit beside aligned ones."""
-import os
 
 import pytest
 from hypothesis import assume, example, given, settings, strategies as st
@@ -72,7 +71,7 @@ def test_gemm_variant_matches_reference(variant, dtype, shape):
         assert d["shared_mem_per_block"] > 0 or variant == "unfused"
 
 
-# The Hopper path of `tensor` (wgmma fed by the copy engine), each tile shape forced in turn:
+# The Hopper path of `tensor` (wgmma fed by the copy engine), each tile shape asked for in turn:
 # threads per block and shared memory identify the kernel that ran (mma.sync uses other sizes).
 WGMMA_TILES = {  # tile: (threads, dynamic shared memory) -- stages x (A + B tile) + 1 KB + barriers
     "128x256": (384, 4 * (128 * 64 + 64 * 256) * 2 + 1024 + 64),
@@ -95,20 +94,21 @@ def _hopper_wgmma_build():
 
 @pytest.mark.parametrize("tile", list(WGMMA_TILES))
 @pytest.mark.parametrize("shape", WGMMA_SHAPES)
-def test_tensor_wgmma_tiles_match_reference(tile, shape, monkeypatch):
+def test_tensor_wgmma_tiles_match_reference(tile, shape):
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_GEMM_TILE", tile)
-    d = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", **shape, **Q).to_dict()
+    d = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", engine="wgmma", tile=tile, **shape,
+                       **Q).to_dict()
     assert d["verified"], f"wgmma {tile} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
     assert (d["block_size"], d["shared_mem_per_block"]) == WGMMA_TILES[tile]
+    assert d["shape"].endswith(f",engine=wgmma,tile={tile}"), d["shape"]
 
 
-def test_tensor_wgmma_can_be_turned_off(monkeypatch):
+def test_tensor_mma_runs_where_wgmma_would():
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_GEMM_WGMMA", "0")
-    d = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=256, N=256, K=256, **Q).to_dict()
+    d = bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", engine="mma", M=256, N=256, K=256,
+                       **Q).to_dict()
     assert d["verified"] and d["block_size"] in (128, 256) and d["shared_mem_per_block"] < 110000
 
 
@@ -175,36 +175,25 @@ def test_flash_attention_random_shapes(batch, kv_heads, group, seq_q, extra, hea
 @given(kernel=st.sampled_from(["wgmma", "decode", "flash"]), batch=st.integers(1, 3), kv_heads=st.integers(1, 3),
        group=st.integers(1, 8), seq_q=st.one_of(st.integers(1, 4), st.integers(1, 400)), extra=st.integers(0, 700),
        head_dim=st.sampled_from([32, 64, 80, 96, 128, 256]), causal=st.booleans(),
-       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32, 64]), knob=st.integers(0, 3))
+       dtype=st.sampled_from(["fp16", "bf16"]), block=st.sampled_from([0, 7, 8, 16, 32, 64]), splits=st.integers(0, 9))
 def test_each_attention_kernel_random_shapes(kernel, batch, kv_heads, group, seq_q, extra, head_dim, causal, dtype,
-                                             block, knob):
-    # Each matrix-unit kernel by name (BWPROF_ATTN_KERNEL), wherever it takes the shape on this GPU;
-    # block 0: contiguous K/V. knob (1-3): the Hopper kernel with its rings set (two K/V stages and
-    # two Q slots, two and three, three and one; where they fit) or, paged, its other K/V loader;
-    # the decode kernel's keys split for five waves (more splits for its last block to merge).
+                                             block, splits):
+    # Each matrix-unit kernel by name (engine), wherever it takes the shape on this GPU; block 0:
+    # contiguous K/V; splits (1-9, not wgmma): the keys split as asked (0: the rule's).
     kw = dict(batch=batch, heads=kv_heads * group, kv_heads=kv_heads, seq_q=seq_q, seq_kv=seq_q + extra,
-              head_dim=head_dim, causal=causal)
+              head_dim=head_dim, causal=causal, engine=kernel)
     if block:
         kw["block_size"] = block
-    env = {"BWPROF_ATTN_KERNEL": kernel}
-    rings = [{"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
-             {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"}]
-    if knob and kernel == "wgmma":
-        env.update({"BWPROF_ATTN_PAGED_LOAD": "tma" if block >= 64 else "cp"} if block and knob == 1
-                   else rings[knob - 1])
-    elif knob and kernel == "decode":
-        env["BWPROF_ATTN_DECODE_WAVES"] = "5"
-    os.environ.update(env)
+    if splits and kernel != "wgmma":
+        kw["splits"] = splits
     try:
         d = bwprof.measure("attention", dtype=dtype, device="gpu", variant="flash_paged" if block else "flash",
                            **kw, **Q).to_dict()
-    except ValueError as e:  # a kernel that does not take the shape here; rings that do not fit its shared memory
-        assume("BWPROF_ATTN_KERNEL" not in str(e) and "BWPROF_ATTN_STAGES" not in str(e))
+    except ValueError as e:  # a kernel that does not take the shape here
+        assume("engine:" not in str(e))
         raise
-    finally:
-        for k in env:
-            os.environ.pop(k, None)
     assert d["verified"], f"attention {kernel} {dtype} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
+    assert f"engine={kernel}" in d["shape"]
 
 
 # scores=rising: every key tile raises each row's maximum, so the Hopper kernel at head dim 256 moves its lazy
@@ -217,16 +206,15 @@ RISING = [dict(batch=2, heads=8, kv_heads=2, seq_q=300, seq_kv=1000, causal=True
 @pytest.mark.parametrize("kernel", ["wgmma", "decode", "flash"])
 @pytest.mark.parametrize("head_dim", [32, 64, 80, 96, 128, 256])
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-def test_each_attention_kernel_on_rising_scores(kernel, head_dim, dtype, monkeypatch):
-    monkeypatch.setenv("BWPROF_ATTN_KERNEL", kernel)
+def test_each_attention_kernel_on_rising_scores(kernel, head_dim, dtype):
     ran = 0
     for kw in RISING:
         variant = "flash_paged" if "block_size" in kw else "flash"
         try:
             d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, head_dim=head_dim,
-                               scores="rising", **kw, **Q).to_dict()
+                               scores="rising", engine=kernel, **kw, **Q).to_dict()
         except ValueError as e:  # a kernel that does not take the shape (or the head dim) here
-            assert "BWPROF_ATTN_KERNEL" in str(e), e
+            assert "engine:" in str(e), e
             continue
         assert "scores=rising" in d["shape"]
         assert d["verified"], f"attention {kernel} {dtype} D{head_dim} {kw}: error {d['max_rel_error']} > {d['tolerance']}"
@@ -247,89 +235,64 @@ def test_gemm_tensor_random_shapes(m, n, k, bias, act, dtype):
     assert d["verified"], f"gemm tensor {dtype} M={m} N={n} K={k}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
-# The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by their knobs
-# at any shape they take: the skinny vector-unit kernel up to 64 rows (groups of 8, K split or
-# whole), the skinny tensor kernel up to 64 rows (from 1; K split its way, whole, 3 ways), wgmma on padded
-# copies of operands whose rows are off 16 bytes (mma.sync where the device has no wgmma), and K split over
-# blocks (wgmma's tile sums in slots that the last split adds, or in split order; mma.sync's accumulator),
-# up to more splits than K has steps of 64; from 128 rows, wgmma on copies padded to 128-byte rows;
-# wgmma with clusters of two blocks sharing B's stages at any shape, and never;
-# mma.sync on the rows in place (realigned in shared memory, or through registers) and its tiles with
-# K split, finished by each tile's last block or by a second kernel.
-KNOBS = {
-    "gemv": {"BWPROF_GEMM_TILE": "gemv"},
-    "gemv-whole-k": {"BWPROF_GEMM_TILE": "gemv", "BWPROF_GEMM_SPLITS": "1"},
-    "tc": {"BWPROF_GEMM_TILE": "tc_skinny"},
-    "tc-whole-k": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "1"},
-    "tc-split-3": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_SPLITS": "3"},
-    "tc-16-bit-reads": {"BWPROF_GEMM_TILE": "tc_skinny", "BWPROF_GEMM_LDMATRIX": "0"},
-    "pad": {"BWPROF_GEMM_PAD": "1"},
-    "pad-64x128": {"BWPROF_GEMM_TILE": "64x128"},
-    "split-3": {"BWPROF_GEMM_SPLITS": "3"},
-    "split-128x256-5": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "5"},
-    "split-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32"},
-    "chain-3": {"BWPROF_GEMM_SPLITS": "3", "BWPROF_GEMM_REDUCE": "chain"},
-    "chain-128x256-5": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "5", "BWPROF_GEMM_REDUCE": "chain"},
-    "chain-64x64-32": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_SPLITS": "32", "BWPROF_GEMM_REDUCE": "chain"},
-    "pad128": {"BWPROF_GEMM_PAD": "128"},
-    "pad128-split-4": {"BWPROF_GEMM_PAD": "128", "BWPROF_GEMM_SPLITS": "4"},
-    "cluster-64x64": {"BWPROF_GEMM_TILE": "64x64", "BWPROF_GEMM_CLUSTER": "2"},
-    "cluster-128x256-split-3": {"BWPROF_GEMM_TILE": "128x256", "BWPROF_GEMM_SPLITS": "3", "BWPROF_GEMM_CLUSTER": "2"},
-    "cluster-off": {"BWPROF_GEMM_CLUSTER": "1"},
-    "mma-in-place": {"BWPROF_GEMM_PAD": "0"},
-    "mma-registers": {"BWPROF_GEMM_PAD": "0", "BWPROF_GEMM_UNALIGNED": "regs"},
-    "mma-small-split-5": {"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "5"},
-    "mma-small-split-5-scalar-adds": {"BWPROF_GEMM_TILE": "small", "BWPROF_GEMM_SPLITS": "5",
-                                      "BWPROF_GEMM_SPLIT_ADD": "scalar"},
-    "mma-large-split-3": {"BWPROF_GEMM_TILE": "large", "BWPROF_GEMM_SPLITS": "3"},
-    "mma-medium-split-2-kernel": {"BWPROF_GEMM_TILE": "medium", "BWPROF_GEMM_SPLITS": "2",
-                                  "BWPROF_GEMM_SPLIT_FINISH": "kernel"},
+# The `tensor` engines that bwprof's dispatch takes only at some shapes, asked for by name at any
+# shape they take: the skinny tensor kernel up to 64 rows (K split its way, whole, 3 ways), mma.sync
+# and its tiles with K split (finished by each tile's last block), wgmma and its tiles (on padded
+# copies of operands whose rows are off 16 bytes) with K split (the tile sums in slots that the last
+# split adds, or in split order where slots would not fit), up to more splits than K has steps of 64.
+CHOICES = {
+    "skinny": dict(engine="skinny"),
+    "skinny-whole-k": dict(engine="skinny", splits=1),
+    "skinny-split-3": dict(engine="skinny", splits=3),
+    "wgmma": dict(engine="wgmma"),
+    "wgmma-64x128": dict(engine="wgmma", tile="64x128"),
+    "split-3": dict(splits=3),
+    "split-128x256-5": dict(engine="wgmma", tile="128x256", splits=5),
+    "split-64x64-32": dict(engine="wgmma", tile="64x64", splits=32),
+    "mma": dict(engine="mma"),
+    "mma-64x64-split-5": dict(engine="mma", tile="64x64", splits=5),
+    "mma-128x128-split-2": dict(engine="mma", tile="128x128", splits=2),
 }
 
 
 @settings(max_examples=40, deadline=None)
-@given(knob=st.sampled_from(sorted(KNOBS)), m=st.integers(1, 300), n=st.integers(1, 1100), k=st.integers(1, 3000),
+@given(choice=st.sampled_from(sorted(CHOICES)), m=st.integers(1, 300), n=st.integers(1, 1100), k=st.integers(1, 3000),
        bias=st.booleans(), act=st.sampled_from(["none", "relu", "gelu", "silu"]), dtype=st.sampled_from(["fp16", "bf16"]))
-def test_gemm_tensor_engines_by_knob_random_shapes(knob, m, n, k, bias, act, dtype):
-    if knob.startswith(("gemv", "tc")):
+def test_gemm_tensor_engines_by_name_random_shapes(choice, m, n, k, bias, act, dtype):
+    if choice.startswith("skinny"):
         m = 1 + m % 64
-    elif knob.startswith("pad128"):
-        m = 128 + m % 173  # the 128-byte padding is a rule of 128 rows and more
-    elif "BWPROF_GEMM_TILE" in KNOBS[knob]:
-        m = 17 + m % 284  # past the mma.sync 16-row tile
     else:
         m = 17 + m % 284  # past the skinny kernels' rows, where the default dispatch takes wgmma/mma.sync
-    os.environ.update(KNOBS[knob])
-    try:
-        d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act,
-                           **Q).to_dict()
-    finally:
-        for key in KNOBS[knob]:
-            os.environ.pop(key, None)
-    assert d["verified"], (f"gemm tensor {knob} {dtype} M={m} N={n} K={k} bias={bias} act={act}: "
+    kw = CHOICES[choice]
+    if kw.get("engine") == "wgmma" and not _hopper_wgmma_build():
+        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
+    d = bwprof.measure("gemm", dtype=dtype, device="gpu", variant="tensor", M=m, N=n, K=k, bias=bias, act=act, **kw,
+                       **Q).to_dict()
+    assert d["verified"], (f"gemm tensor {choice} {dtype} M={m} N={n} K={k} bias={bias} act={act}: "
                            f"error {d['max_rel_error']} > {d['tolerance']}")
 
 
-def test_gemm_unknown_wgmma_tile_is_a_clear_error(monkeypatch):
+def test_gemm_unknown_wgmma_tile_is_a_clear_error():
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_GEMM_TILE", "96x96")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=96x96: expected one of gemv, tc_skinny, .* or 64x64"):
-        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, **Q)
-    monkeypatch.setenv("BWPROF_GEMM_TILE", "Large")  # a typo was the default tile, silently
-    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=Large: expected one of"):
-        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=64, K=64, **Q)
+    with pytest.raises(ValueError, match=r"tile: unknown value '96x96' \(choices: auto, 16x128, 64x64, 128x128, 64x128, "
+                                         r"128x256\)"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=64, N=64, K=64, engine="wgmma",
+                       tile="96x96", **Q)
+    with pytest.raises(ValueError, match="tile: unknown value 'Large'"):  # a typo is never the default tile
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=200, N=64, K=64, engine="mma",
+                       tile="Large", **Q)
 
 
 def _sm90_smem(dp, bc, stages, qslots, paged=False, o_tma=False):
     # flash_sm90.hip's shared memory: the Q slots, the K/V stages, 1248 bytes of alignment and barriers;
     # paged, two key tiles' K/V buffer rows (an int a key) for the cp.async loader; O by the copy
-    # engine (BWPROF_ATTN_O_TMA=1), a buffer of 128 rows as wide as a Q slot
+    # engine, a buffer of 128 rows as wide as a Q slot
     return (qslots + o_tma) * 128 * dp * 2 + 2 * stages * bc * dp * 2 + 1248 + (8 * bc if paged else 0)
 
 
 def _sm90_rings_with_o(dp, bc, seq_kv, paged):
-    # choose_rings with BWPROF_ATTN_O_TMA=1: (stages, qslots, O buffer), no buffer where 2+1 with it do
+    # choose_rings with O by the copy engine: (stages, qslots, O buffer), no buffer where 2+1 with it do
     # not fit or for paged K/V (those kernels store O from registers: the buffer would be held unused)
     o = not paged and _sm90_smem(dp, bc, 2, 1, paged, True) <= 232448
     if seq_kv <= bc and _sm90_smem(dp, bc, 2, 2, paged, o) <= 232448:
@@ -338,7 +301,7 @@ def _sm90_rings_with_o(dp, bc, seq_kv, paged):
 
 
 # The Hopper attention kernel's rings and key tiles (flash_sm90.hip): shapes with more tiles than SMs
-# (the rings go round) or lengths off the key tile, each with the rule's choice, then set by knob.
+# (the rings go round) or lengths off the key tile, each with the rule's choice.
 # Rule: rows of one key tile (seq_kv <= 128): two stages and two Q slots where they fit; else three
 # and one where they fit (head dims up to 128), else two and one. Head dim 256: key tiles of 64.
 WGMMA_ATTN = [
@@ -359,103 +322,59 @@ WGMMA_ATTN = [
      (256, 64, 2, 1)),
     (dict(heads=3, seq_q=70, seq_kv=333, head_dim=256, block_size=64), (256, 64, 2, 1)),
 ]
-WGMMA_ATTN_KNOBS = [{}, {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "2"},
-                    {"BWPROF_ATTN_STAGES": "2", "BWPROF_ATTN_QSLOTS": "3"},
-                    {"BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "1"},
-                    {"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "1"}, {"BWPROF_ATTN_PAGED_LOAD": "tma"},
-                    {"BWPROF_ATTN_O_TMA": "1"}, {"BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "2",
-                                                 "BWPROF_ATTN_QSLOTS": "2"}, {"BWPROF_ATTN_O_TMA": "0"}]
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("knobs", WGMMA_ATTN_KNOBS)
 @pytest.mark.parametrize("shape,rings", WGMMA_ATTN)
-def test_wgmma_attention_rings_match_reference(shape, rings, knobs, dtype, monkeypatch):
+def test_wgmma_attention_rings_match_reference(shape, rings, dtype):
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
-    for k, v in knobs.items():
-        monkeypatch.setenv(k, v)
     dp, bc, stages, qslots = rings
-    if "BWPROF_ATTN_PAGED_LOAD" in knobs and "block_size" not in shape:
-        pytest.skip("a paged cache's knob")
     variant = "flash_paged" if "block_size" in shape else "flash"
     o_tma = False
-    # O by the copy engine: the default for contiguous K/V at head dim 64 up to 1024 keys and at 80-128
+    # O by the copy engine: the rule for contiguous K/V at head dim 64 up to 1024 keys and at 80-128
     # up to 512 keys
     keys = shape.get("seq_kv", shape["seq_q"])
-    o_default = variant == "flash" and ((dp == 64 and keys <= 1024) or (dp == 128 and keys <= 512))
-    if knobs.get("BWPROF_ATTN_O_TMA", "1" if o_default else "0") == "1":
-        stages, qslots, o_tma = _sm90_rings_with_o(dp, bc, shape.get("seq_kv", shape["seq_q"]), variant == "flash_paged")
-    stages = int(knobs.get("BWPROF_ATTN_STAGES", stages))
-    qslots = int(knobs.get("BWPROF_ATTN_QSLOTS", qslots))
-    if _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged", o_tma) > 232448:
-        with pytest.raises(ValueError, match="BWPROF_ATTN_STAGES/BWPROF_ATTN_QSLOTS.*shared memory"):
-            bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q)
-        return
-    d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, **shape, **Q).to_dict()
-    assert d["verified"], f"wgmma {knobs} {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+    if variant == "flash" and ((dp == 64 and keys <= 1024) or (dp == 128 and keys <= 512)):
+        stages, qslots, o_tma = _sm90_rings_with_o(dp, bc, keys, False)
+    d = bwprof.measure("attention", dtype=dtype, device="gpu", variant=variant, engine="wgmma", **shape, **Q).to_dict()
+    assert d["verified"], f"wgmma {dtype} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
     assert d["shared_mem_per_block"] == _sm90_smem(dp, bc, stages, qslots, variant == "flash_paged", o_tma)
 
 
-# The Hopper kernel's tile order (kernels/attention/tile_order.hpp): the host's choice (chunks of 32
-# heads at the first shape: 192 tiles on at most 132 blocks; one head at the second) and chunks forced by
-# BWPROF_ATTN_HEAD_CHUNK, a short last chunk among them (5 and 7 heads).
-@pytest.mark.parametrize("chunk", [None, "1", "5", "7", "all"])
+# The Hopper kernel's tile order (kernels/attention/tile_order.hpp), the host's choice: chunks of 32
+# heads at the first shape (192 tiles on at most 132 blocks), one head at the second.
 @pytest.mark.parametrize("shape", [dict(batch=4, heads=16, kv_heads=4, seq_q=300, head_dim=64, causal=True),
                                    dict(batch=4, heads=16, kv_heads=4, seq_q=300, head_dim=64, causal=True, block_size=16),
                                    dict(batch=2, heads=20, kv_heads=5, seq_q=200, seq_kv=333, head_dim=128, causal=True,
                                         block_size=32)])
-def test_wgmma_attention_tile_orders_match_reference(shape, chunk, monkeypatch):
+def test_wgmma_attention_tile_orders_match_reference(shape):
     if not _hopper_wgmma_build():
         pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
-    if chunk:
-        monkeypatch.setenv("BWPROF_ATTN_HEAD_CHUNK", str(shape["batch"] * shape["heads"]) if chunk == "all" else chunk)
     variant = "flash_paged" if "block_size" in shape else "flash"
-    d = bwprof.measure("attention", dtype="bf16", device="gpu", variant=variant, **shape, **Q).to_dict()
-    assert d["verified"], f"chunk {chunk} {shape}: error {d['max_rel_error']} > {d['tolerance']}"
+    d = bwprof.measure("attention", dtype="bf16", device="gpu", variant=variant, engine="wgmma", **shape, **Q).to_dict()
+    assert d["verified"], f"{shape}: error {d['max_rel_error']} > {d['tolerance']}"
 
 
-@pytest.mark.parametrize("env,match", [
-    ({"BWPROF_ATTN_HEAD_CHUNK": "0"}, "BWPROF_ATTN_HEAD_CHUNK=0: expected an integer from 1 to 2"),
-    ({"BWPROF_ATTN_HEAD_CHUNK": "3"}, "BWPROF_ATTN_HEAD_CHUNK=3: expected an integer from 1 to 2"),
-    ({"BWPROF_ATTN_STAGES": "x"}, "BWPROF_ATTN_STAGES=x: expected an integer from 1 to 4"),
-    ({"BWPROF_ATTN_QSLOTS": "9"}, "BWPROF_ATTN_QSLOTS=9: expected an integer from 1 to 4"),
-    ({"BWPROF_ATTN_STAGES": "1"}, "BWPROF_ATTN_STAGES: at least 2"),
-    ({"BWPROF_ATTN_STAGES": "4", "BWPROF_ATTN_QSLOTS": "4"}, "need .* bytes of shared memory"),
-    ({"BWPROF_ATTN_PAGED_LOAD": "dma"}, "BWPROF_ATTN_PAGED_LOAD=dma: expected cp or tma"),
-    ({"BWPROF_ATTN_O_TMA": "yes"}, "BWPROF_ATTN_O_TMA=yes: expected 0 or 1"),
-    ({"BWPROF_ATTN_STORE16": "2"}, "BWPROF_ATTN_STORE16=2: expected 0 or 1"),
-    ({"BWPROF_ATTN_PERSIST": "no"}, "BWPROF_ATTN_PERSIST=no: expected 0 or 1"),
-    ({"BWPROF_ATTN_PV_NARROW": "false"}, "BWPROF_ATTN_PV_NARROW=false: expected 0 or 1"),
-    ({"BWPROF_ATTN_O_TMA": "1", "BWPROF_ATTN_STAGES": "3", "BWPROF_ATTN_QSLOTS": "2"}, "and the O buffer need .* bytes"),
-])
-def test_attention_ring_knobs_out_of_range_are_clear_errors(env, match, monkeypatch):
-    if not _hopper_wgmma_build():
-        pytest.skip("needs an sm_90 GPU and a build with sm_90a code")
-    monkeypatch.setenv("BWPROF_ATTN_KERNEL", "wgmma")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    with pytest.raises(ValueError, match=match):
-        bwprof.measure("attention", dtype="bf16", device="gpu", variant="flash", heads=2, seq_q=256, head_dim=128, **Q)
+def test_attention_choices_out_of_range_are_clear_errors():
+    shape = dict(heads=2, seq_q=256, head_dim=128)
+    if _hopper_wgmma_build():
+        with pytest.raises(ValueError, match="splits: the wgmma kernel does not split the keys"):
+            bwprof.measure("attention", dtype="bf16", device="gpu", variant="flash", engine="wgmma", splits=2, **shape,
+                           **Q)
+    with pytest.raises(ValueError, match="engine: unknown value 'fastest'"):
+        bwprof.measure("attention", dtype="bf16", device="gpu", variant="flash", engine="fastest", **shape, **Q)
+    with pytest.raises(ValueError, match="engine: decode does not take this problem here"):
+        bwprof.measure("attention", dtype="bf16", device="gpu", variant="flash", engine="decode", **shape, **Q)
+    with pytest.raises(ValueError, match="splits: 0 is out of range"):
+        bwprof.measure("attention", dtype="bf16", device="gpu", variant="flash", splits=0, **shape, **Q)
 
 
-def test_gemm_skinny_kernel_past_64_rows_is_a_clear_error():
-    os.environ["BWPROF_GEMM_TILE"] = "gemv"
-    try:
-        with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=gemv.*M <= 64"):
-            bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, **Q)
-    finally:
-        os.environ.pop("BWPROF_GEMM_TILE", None)
-
-
-def test_gemm_skinny_tensor_kernel_past_64_rows_is_a_clear_error(monkeypatch):
+def test_gemm_skinny_tensor_kernel_past_64_rows_is_a_clear_error():
     if not any(d.arch.startswith("sm_") and int(d.arch[3:]) >= 80 for d in bwprof.devices()):
         pytest.skip("the NVIDIA dispatch (sm_80+)")
-    monkeypatch.setenv("BWPROF_GEMM_TILE", "tc_skinny")
-    with pytest.raises(ValueError, match="BWPROF_GEMM_TILE=tc_skinny.*M <= 64"):
-        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, **Q)
+    with pytest.raises(ValueError, match="engine: the skinny kernel takes M <= 64"):
+        bwprof.measure("gemm", dtype="fp16", device="gpu", variant="tensor", M=65, N=8, K=8, engine="skinny", **Q)
 
 
 def test_unsupported_head_dim_names_the_supported_ones():

@@ -40,6 +40,12 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
                     const std::string& variant, const std::map<std::string, std::string>& params,
                     const RunOptions& opt);
 
+// What the kernel's instance for these arguments runs on the device, where its variant chooses among
+// kernels (KernelInstance::explain: kernel, tile, K split); empty where there is no choice. The
+// arguments are checked as measure() checks them; nothing is timed.
+std::string explain(const std::string& kernel, const std::string& dtype, const std::string& device,
+                    const std::string& variant, const std::map<std::string, std::string>& params);
+
 // ---- links between GPUs and collectives (docs/multi-gpu.md) ----------------------------------
 // The link between every ordered pair of GPUs of this process (a -> b, a != b), with whether the two
 // reach each other's memory directly; empty without GPUs.

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -33,6 +34,11 @@ struct ParamSpec {
   // false: left out of the shape (and the measurement's params) while at its default, so that a setting
   // added to a family after rows were recorded keeps their shapes (and the baselines that match them).
   bool in_shape_at_default = true;
+  // An integer that also takes "auto" (the kernel's own choice; Problem::opt_i gives nothing then).
+  bool allows_auto = false;
+  // The variants the parameter applies to (empty: every one): a value other than its default with
+  // another variant is an InvalidArgument naming them, never a setting silently ignored.
+  std::vector<std::string> variants;
 };
 
 // A parameter's value, parsed once by make_problem(): an integer, a bool or a choice's text.
@@ -74,6 +80,8 @@ class Problem {
   // The value of one parameter (looked up by name); Error if the kernel has no such parameter
   // or it is of another kind.
   std::int64_t i(const std::string& name) const;
+  // An integer parameter that takes "auto" (ParamSpec::allows_auto): nothing when it is "auto".
+  std::optional<std::int64_t> opt_i(const std::string& name) const;
   bool b(const std::string& name) const;
   const std::string& s(const std::string& name) const;
   std::string shape() const;  // "M=128,N=896,K=896"
@@ -124,6 +132,9 @@ class KernelInstance {
   // backend then evicts by streaming a buffer larger than its caches.
   virtual bool names_its_buffers() const { return true; }
   virtual Resources resources() const { return {}; }
+  // What the instance runs where its variant chooses among kernels (kernel, tile, K split), in a
+  // line for people (bwprof.explain); empty where there is no choice to tell.
+  virtual std::string explain() const { return ""; }
   // The link the work crosses (a host copy: the GPU's PCIe or chip-to-chip link; a peer copy: the
   // link between the two GPUs), which then judges the row instead of device memory. Empty (the
   // default): the work stays in device memory.
@@ -250,6 +261,13 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what);
 ParamSpec int_param(const char* name, const char* def, std::int64_t min, std::int64_t max, const char* help);
 ParamSpec bool_param(const char* name, const char* def, const char* help);
 ParamSpec choice_param(const char* name, const char* def, std::vector<std::string> choices, const char* help);
+// A kernel choice that the dispatch rules make unless it is set: "auto" (the default, left out of
+// the shape so that rows recorded before it existed keep their shapes) or one of `choices`, or an
+// integer in [min, max]; for the `variants` named only.
+ParamSpec auto_choice_param(const char* name, std::vector<std::string> choices, std::vector<std::string> variants,
+                            const char* help);
+ParamSpec auto_int_param(const char* name, std::int64_t min, std::int64_t max, std::vector<std::string> variants,
+                         const char* help);
 // The product of the named parameters, checked for overflow (also as the bytes of an FP32 tensor
 // of that many elements): InvalidArgument "shape too large: M*K overflows".
 std::int64_t checked_elements(const Problem& p, std::initializer_list<const char*> names);

@@ -29,9 +29,6 @@ struct RunOptions {
   int max_repeats = 1000;
   double max_time_s = 2.0;   // stop adding repeats past this much wall time
   bool verify = true;
-  // Launches per timed run (1). More makes a deliberately slowed kernel for testing regression
-  // detection: measure() sets it from BWPROF_DEBUG_SLOWDOWN="kernel:factor[,kernel:factor]".
-  int launches_per_timing = 1;
 };
 
 // What the timed runs saw besides their times: one clock sample after each timed run (NaN where
@@ -90,6 +87,10 @@ bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const D
 void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bool matrix_units);
 
 // The whole measurement of one invocation of kernel `k` on `backend`.
+// The instance's own account of what it runs (KernelInstance::explain), made as measure_kernel makes
+// it (the same checks and limits), without running it.
+std::string explain_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params);
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
                            const std::string& variant, const std::map<std::string, std::string>& params,
                            const RunOptions& opt);

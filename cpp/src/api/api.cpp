@@ -28,6 +28,12 @@ Measurement measure(const std::string& kernel, const std::string& dtype, const s
   return measure_kernel(backend_for(device), k, dtype, variant, params, opt);
 }
 
+std::string explain(const std::string& kernel, const std::string& dtype, const std::string& device,
+                    const std::string& variant, const std::map<std::string, std::string>& params) {
+  load_builtins();
+  return explain_kernel(backend_for(device), find_kernel(kernel), dtype, variant, params);
+}
+
 Peaks peaks(const std::string& device, const std::string& dtype, bool refresh) {
   load_builtins();
   Backend& b = backend_for(device);

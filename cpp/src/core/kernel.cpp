@@ -65,6 +65,24 @@ ParamSpec choice_param(const char* name, const char* def, std::vector<std::strin
   return p;
 }
 
+ParamSpec auto_choice_param(const char* name, std::vector<std::string> choices, std::vector<std::string> variants,
+                            const char* help) {
+  choices.insert(choices.begin(), "auto");
+  ParamSpec p = choice_param(name, "auto", std::move(choices), help);
+  p.in_shape_at_default = false;
+  p.variants = std::move(variants);
+  return p;
+}
+
+ParamSpec auto_int_param(const char* name, std::int64_t min, std::int64_t max, std::vector<std::string> variants,
+                         const char* help) {
+  ParamSpec p = int_param(name, "auto", min, max, help);
+  p.in_shape_at_default = false;
+  p.allows_auto = true;
+  p.variants = std::move(variants);
+  return p;
+}
+
 std::int64_t checked_elements(const Problem& p, std::initializer_list<const char*> names) {
   std::int64_t n = 1;
   std::string what;
@@ -121,6 +139,11 @@ void Problem::set(const std::string& name, ParamValue value) {
 }
 
 std::int64_t Problem::i(const std::string& name) const { return get(name).as_int(); }
+std::optional<std::int64_t> Problem::opt_i(const std::string& name) const {
+  const ParamValue& v = get(name);
+  if (v.is_text() && v.as_text() == "auto") return std::nullopt;
+  return v.as_int();
+}
 bool Problem::b(const std::string& name) const { return get(name).as_bool(); }
 const std::string& Problem::s(const std::string& name) const { return get(name).as_text(); }
 
@@ -185,11 +208,16 @@ Problem make_problem(const KernelFamily& k, const std::string& backend_kind, con
     if (value.empty()) BWPROF_INVALID(spec.name + ": required parameter of kernel '" + k.name + "' is missing");
     switch (spec.kind) {
       case ParamSpec::Kind::kInt: {
+        if (spec.allows_auto && value == "auto") {
+          p.params.emplace_back(spec.name, ParamValue("auto"));
+          break;
+        }
         errno = 0;
         char* end = nullptr;
         long long x = std::strtoll(value.c_str(), &end, 10);
         if (end == value.c_str() || *end != '\0')
-          BWPROF_INVALID(spec.name + ": expected an integer, got '" + value + "'");
+          BWPROF_INVALID(spec.name + ": expected an integer" + (spec.allows_auto ? " or 'auto'" : "") + ", got '" +
+                         value + "'");
         // One check for every integer of every family, before anything is allocated or launched.
         if (errno == ERANGE || x < spec.min || x > spec.max)
           BWPROF_INVALID(spec.name + ": " + (value.size() > 40 ? value.substr(0, 37) + "..." : value) + " is out of range for kernel '" + k.name + "' (" + spec.name +
@@ -210,6 +238,10 @@ Problem make_problem(const KernelFamily& k, const std::string& backend_kind, con
         break;
     }
     if (!spec.in_shape_at_default && value == spec.default_value) p.unshown.push_back(spec.name);
+    if (value != spec.default_value && !spec.variants.empty() &&
+        std::find(spec.variants.begin(), spec.variants.end(), p.variant) == spec.variants.end())
+      BWPROF_INVALID(spec.name + ": applies to the " + join(spec.variants) + " variant" +
+                     (spec.variants.size() > 1 ? "s" : "") + " of kernel '" + k.name + "', not '" + p.variant + "'");
   }
   if (k.resolve) k.resolve(p);
   if (k.validate) k.validate(p);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
+#include "bwprof/environment.hpp"
 
 namespace bwprof {
 
@@ -48,12 +48,12 @@ double available_host_bytes() {
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     avail = pages > 0 && page > 0 ? double(pages) * double(page) : 1e18;
   }
-  return std::min(avail, knob_positive("BWPROF_MEMORY_LIMIT").value_or(1e300));
+  return std::min(avail, env::memory_limit_bytes().value_or(1e300));
 }
 
 double available_device_bytes(Backend& backend) {
   const double free = backend.free_device_bytes();
-  return free < 0 ? free : std::min(free, knob_positive("BWPROF_MEMORY_LIMIT").value_or(1e300));
+  return free < 0 ? free : std::min(free, env::memory_limit_bytes().value_or(1e300));
 }
 
 Footprint footprint_of(const KernelFamily& k, const Problem& p, const std::string& backend_kind) {
@@ -98,7 +98,7 @@ double min_launch_seconds(const KernelFamily& k, const Variant& v, const Problem
 }
 
 double max_launch_seconds(const DeviceInfo& info) {
-  return knob_positive("BWPROF_MAX_LAUNCH_S").value_or(info.kind == "cpu" ? 60.0 : 10.0);
+  return env::max_launch_seconds().value_or(info.kind == "cpu" ? 60.0 : 10.0);
 }
 
 void check_work(const KernelFamily& k, const Variant& v, const Problem& p, const DeviceInfo& info) {

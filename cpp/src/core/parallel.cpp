@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "bwprof/knobs.hpp"
+#include "bwprof/environment.hpp"
 
 namespace bwprof {
 
@@ -98,7 +98,7 @@ Pool& pool() {
 
 int cpu_threads() {
   static int n = [] {
-    if (const auto v = knob_int("BWPROF_CPU_THREADS", 1, 4096)) return static_cast<int>(*v);
+    if (const auto v = env::cpu_threads()) return *v;
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }();
   return n;

@@ -50,7 +50,7 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
     check_interrupt();
     if (opt.cold) backend.flush_cache(k);
     k.before_timing();
-    const double us = backend.time_launch_us(k, std::max(1, opt.launches_per_timing));
+    const double us = backend.time_launch_us(k);
     if (backend.take_hold_gave_up()) {
       // The hold timed out in this launch (the backend re-timed it behind the spin): the samples
       // taken under the hold time other work than the ones behind the spin, so the run starts
@@ -99,17 +99,14 @@ std::vector<double> run_steady_state(Backend& backend, const std::vector<KernelI
   if (sets.empty()) throw Error("internal: run_steady_state without input sets");
   if (launches < 1 || launches % static_cast<int>(sets.size()) != 0)
     throw Error("internal: run_steady_state needs whole rotations of the input sets");
-  const int each = std::max(1, opt.launches_per_timing);
   // Every timed run makes the same sequence: set 0, 1, ..., the last, set 0, ... (whole rotations),
   // so that the set a launch reads was last read a whole rotation earlier.
-  auto body = [sets, launches, each] {
-    for (int i = 0; i < launches; ++i)
-      for (int r = 0; r < each; ++r) sets[i % sets.size()]->launch();
+  auto body = [sets, launches] {
+    for (int i = 0; i < launches; ++i) sets[i % sets.size()]->launch();
   };
   std::unique_ptr<KernelInstance> sequence = backend.capture(body);
   RunOptions o = opt;
   o.cold = false;  // the rotation keeps the data out of the cache; a flush would not be steady state
-  o.launches_per_timing = 1;
   o.warmup = std::max(1, opt.warmup);  // the first replay uploads a graph
   std::vector<double> t = run_repeats(backend, *sequence, o, log);
   for (double& x : t) x /= launches;
@@ -117,39 +114,6 @@ std::vector<double> run_steady_state(Backend& backend, const std::vector<KernelI
 }
 
 namespace {
-
-// BWPROF_DEBUG_SLOWDOWN="layernorm:2,stream_copy:3": run those kernels that many times per timed
-// run, a deliberately slowed kernel for checking that regression detection catches it. Read whole: an
-// item that is not kernel:factor, a kernel bwprof does not have, or a factor that is not a whole number
-// from 1 to 1000 is an error (atoi had read "layernorm:2x" as 2, and skipped "layrnorm:2" or
-// "layernorm=2" without a word, so the check it exists for passed for the wrong reason).
-int debug_slowdown(const std::string& kernel) {
-  const char* env = std::getenv("BWPROF_DEBUG_SLOWDOWN");
-  if (!env || !*env) return 1;
-  const std::string spec = env;
-  auto refuse = [&] {
-    BWPROF_INVALID("BWPROF_DEBUG_SLOWDOWN=" + spec +
-                   ": expected kernel:factor[,kernel:factor...], a kernel bwprof has and a whole factor from 1 to 1000");
-  };
-  int factor = 1;
-  std::size_t pos = 0;
-  while (pos <= spec.size()) {
-    std::size_t end = spec.find(',', pos);
-    if (end == std::string::npos) end = spec.size();
-    const std::string item = spec.substr(pos, end - pos);
-    const std::size_t colon = item.find(':');
-    if (colon == std::string::npos) refuse();
-    const std::string name = item.substr(0, colon), f = item.substr(colon + 1);
-    const auto& all = registry().families();
-    if (std::none_of(all.begin(), all.end(), [&](const KernelFamily& k) { return k.name == name; })) refuse();
-    if (f.empty() || f.size() > 4 || f.find_first_not_of("0123456789") != std::string::npos) refuse();
-    const int n = std::stoi(f);
-    if (n < 1 || n > 1000) refuse();
-    if (name == kernel) factor = n;
-    pos = end + 1;
-  }
-  return factor;
-}
 
 // True the first time it is asked for a device in this process.
 bool retake_peaks_once(const std::string& device) {
@@ -228,11 +192,20 @@ void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bo
   }
 }
 
+std::string explain_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
+                           const std::string& variant, const std::map<std::string, std::string>& params) {
+  const std::string kind = backend.info().kind == "cpu" ? "cpu" : "gpu";
+  Problem p = make_problem(k, kind, variant, dtype, params);
+  backend.activate();
+  const Variant& v = find_variant(k, kind, p.variant);
+  admit(backend, k, v, p);
+  return v.make(backend, p)->explain();
+}
+
 Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::string& dtype,
                            const std::string& variant, const std::map<std::string, std::string>& params,
                            const RunOptions& options) {
-  RunOptions opt = options;
-  opt.launches_per_timing = std::max(opt.launches_per_timing, debug_slowdown(k.name));
+  const RunOptions& opt = options;
   const DeviceInfo& info = backend.info();
   const std::string kind = info.kind == "cpu" ? "cpu" : "gpu";
   Problem p = make_problem(k, kind, variant, dtype, params);

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "bwprof/environment.hpp"
+
 namespace bwprof {
 
 namespace {
@@ -43,7 +45,7 @@ const std::string& ClockReader::source() {
 
 void ClockReader::open() {
   opened_ = true;
-  if (std::getenv("BWPROF_NO_CLOCKS")) return;  // for comparing runs with and without the sampling
+  if (env::no_clocks()) return;  // for comparing runs with and without the sampling
   if (vendor_ == "nvidia") {
     auto n = std::make_unique<Nvml>();
     n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);

@@ -9,7 +9,6 @@
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
-#include "bwprof/knobs.hpp"
 #include "bwprof/limits.hpp"
 #include "gpu/gpu_entry.hpp"
 #include "gpu/links.hpp"
@@ -109,8 +108,6 @@ GpuBackend& as_gpu(Backend& b) {
 }
 
 GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
-  // Read first: a bad setting must fail before anything is allocated.
-  const bool block = knob_choice("BWPROF_STREAM_HOLD", {"spin", "block"}).value_or(0) == 1;
   BWPROF_GPU_CHECK(hipSetDevice(ordinal));
   hipDeviceProp_t p;
   std::memset(&p, 0, sizeof p);
@@ -174,7 +171,6 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   // ~20 us of the spin ahead of each timed run (at the highest SM clock; longer at lower ones).
   spin_cycles_ = static_cast<long long>(20e-6 * std::max(info_.clock_mhz, 100.0) * 1e6);
   spin_blocks_ = info_.compute_units;  // every SM busy, as during a flush
-  if (block) set_stream_hold("block");
   char pci[64] = {0};
   if (hipDeviceGetPCIBusId(pci, sizeof pci, ordinal) != hipSuccess) {
     (void)hipGetLastError();

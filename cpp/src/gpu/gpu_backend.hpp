@@ -77,7 +77,8 @@ class GpuBackend final : public Backend {
   void spin_before_timing() { gpu_spin(spin_cycles_, spin_blocks_, stream_); }
   // How a timed launch waits for the host to queue it: "spin" (a fixed ~20 us of busy GPU ahead of
   // the start event) or "block" (a kernel that holds the stream until everything is queued).
-  // BWPROF_STREAM_HOLD chooses; see docs/design-notes.md for the measured comparison.
+  // Built-in kernels spin; profile() takes either (its stream_hold argument, "block" by default; the
+  // measured comparison is in docs/design-notes.md).
   const char* stream_hold() const override { return block_ ? "block" : "spin"; }
   void set_stream_hold(const std::string& how) override;
   void synchronize() override;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "bwprof/arch.hpp"
+#include "bwprof/environment.hpp"
 #include "common/gpu_runtime.hpp"
 #include "gpu/nvml.hpp"
 
@@ -52,7 +53,7 @@ Link host_link_of(int ordinal, const std::string& bus_id, const std::string& arc
   if (n.c2c) return c2c_link();
   if (n.pcie_generation > 0 && n.pcie_width > 0) return pcie_link(n.pcie_generation, n.pcie_width);
 #endif
-  const char* root = std::getenv("BWPROF_SYSFS_ROOT");  // tests point it at a fake tree
+  const char* root = env::sysfs_root();  // tests point it at a fake tree
   Link l = pcie_link_from_sysfs(root ? root : "/sys", bus_id);
   return l.kind.empty() ? Link{"pcie", "PCIe", 0} : l;
 }

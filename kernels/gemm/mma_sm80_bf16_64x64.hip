@@ -1,0 +1,11 @@
+// The mma.sync GEMM's 64x64 tile for BF16 storage (mma_sm80.hpp): a file of its own, for a parallel build.
+#include "gemm/mma_sm80_launch.hpp"
+#if defined(BWPROF_CUDA)
+namespace bwprof {
+
+Resources gemm::mma_bf16_64x64(const MmaArgs& a, int load, Act act, hipStream_t st, bool launch) {
+  return mma_launch<bf16, 64, 64, 32, 32, 3, 64>(a, load, act, st, launch);
+}
+
+}  // namespace bwprof
+#endif
