@@ -1,6 +1,6 @@
 """Collectives and peer copies on a multi-GPU node: bwprof beside PyTorch's torch.distributed.
 
-Three steps, run by ``make gpu-links-multi`` (NCCL_NVLS_ENABLE=0 in the environment, as every bwprof
+Three steps, on a node of two GPUs or more (NCCL_NVLS_ENABLE=0 in the environment, as every bwprof
 test and benchmark runs):
 
     python3 benchmarks/collectives.py node --csv A.csv --p2p-csv P.csv --plots DIR

@@ -1,4 +1,4 @@
-"""bwprof's model workloads beside PyTorch on the same GPU, in one run (make gpu-model).
+"""bwprof's model workloads beside PyTorch on the same GPU, in one run (make gpu-bench SUITE=model).
 
 bwprof: `bwprof.model("encoder")` (separate and fused forms) and `bwprof.model("decode")` for the
 FT-054 and 8B-class models with FP16 and Q4_0 weights, each saved as a run folder under --out.

@@ -20,7 +20,7 @@ namespace gpu {
 
 // A row-major 16-bit matrix [rows, cols] (leading dimension ld, in elements; FP16 or BF16) as a
 // tensor map whose box is box_cols x box_rows, 128-byte swizzled; reads outside the matrix return
-// zeros (host side: kernels/common/tensor_map.hip).
+// zeros (host side: kernels/common/tensor_map_sm90.hip).
 CUtensorMap b16_tensor_map(const void* base, bool bf16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                            int box_cols, int box_rows);
 // Heads of a row-major 16-bit matrix each, [heads, rows, cols] contiguous, as a 3-D tensor map whose

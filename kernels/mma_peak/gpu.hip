@@ -35,10 +35,16 @@ std::string pick_engine(const std::string& asked, MmaType type, const std::strin
 #if defined(BWPROF_CUDA)
   if (e == "wgmma" && sm != 90) BWPROF_INVALID("engine: wgmma needs a Hopper GPU (sm_90), this one is " + arch);
 #if !defined(BWPROF_HAVE_SM90A)
-  if (e == "wgmma") BWPROF_INVALID("engine: this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES=90)");
+  if (e == "wgmma") BWPROF_INVALID("engine: this build has no sm_90a code (build it with CUDAARCHS=90a)");
 #endif
   if (e == "mma_sync" && sm < 80) BWPROF_INVALID("engine: mma.sync needs sm_80 or later, this GPU is " + arch);
   if (type == MmaType::kFP8 && sm < 89) BWPROF_INVALID("type: fp8 needs sm_89 or later, this GPU is " + arch);
+  // The FP8 mma.sync exists in code compiled for sm_89 or later: an sm_80 build runs on an sm_89
+  // GPU without it.
+  if (type == MmaType::kFP8 && e == "mma_sync" && mma_peak_mma_sync_fp8_code() < 89)
+    BWPROF_INVALID("type: fp8: this build's code for " + arch + " was compiled for sm_" +
+                   std::to_string(mma_peak_mma_sync_fp8_code()) + ", without FP8 (build it with CUDAARCHS=" +
+                   std::to_string(sm) + ")");
   if (e == "mfma" || e == "wmma") BWPROF_INVALID("engine: " + e + " is AMD's; this GPU is " + arch);
 #else
   if (e == "mfma" && !is_cdna(arch)) BWPROF_INVALID("engine: MFMA needs AMD CDNA (gfx90a, gfx94x), this GPU is " + arch);

@@ -1,15 +1,15 @@
-// The matrix peak on NVIDIA: wgmma (Hopper, sm_90a) and mma.sync (sm_80+; FP8 sm_89+). Bodies
-// exist only where the compiling pass has the instructions; the host picks an engine the device
-// has (gpu.hip), and the reference check catches a body this build left empty.
+// The matrix peak on NVIDIA through mma.sync (sm_80+; FP8 sm_89+; wgmma is nvidia_sm90.hip's).
+// Bodies exist only where the compiling pass has the instructions; the host picks an engine the
+// device has (gpu.hip), and the reference check catches a body this build left empty. Compiled
+// for every architecture the build has (BWPROF_CUDA_MINOR_SOURCES): its FP8 needs sm_89 code.
 #include "common/gpu_runtime.hpp"
 #if defined(BWPROF_CUDA)
+#include <algorithm>
 #include <type_traits>
 
 #include "common/gpu_mma.hpp"
-#include "common/gpu_wgmma.hpp"
 #include "gpu/gpu_backend.hpp"
 #include "mma_peak/engines.hpp"
-#include "mma_peak/wgmma_ops.hpp"
 
 namespace bwprof {
 
@@ -89,110 +89,29 @@ __global__ void __launch_bounds__(kMmaPeakThreads) bwprof_mma_sync_peak(float* o
   out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = total;
 }
 
-// ---- wgmma: two warpgroups per block, each a chain of m64n256 MMAs on one accumulator --------
-// A unit step of one block is 2^19 x K FLOPs: 2 warpgroups x 8 MMAs of 64 x 256 x K. A (64 rows)
-// and B (256 rows) sit in shared memory as 128-byte rows with the 128-byte swizzle; every
-// element holds the same value, so the layout cannot change the result.
-constexpr int kWgUnroll = 8;
-constexpr int kWgSmemA = 64 * 128, kWgSmemB = 256 * 128, kWgSmem = kWgSmemA + kWgSmemB + 1024;
-
-// Every `restart` steps (mma_peak.hpp) the warpgroup waits for its MMAs, adds its accumulators into
-// the thread's FP32 total, and the next step's first MMA starts the chain afresh (scale-d = 0).
-template <int T>
-__global__ void __launch_bounds__(kMmaPeakThreads, 1) bwprof_wgmma_peak(float* out, int iters, int restart,
-                                                                         unsigned a_bits, unsigned b_bits) {
-#if defined(BWPROF_WGMMA_DEVICE)
-  extern __shared__ unsigned char smem_raw[];
-  // The 128-byte swizzle needs 1024-byte aligned tiles.
-  unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) & ~1023ull);
-  unsigned* words = reinterpret_cast<unsigned*>(smem);
-  for (int i = threadIdx.x; i < (kWgSmemA + kWgSmemB) / 4; i += kMmaPeakThreads) words[i] = i < kWgSmemA / 4 ? a_bits : b_bits;
-  __syncthreads();
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the generic stores, seen by wgmma
-  const unsigned base = gpu::smem_u32(smem);
-  const unsigned long long da = gpu::wgmma_desc(base, 16, 1024), db = gpu::wgmma_desc(base + kWgSmemA, 16, 1024);
-  using Acc = typename std::conditional<T == static_cast<int>(MmaType::kINT8), int, float>::type;
-  Acc d[128];
-#pragma unroll
-  for (int i = 0; i < 128; ++i) d[i] = 0;
-  float total = 0.f;
-  int left = restart;  // steps before the chain restarts
-  for (int it = 0; it < iters; ++it) {
-    const int keep = left == restart ? 0 : 1;  // 0: this step's first MMA starts the chain
-    gpu::wgmma_fence();
-#pragma unroll
-    for (int u = 0; u < kWgUnroll; ++u) {
-      const int acc = u == 0 ? keep : 1;
-      if constexpr (T == static_cast<int>(MmaType::kF16)) gpu::wgmma_peak_f16(d, da, db, acc);
-      if constexpr (T == static_cast<int>(MmaType::kBF16)) gpu::wgmma_peak_bf16(d, da, db, acc);
-      if constexpr (T == static_cast<int>(MmaType::kTF32)) gpu::wgmma_peak_tf32(d, da, db, acc);
-      if constexpr (T == static_cast<int>(MmaType::kFP8)) gpu::wgmma_peak_e4m3(d, da, db, acc);
-      if constexpr (T == static_cast<int>(MmaType::kINT8)) gpu::wgmma_peak_s8(d, da, db, acc);
-    }
-    gpu::wgmma_commit();
-    if (--left == 0 || it + 1 == iters) {
-      gpu::wgmma_wait<0>();
-      float s[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-      for (int i = 0; i < 128; ++i) s[i % 4] += static_cast<float>(d[i]);
-      total += (s[0] + s[1]) + (s[2] + s[3]);
-      left = restart;
-    } else {
-      gpu::wgmma_wait<1>();
-    }
-  }
-  gpu::wgmma_wait<0>();
-  out[blockIdx.x * kMmaPeakThreads + threadIdx.x] = total;
-#endif
-}
-
 static_assert(kSyncChains * kSyncUnroll * 8 == 2048, "mma.sync: 8 warps x 256 MMAs of 16 x 8 x K = 2^19 x K");
-static_assert(2 * kWgUnroll * 64 * 256 * 2 == 524288, "wgmma: 2 warpgroups x 8 MMAs of 64 x 256 x K x 2 = 2^19 x K");
 
 template <int T>
 void launch_sync(const MmaPeakLaunch& l) {
   bwprof_mma_sync_peak<T><<<l.blocks, kMmaPeakThreads, 0, l.stream>>>(l.out, l.iters, l.restart, l.a_bits, l.b_bits);
 }
-template <int T>
-void launch_wg(const MmaPeakLaunch& l) {
-  static bool configured = false;  // per type: once per process
-  if (!configured) {
-    BWPROF_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(bwprof_wgmma_peak<T>),
-                                         hipFuncAttributeMaxDynamicSharedMemorySize, kWgSmem));
-    configured = true;
-  }
-  bwprof_wgmma_peak<T><<<l.blocks, kMmaPeakThreads, kWgSmem, l.stream>>>(l.out, l.iters, l.restart, l.a_bits, l.b_bits);
-}
-
-template <class F>
-void by_type(MmaType t, F&& f) {
-  switch (t) {
-    case MmaType::kF16: f(std::integral_constant<int, 0>()); break;
-    case MmaType::kBF16: f(std::integral_constant<int, 1>()); break;
-    case MmaType::kTF32: f(std::integral_constant<int, 2>()); break;
-    case MmaType::kFP8: f(std::integral_constant<int, 3>()); break;
-    default: f(std::integral_constant<int, 4>()); break;
-  }
-}
 
 }  // namespace
 
 void mma_peak_mma_sync(const MmaPeakLaunch& l) {
-  by_type(l.type, [&](auto t) { launch_sync<decltype(t)::value>(l); });
+  mma_peak_by_type(l.type, [&](auto t) { launch_sync<decltype(t)::value>(l); });
   BWPROF_CHECK_LAUNCH("bwprof_mma_sync_peak");
 }
-void mma_peak_wgmma(const MmaPeakLaunch& l) {
-  by_type(l.type, [&](auto t) { launch_wg<decltype(t)::value>(l); });
-  BWPROF_CHECK_LAUNCH("bwprof_wgmma_peak");
+int mma_peak_mma_sync_fp8_code() {
+  hipFuncAttributes a{};
+  BWPROF_GPU_CHECK(hipFuncGetAttributes(&a, reinterpret_cast<const void*>(bwprof_mma_sync_peak<3>)));
+  // The virtual architecture its code was compiled from, and the machine code's (an sm_80 cubin
+  // running on an sm_89 GPU says 80 in both).
+  return std::min(a.ptxVersion, a.binaryVersion);
 }
 Resources mma_peak_mma_sync_resources(MmaType t) {
   Resources r;
-  by_type(t, [&](auto v) { r = kernel_resources(bwprof_mma_sync_peak<decltype(v)::value>, kMmaPeakThreads); });
-  return r;
-}
-Resources mma_peak_wgmma_resources(MmaType t) {
-  Resources r;
-  by_type(t, [&](auto v) { r = kernel_resources(bwprof_wgmma_peak<decltype(v)::value>, kMmaPeakThreads, kWgSmem); });
+  mma_peak_by_type(t, [&](auto v) { r = kernel_resources(bwprof_mma_sync_peak<decltype(v)::value>, kMmaPeakThreads); });
   return r;
 }
 

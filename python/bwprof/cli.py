@@ -136,10 +136,10 @@ def _sigterm_as_exception():
 def _cmd_bench(args) -> int:
     # Everything that can be wrong with the arguments is found before the run folder exists.
     if args.device == "all":
-        each = [_core.device_info(d) for d in all_devices()]
+        each = [_core.require_device(d) for d in all_devices()]
         dev = dict(each[0], id="all", name=", ".join(f"{d['name']} ({d['id']})" for d in each), devices=each)
     else:
-        dev = _core.device_info(args.device)
+        dev = _core.require_device(args.device)  # a GPU without code for it: one error, no run folder
     select(all_configs(), args.kernels)
     ensure_folder("--out", args.out)
     with _sigterm_as_exception(), RunWriter(args.out, dev) as writer:

@@ -158,7 +158,7 @@ def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = F
     if device == "all":
         return _on_every_device(kernels=kernels, dtypes=dtypes, quick=quick, cache=cache, progress=progress,
                                 timing=timing, on_row=on_row, configs=configs)
-    info = _core.device_info(device)  # validates the device before any work
+    info = _core.require_device(device)  # validates the device (and its code) before any work
     chosen = select(configs if configs is not None else all_configs(), kernels)
     backend = "cpu" if info["kind"] == "cpu" else "gpu"
     jobs, unsupported = [], {}

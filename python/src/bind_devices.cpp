@@ -7,6 +7,7 @@
 
 #include "bindings.hpp"
 #include "bwprof/api.hpp"
+#include "bwprof/arch.hpp"
 #include "bwprof/size_curve.hpp"
 
 namespace py = pybind11;
@@ -145,7 +146,12 @@ void bind_devices(py::module_& m) {
     for (auto& d : list_devices()) out.append(device_dict(d));
     return out;
   }, "Every device this build can use (GPUs first, the CPU last).");
-  m.def("device_info", [](const std::string& id) { return device_dict(backend_for(id).info()); }, py::arg("device"));
+  m.def("device_info", [](const std::string& id) { return device_dict(device_info(id)); }, py::arg("device"));
+  m.def("require_device", [](const std::string& id) { return device_dict(backend_for(id).info()); }, py::arg("device"),
+        "The device's description, or the error using it raises (a GPU this build has no code for among them).");
+  m.def("gpu_architectures", &gpu_architectures, "The GPU architectures this build's code was built for.");
+  m.def("gpu_code_missing", &gpu_code_missing, py::arg("gpu"), py::arg("arch"), py::arg("built"),
+        py::arg("refused") = "", "The error a GPU of `arch` gets from a build for `built`, or '' where it has code.");
   m.def("peaks", [](const std::string& id, const std::string& dtype, bool refresh) {
     backend_for(id);  // an unknown device or dtype fails before the GIL is released
     parse_dtype(dtype);

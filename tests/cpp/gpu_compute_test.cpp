@@ -1,6 +1,6 @@
 // GEMM, QKV and flash attention on the GPU at small, odd sizes: one launch each, checked against the
 // float64 reference. No timing and no peak measurement, so the whole set also runs quickly under
-// compute-sanitizer (make gpu-check-compute runs it under memcheck). Skipped without a GPU.
+// compute-sanitizer (make gpu-check runs it under memcheck). Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -83,7 +83,7 @@ def test_kernels_lists_parameters():
     assert {"stream_copy", "gemm", "attention", "kv_cache_append", "q4_0_dequant", "q4_0_matmul",
             "layernorm", "bias_act"} <= names
     gemm = next(k for k in bwprof.kernels() if k["name"] == "gemm")
-    assert [p["name"] for p in gemm["params"]] == ["M", "N", "K", "bias", "act"]
+    assert [p["name"] for p in gemm["params"]] == ["M", "N", "K", "bias", "act", "engine", "tile", "splits"]
 
 
 def test_run_suite_quick_returns_every_family(tmp_path):

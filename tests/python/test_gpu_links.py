@@ -1,6 +1,6 @@
 """Transfers, peer copies and collectives on GPUs, against their exact or float64 reference
 (skipped without a GPU; the collectives also without NCCL/RCCL, the peer and multi-process cases
-with fewer than two GPUs). Run with NCCL_NVLS_ENABLE=0 (make gpu-links, gpu-links-multi)."""
+with fewer than two GPUs). Run with NCCL_NVLS_ENABLE=0, as every bwprof test and benchmark runs."""
 import os
 import socket
 import subprocess

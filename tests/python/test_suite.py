@@ -91,7 +91,7 @@ _ELEM = {"fp32": 4, "fp16": 2}
 
 def _defaults(kernel):
     spec = next(k for k in _core.kernels() if k["name"] == kernel)["params"]
-    return {p["name"]: int(p["default"]) for p in spec if p["kind"] == "int" and p["default"]}
+    return {p["name"]: int(p["default"]) for p in spec if p["kind"] == "int" and p["default"].isdigit()}
 
 
 def label_problems(kernel, label, params, dtypes, intensity=None):

@@ -24,11 +24,19 @@ void load_builtins();
 const std::vector<KernelFamily>& kernel_registry();
 
 // The backend for a device id ("auto", "cpu", "gpu", "gpu:0", "cuda:1", ...); kept open for the
-// process. Unknown or absent devices: InvalidArgument listing what is there.
+// process. Unknown or absent devices: InvalidArgument listing what is there; a GPU this build has
+// no code for: Error naming its architecture, those built and the command that builds for it.
 Backend& backend_for(const std::string& device_id);
 
-// Every device this build can use, the CPU always last.
+// A device's description, also for a GPU this build has no code for (device_info, devices()).
+const DeviceInfo& device_info(const std::string& device_id);
+
+// Every device this build can use, the CPU always last (those without code for them too).
 std::vector<DeviceInfo> list_devices();
+
+// The GPU architectures this build's code was built for: CUDA's in CMake's spelling ("80-real",
+// "90a-real"), AMD targets ("gfx942"); empty without a GPU backend.
+std::vector<std::string> gpu_architectures();
 
 // What this build was compiled with: "cpu" always, "cuda" or "hip" for the GPU backend, "sm90a"
 // where the CUDA build carries Hopper's own code (wgmma in the `tensor` GEMM), "vendor_blas"

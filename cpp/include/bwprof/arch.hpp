@@ -52,7 +52,8 @@ struct ArchLimits {
   std::string source;  // where these numbers come from
 };
 
-// FLOPs per clock per SM/CU (dense), from the vendors' whitepapers and datasheets.
+// FLOPs per clock per SM/CU (dense), from the vendors' whitepapers and datasheets. Matrix rates are
+// those of FP32 accumulation on data-center and workstation parts (rates_for_device for GeForce).
 struct ArchRates {
   double fp32 = 0;         // FP32 on the vector units
   double fp16 = 0;         // FP16 on the vector units
@@ -74,6 +75,10 @@ struct Arch {
 // Every architecture, in table order.
 const std::vector<Arch>& architectures();
 
+// The rates of one product of `arch`, named as its runtime names it ("NVIDIA GeForce RTX 4090"):
+// the table's, with the matrix rates of FP32 accumulation halved on GeForce parts.
+ArchRates rates_for_device(const Arch& arch, const std::string& device_name);
+
 // "sm_90a", "sm90", "compute_90", "SM_90" -> "sm_90"; "gfx90a:sramecc+:xnack-" -> "gfx90a".
 std::string normalize_arch(const std::string& raw);
 
@@ -83,5 +88,20 @@ const Arch* find_arch(const std::string& arch);
 // An NVIDIA architecture's number (any spelling normalize_arch() accepts): "sm_90" -> 90, "sm_100a"
 // -> 100; 0 for an AMD target or anything else.
 int sm_version(const std::string& arch);
+
+// Whether code built as `built` runs on a GPU of architecture `device` ("sm_86", "gfx90a"). `built`
+// is one entry of a CUDA architecture list in CMake's spelling ("80-real" machine code, "120-virtual"
+// PTX, "90a-real") or an AMD target ("gfx942"). NVIDIA's rules: machine code runs on the minors of
+// its major version from its own up (sm_80 on sm_86 and sm_89), an "a" target on itself alone, an
+// "f" target on its major version from its own minor up; PTX on every later architecture (the
+// driver compiles it), "a" PTX on itself alone. AMD: the target itself.
+bool gpu_code_runs_on(const std::string& built, const std::string& device);
+
+// "" where one entry of `built` runs on `device` (gpu_code_runs_on) and the runtime did not refuse
+// it (`refused`: its error, "" when it took the code); else the one message for a GPU this build
+// has no code for: `gpu` (its id and name), its architecture, the architectures built, and the
+// command that builds for it.
+std::string gpu_code_missing(const std::string& gpu, const std::string& device, const std::vector<std::string>& built,
+                             const std::string& refused = "");
 
 }  // namespace bwprof

@@ -45,9 +45,8 @@ std::string resolve(const std::string& id) {
   BWPROF_INVALID("device: unknown or absent device '" + id + "' (available: " + have + ", auto" + why + ")");
 }
 
-}  // namespace
-
-Backend& backend_for(const std::string& device_id) {
+// The backend of a device, opened once; listing a GPU does not need code for it.
+Backend& open_backend(const std::string& device_id) {
   load_builtins();
   static std::mutex m;
   static auto* open = new std::map<std::string, std::unique_ptr<Backend>>();  // lives to exit
@@ -66,12 +65,32 @@ Backend& backend_for(const std::string& device_id) {
   return *open->emplace(id, std::move(b)).first->second;
 }
 
+}  // namespace
+
+Backend& backend_for(const std::string& device_id) {
+  Backend& b = open_backend(device_id);
+#ifdef BWPROF_WITH_GPU
+  gpu_require_code(b);  // a GPU this build has no code for: one clear error before any launch
+#endif
+  return b;
+}
+
+const DeviceInfo& device_info(const std::string& device_id) { return open_backend(device_id).info(); }
+
 std::vector<DeviceInfo> list_devices() {
   load_builtins();
   std::vector<DeviceInfo> out;
-  for (int i = 0; i < gpu_count(); ++i) out.push_back(backend_for("gpu:" + std::to_string(i)).info());
-  out.push_back(backend_for("cpu").info());
+  for (int i = 0; i < gpu_count(); ++i) out.push_back(open_backend("gpu:" + std::to_string(i)).info());
+  out.push_back(open_backend("cpu").info());
   return out;
+}
+
+std::vector<std::string> gpu_architectures() {
+#ifdef BWPROF_WITH_GPU
+  return gpu_code_architectures();
+#else
+  return {};
+#endif
 }
 
 std::vector<std::string> build_features() {

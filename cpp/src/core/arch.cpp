@@ -1,10 +1,22 @@
 // The architecture table (see arch.hpp): per-unit FLOP rates and occupancy limits, one row each.
 //
-// Rates: FLOPs per clock per SM/CU from the vendors' architecture whitepapers and datasheets (e.g.
-// H100 SXM: 132 SMs x 256 FP32 FLOP/clk; 4096 dense FP16 tensor FLOP/clk; MI300X: 304 CUs x 256
-// FP32 and 2048 FP16 matrix FLOP/clk).
+// Rates: dense FLOPs per clock per SM/CU, the datasheet's TFLOP/s over units x the clock it quotes,
+// from NVIDIA's architecture whitepapers and datasheets: "NVIDIA A100 Tensor Core GPU Architecture"
+// (A100 SXM: 108 SMs, 1410 MHz: FP32 19.5, FP16 tensor 312 TFLOP/s), "NVIDIA Ampere GA102 GPU
+// Architecture" (A40: 84 SMs, 1740 MHz, FP16 tensor 149.7; RTX 3090: 82 SMs, 1695 MHz, FP16 tensor
+// 142 with FP16 accumulation, 71 with FP32), "NVIDIA Ada GPU Architecture" (L40S: 142 SMs, 2520 MHz,
+// FP16 tensor 362, FP8 733; RTX 4090: 128 SMs, 2520 MHz, FP16 tensor 330.3 with FP16 accumulation,
+// 165.2 with FP32, FP8 660.6 / 330.3), "NVIDIA H100 Tensor Core GPU Architecture" (H100 SXM: 132
+// SMs x 256 FP32 FLOP/clk; 4096 dense FP16 tensor FLOP/clk at 1830 MHz), the DGX B200 datasheet
+// (B200, 148 SMs: FP16/BF16 2.25, TF32 1.1, FP8 and INT8 4.5 P(FL)OP/s dense, FP64 37 TFLOP/s)
+// and "NVIDIA RTX Blackwell GPU Architecture" (RTX 5090: 170 SMs, 2407 MHz: FP32 104.8, FP16
+// tensor 419 with FP16 accumulation, 209.5 with FP32, FP8 838 / 419, INT8 838 TOP/s). AMD: MI300X
+// 304 CUs x 256 FP32 and 2048 FP16 matrix FLOP/clk.
+// The matrix rates are those of FP32 accumulation (what bwprof's kernels and PyTorch's GEMMs use)
+// on the data-center and workstation parts; GeForce parts of the same architecture (RTX 20-50)
+// run FP32-accumulating FP16, BF16, TF32 and FP8 at half that rate: rates_for_device().
 //
-// Occupancy limits, for NVIDIA sm_70..sm_90 and AMD CDNA2/CDNA3/RDNA3. Their sources
+// Occupancy limits, for NVIDIA sm_70..sm_120 and AMD CDNA2/CDNA3/RDNA3. Their sources
 // (docs/occupancy.md has the full list and the reasoning):
 //  [CUDA-CC]  CUDA C++ Programming Guide, "Compute Capabilities": the table "Technical
 //             Specifications per Compute Capability" (warps, blocks, registers and shared memory
@@ -14,9 +26,11 @@
 //             cudaOccupancyMaxActiveBlocksPerMultiprocessor follows: registers rounded to 256
 //             per warp and allocated per SM sub-partition (4 per SM), the per-block register
 //             check over warps rounded up to 4, shared memory rounded to 256 B (7.x) / 128 B
-//             (8.x, 9.x) after adding the driver's reserved 1 KB per block (8.0+; the
-//             reservedSharedMemPerBlock device property), and the default carve-out preference
-//             meaning "the whole shared memory of the SM".
+//             (8.x and later) after adding the driver's reserved 1 KB per block (8.0+; the
+//             reservedSharedMemPerBlock device property), the default carve-out preference
+//             meaning "the whole shared memory of the SM", the resident blocks per SM (32 on
+//             8.0, 9.0 and 10.0; 16 on 8.6/8.7, 24 on 8.9 and 12.x) and the carve-outs (up to
+//             228 KB on 9.0 and 10.x, 100 KB on 8.6, 8.9 and 12.x; CUDA 13.0's header).
 //  [LLVM]     LLVM AMDGPU backend, lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp (IsaInfo):
 //             getMaxWavesPerEU (8 on gfx90a/gfx94x, 16 on gfx10.3+), getVGPRAllocGranule and
 //             getTotalNumVGPRs (gfx90a/gfx94x: granule 8 of 512 unified arch+acc VGPRs; gfx1100/1101
@@ -49,7 +63,7 @@ std::vector<std::int64_t> kib(std::initializer_list<int> sizes) {
   return out;
 }
 
-// NVIDIA: what every sm_70..sm_90 shares [CUDA-CC, CUDA-OCC].
+// NVIDIA: what every sm_70..sm_120 shares [CUDA-CC, CUDA-OCC].
 ArchLimits nvidia(const char* name, const char* family, int cc_major, int max_warps, int max_blocks,
                   std::vector<std::int64_t> carveouts, std::int64_t max_smem_per_block) {
   ArchLimits a;
@@ -164,8 +178,8 @@ std::vector<Arch> build_table() {
       with_limits(nvidia("sm_87", "Ampere", 8, 48, 16, ga100, 163 * kKiB), 256, 256, 1024),
       with_limits(nvidia("sm_89", "Ada", 8, 48, 24, ga10x, 99 * kKiB), 256, 256, 1024),
       with_limits(nvidia("sm_90", "Hopper", 9, 64, 32, hopper, 227 * kKiB), 256, 512, 4096),
-      rates_only("sm_100", 256, 512, 8192),
-      rates_only("sm_120", 256, 256, 2048),
+      with_limits(nvidia("sm_100", "Blackwell", 10, 64, 32, hopper, 227 * kKiB), 256, 512, 8192),
+      with_limits(nvidia("sm_120", "Blackwell", 12, 48, 24, ga10x, 99 * kKiB), 256, 256, 1024),
       rates_only("gfx908", 128, 256, 1024),
       with_limits(cdna("gfx90a", "CDNA2"), 256, 256, 1024),
       with_limits(cdna("gfx940", "CDNA3"), 256, 512, 2048),
@@ -185,7 +199,10 @@ std::vector<Arch> build_table() {
 // units x the clock the datasheet quotes. NVIDIA: A100 SXM (108 SMs, 1410 MHz) FP64 9.7, BF16 312,
 // TF32 156, INT8 624; A10 / A40 (GA102) and L40S (AD102, 142 SMs, 2520 MHz) BF16 362, TF32 183,
 // FP8 733, INT8 733, FP64 at 1/64 of FP32; H100 SXM (132 SMs, 1830 MHz tensor boost) FP64 33.5
-// (vector), BF16 989, TF32 495, FP8 1979, INT8 1979; V100 FP64 7.8; T4 INT8 130. AMD: MI250X (220
+// (vector), BF16 989, TF32 495, FP8 1979, INT8 1979; B200 (148 SMs) BF16 2250, TF32 1100, FP8 and
+// INT8 4500, FP64 37 (the clock its 2.25 PFLOP/s of FP16 imply, 8192 a clock); RTX PRO Blackwell
+// (GB202) at the RTX 5090's rates before GeForce's halving: BF16 and FP16 1024, TF32 512, FP8 and
+// INT8 2048, FP64 at 1/64 of FP32; V100 FP64 7.8; T4 INT8 130. AMD: MI250X (220
 // CUs, 1700 MHz) FP64 47.9 (vector), BF16 383, INT8 383, no TF32/FP8; MI300X (304 CUs, 2100 MHz)
 // FP64 81.7 (vector), BF16 1307, TF32 654, FP8 2615, INT8 2615; RX 7900 XTX (96 CUs, 2500 MHz)
 // WMMA BF16 and IU8 at the FP16 rate, FP64 at 1/32 of non-dual-issue FP32.
@@ -202,6 +219,8 @@ constexpr OtherRates kOtherRates[] = {
     {"sm_87",   4,    1024, 512,  0,    2048},
     {"sm_89",   4,    1024, 512,  2048, 2048},
     {"sm_90",   128,  4096, 2048, 8192, 8192},
+    {"sm_100",  128,  8192, 4096, 16384, 16384},
+    {"sm_120",  4,    1024, 512,  2048, 2048},
     {"gfx90a",  128,  1024, 0,    0,    1024},
     {"gfx940",  128,  2048, 1024, 4096, 4096},
     {"gfx941",  128,  2048, 1024, 4096, 4096},
@@ -226,6 +245,19 @@ std::vector<Arch> with_other_rates(std::vector<Arch> table) {
 
 }  // namespace
 
+ArchRates rates_for_device(const Arch& arch, const std::string& device_name) {
+  ArchRates r = arch.rates;
+  // GeForce (RTX 20 to 50): FP32 accumulation at half the tensor cores' FP16-accumulation rate, so
+  // half the workstation part's rate for FP16, BF16, TF32 and FP8; INT8 (INT32 accumulation) whole.
+  if (sm_version(arch.name) > 0 && device_name.find("GeForce") != std::string::npos) {
+    r.fp16_matrix /= 2;
+    r.bf16_matrix /= 2;
+    r.tf32_matrix /= 2;
+    r.fp8_matrix /= 2;
+  }
+  return r;
+}
+
 const std::vector<Arch>& architectures() {
   static const std::vector<Arch> table = with_other_rates(build_table());
   return table;
@@ -247,6 +279,65 @@ std::string normalize_arch(const std::string& raw) {
 int sm_version(const std::string& arch) {
   const std::string a = normalize_arch(arch);
   return a.rfind("sm_", 0) == 0 ? std::atoi(a.c_str() + 3) : 0;
+}
+
+namespace {
+
+// "120-virtual" -> {120, 'f' or 'a' or 0, virtual}; false for anything else.
+bool parse_cuda_code(const std::string& entry, int& number, char& suffix, bool& ptx) {
+  const auto dash = entry.find('-');
+  std::string num = entry.substr(0, dash);
+  const std::string kind = dash == std::string::npos ? "real" : entry.substr(dash + 1);
+  if (kind != "real" && kind != "virtual") return false;
+  suffix = 0;
+  if (!num.empty() && (num.back() == 'a' || num.back() == 'f')) suffix = num.back(), num.pop_back();
+  if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 4) return false;
+  number = std::atoi(num.c_str());
+  ptx = kind == "virtual";
+  return true;
+}
+
+// How a user names an architecture to CUDAARCHS: the number, "90a" for Hopper (its wgmma paths).
+std::string cudaarchs_name(int sm) { return std::to_string(sm) + (sm == 90 ? "a" : ""); }
+
+}  // namespace
+
+bool gpu_code_runs_on(const std::string& built, const std::string& device) {
+  const int dev = sm_version(device);
+  if (dev == 0) return !built.empty() && normalize_arch(built) == normalize_arch(device);  // AMD
+  int b = 0;
+  char suffix = 0;
+  bool ptx = false;
+  if (!parse_cuda_code(built, b, suffix, ptx)) return false;
+  if (suffix == 'a') return dev == b;
+  if (suffix == 'f' || !ptx) return dev / 10 == b / 10 && dev >= b;
+  return dev >= b;
+}
+
+std::string gpu_code_missing(const std::string& gpu, const std::string& device, const std::vector<std::string>& built,
+                             const std::string& refused) {
+  std::string have;
+  bool runs = false;
+  for (const std::string& e : built) {
+    runs = runs || gpu_code_runs_on(e, device);
+    int b = 0;
+    char suffix = 0;
+    bool ptx = false;
+    std::string name = e;
+    if (parse_cuda_code(e, b, suffix, ptx))
+      name = (ptx ? "compute_" : "sm_") + std::to_string(b) + (suffix ? std::string(1, suffix) : "") + (ptx ? " (PTX)" : "");
+    have += (have.empty() ? "" : ", ") + name;
+  }
+  if (runs && refused.empty()) return "";
+  const int sm = sm_version(device);
+  const std::string command =
+      sm ? "CUDAARCHS=" + cudaarchs_name(sm) + " pip install --no-build-isolation ."
+         : "pip install --no-build-isolation . -C cmake.define.BWPROF_HIP_TARGETS=" + normalize_arch(device);
+  const std::string what = runs ? "the GPU runtime refuses this bwprof module's code for it (" + refused + "; "
+                                 : "this bwprof module has no GPU code for it (";
+  return gpu + " is " + device + ", and " + what + "it was built for " +
+         (have.empty() ? std::string("no GPU architecture") : have) + "). Build bwprof for this GPU, in its source folder: " +
+         command;
 }
 
 const Arch* find_arch(const std::string& arch) {

@@ -29,6 +29,11 @@ void gpu_spin(long long cycles, int blocks, hipStream_t stream) {
   BWPROF_CHECK_LAUNCH("bwprof_spin");
 }
 
+hipError_t gpu_code_probe() {
+  hipFuncAttributes a{};
+  return hipFuncGetAttributes(&a, reinterpret_cast<const void*>(bwprof_spin));
+}
+
 void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream) {
   const std::size_t n = buf.bytes() / 16;
   bwprof_l2_read_flush<<<grid_for(n, 256, sms, 8), 256, 0, stream>>>(

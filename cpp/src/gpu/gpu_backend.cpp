@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "bwprof/arch.hpp"
 #include "bwprof/error.hpp"
@@ -101,6 +103,21 @@ int gpu_device_count() {
 
 std::unique_ptr<Backend> make_gpu_backend(int ordinal) { return std::make_unique<GpuBackend>(ordinal); }
 
+std::vector<std::string> gpu_code_architectures() {
+  std::vector<std::string> out;
+  for (std::string rest = gpu_code_architectures_csv(); !rest.empty();) {
+    const auto comma = rest.find(',');
+    out.push_back(rest.substr(0, comma));
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  return out;
+}
+
+void gpu_require_code(const Backend& gpu) {
+  if (auto* g = dynamic_cast<const GpuBackend*>(&gpu))
+    if (!g->code_error().empty()) throw Error(g->code_error());
+}
+
 GpuBackend& as_gpu(Backend& b) {
   auto* g = dynamic_cast<GpuBackend*>(&b);
   if (!g) throw InvalidArgument("device: this kernel variant needs a GPU device");
@@ -140,19 +157,31 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
   // Double data rate: two transfers per memory clock over the whole bus.
   info_.bandwidth_theoretical_gbs = 2.0 * mem_khz * 1e3 * (bus / 8.0) / 1e9;
   if (const Arch* a = find_arch(info_.arch)) {
+    const ArchRates rates = rates_for_device(*a, info_.name);  // GeForce: FP32 accumulation halved
     const double per_clock = info_.compute_units * info_.clock_mhz * 1e6 / 1e9;
-    info_.fp32_gflops_theoretical = a->rates.fp32 * per_clock;
-    info_.fp16_gflops_theoretical = a->rates.fp16 * per_clock;
-    info_.fp16_matrix_gflops_theoretical = a->rates.fp16_matrix * per_clock;
-    const std::pair<const char*, double> vector[] = {{"fp32", a->rates.fp32}, {"fp16", a->rates.fp16},
-                                                     {"fp64", a->rates.fp64}};
-    const std::pair<const char*, double> matrix[] = {{"fp16", a->rates.fp16_matrix}, {"bf16", a->rates.bf16_matrix},
-                                                     {"tf32", a->rates.tf32_matrix}, {"fp8", a->rates.fp8_matrix},
-                                                     {"int8", a->rates.int8_matrix}};
+    info_.fp32_gflops_theoretical = rates.fp32 * per_clock;
+    info_.fp16_gflops_theoretical = rates.fp16 * per_clock;
+    info_.fp16_matrix_gflops_theoretical = rates.fp16_matrix * per_clock;
+    const std::pair<const char*, double> vector[] = {{"fp32", rates.fp32}, {"fp16", rates.fp16}, {"fp64", rates.fp64}};
+    const std::pair<const char*, double> matrix[] = {{"fp16", rates.fp16_matrix}, {"bf16", rates.bf16_matrix},
+                                                     {"tf32", rates.tf32_matrix}, {"fp8", rates.fp8_matrix},
+                                                     {"int8", rates.int8_matrix}};
     for (auto& r : vector)
       if (r.second > 0) info_.vector_gflops_theoretical[r.first] = r.second * per_clock;
     for (auto& r : matrix)
       if (r.second > 0) info_.matrix_gflops_theoretical[r.first] = r.second * per_clock;
+  }
+  // Code for this GPU: by the architectures built, then by the runtime itself (it also refuses code
+  // a driver older than the compiler cannot load). Said by the first use, not while listing.
+  const std::string gpu = info_.id + " (" + info_.name + ")";
+  code_error_ = gpu_code_missing(gpu, info_.arch, gpu_code_architectures());
+  if (code_error_.empty()) {
+    const hipError_t probe = gpu_code_probe();
+    if (probe != hipSuccess) {
+      (void)hipGetLastError();
+      code_error_ = gpu_code_missing(gpu, info_.arch, gpu_code_architectures(),
+                                     std::string(hipGetErrorName(probe)) + ": " + hipGetErrorString(probe));
+    }
   }
   info_.pci_bus_id = gpu_pci_bus_id(ordinal);
   info_.host_link = host_link_of(ordinal, info_.pci_bus_id, info_.arch);

@@ -102,6 +102,10 @@ class GpuBackend final : public Backend {
     return g;
   }
 
+  // Where this build has no GPU code for the device (gpu_code_missing(), or the runtime's refusal
+  // of bwprof's own kernel), the message that says so and how to build for it; "" otherwise.
+  const std::string& code_error() const { return code_error_; }
+
   // The stream bwprof's kernels launch on (the timing stream).
   hipStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
@@ -113,6 +117,7 @@ class GpuBackend final : public Backend {
  private:
   int ordinal_;
   int warp_size_ = 32;
+  std::string code_error_;
   long long spin_cycles_ = 40000;
   int spin_blocks_ = 1;
   DeviceInfo info_;
@@ -133,6 +138,9 @@ class GpuBackend final : public Backend {
 
 // Reads `buf` through the L2 (cache_flush.hip).
 void gpu_read_flush(const DeviceBuffer& buf, int sms, hipStream_t stream);
+// Whether the current device has code for bwprof's own kernels: the runtime's answer for the spin
+// kernel (cache_flush.hip, compiled like every general file), without launching anything.
+hipError_t gpu_code_probe();
 
 
 #define BWPROF_CHECK_LAUNCH(name) ::bwprof::GpuBackend::check_launch(name, __FILE__, __LINE__)
