@@ -96,5 +96,5 @@ def test_ci_compiles_the_build_s_own_commands_for_another_architecture():
     assert fast[-9:] == ["-cubin", "-arch=sm_80", "-Xcicc", "-O0", "-Xptxas", "-O0", "-o", "/o/z.cubin", src]
     assert fast.count("-O0") == 2  # BUILD's own -O0 taken out, the check's put in
     # The thresholds a file's code tests, through the tree's headers (gpu_mma.hpp's >= 900).
-    assert {800, 900} <= mod.guards(ROOT / "kernels" / "gemm" / "mma_sm80.hip")
+    assert {800, 900} <= mod.guards(ROOT / "kernels" / "gemm" / "mma_sm80_f16_128x128.hip")
     assert 890 in mod.guards(ROOT / "kernels" / "mma_peak" / "nvidia.hip")
