@@ -143,7 +143,7 @@ def main(argv=None) -> int:
                 row[f"{v}_us"], row[f"{v}_ok"] = m["time_median_us"], m["verified"]
                 row[f"{v}_tflops"] = m["flops"] / m["time_median_us"] / 1e6
                 row[f"{v}_gbs"] = m["bandwidth_gbs"]
-                measured.append((m, how if v == "tensor" else None))
+                measured.append((m, row.get("choice") if v == "tensor" else None))
             except Exception as e:  # noqa: BLE001 - one failing point must not lose the others
                 row[f"{v}_failed"] = f"{type(e).__name__}: {e}"
         if "tensor" in variants and not args.no_candidates:  # each engine/tile instead of bwprof's choice
