@@ -118,13 +118,14 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", help="also write the rows as CSV")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-candidates", action="store_true", help="time only the engine bwprof chooses")
+    ap.add_argument("--no-vendor", action="store_true", help="skip the vendor GEMM (as a build without it runs)")
     result_files.add_arguments(ap, "gemm_sweep")
     args = ap.parse_args(argv)
     if args.max_m is not None and args.max_m < 1:
         ap.error("--max-m: at least 1")
     dev = bwprof.device("gpu")
     variants = [v["name"] for k in bwprof.kernels() if k["name"] == "gemm" for v in k["variants"]
-                if v["backend"] == "gpu"]
+                if v["backend"] == "gpu" and not (args.no_vendor and v["name"] == "vendor")]
     print(f"device: {dev.name} ({dev.arch}); target: tensor <= {TARGET}x vendor time", flush=True)
     t0 = time.time()
     rows, results, measured = [], [], []
