@@ -328,8 +328,12 @@ def test_parts_are_timed_the_way_the_step_runs():
 
 
 def test_a_callable_that_raises_is_reported():
+    # New contract (issue 45): the op's own exception, of its own type, with bwprof's notes naming
+    # the op (it used to become a BwprofError).
     def boom():
         raise RuntimeError("kaput")
 
-    with pytest.raises(bwprof.BwprofError, match="kaput"):
+    with pytest.raises(RuntimeError, match="kaput") as info:
         bwprof.model(ops=[bwprof.Op("boom", fn=boom, bytes_read=8, bytes_written=8)], device="cpu", quick=True)
+    assert type(info.value) is RuntimeError
+    assert any("bwprof.model" in n and "'boom'" in n for n in info.value.__notes__)
