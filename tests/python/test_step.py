@@ -211,3 +211,18 @@ def test_cli(tmp_path):
     run = subprocess.run([sys.executable, "-m", "bwprof", "step", str(tmp_path / "none.py")],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "marked no step" in run.stderr
+
+
+def test_a_region_above_its_roof_is_marked_in_the_steps_table():
+    x = np.ones(1000)
+
+    def step():
+        with bwprof.region("big", bytes_read=1e13, bytes_written=0):
+            x.sum()
+
+    r = bwprof.profile_step(step, device="cpu", repeats=2)
+    assert r.kernels["above_peak"].all()
+    from bwprof import tables
+    text = r.text()
+    assert tables.ABOVE_PEAK_NOTE in text and "memory!" in text
+    assert "!" in r._repr_html_()
