@@ -119,6 +119,38 @@ def test_a_workload_op_and_a_step_let_the_users_exception_go_on():
     assert any("bwprof.profile_step" in n for n in info.value.__notes__)
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(EXCEPTIONS), st.sampled_from([1, 3, 30]))
+def test_a_workload_op_keeps_any_exception_type(kind, when):
+    calls = []
+
+    def op():
+        calls.append(1)
+        if len(calls) >= when:
+            raise _make(kind, "op")
+
+    with pytest.raises(kind) as info:
+        bwprof.model(ops=[bwprof.Op("mine", fn=op, bytes_read=8, bytes_written=8)], device="cpu", quick=True)
+    assert type(info.value) is kind and any("'mine'" in n for n in info.value.__notes__)
+
+
+@HYP
+@given(st.sampled_from(EXCEPTIONS), st.integers(0, 4))
+def test_a_step_keeps_any_exception_type(kind, when):
+    err = _make(kind, "step")
+    calls = []
+
+    def step():
+        calls.append(1)
+        with bwprof.region("r", bytes_read=8, bytes_written=8):
+            if len(calls) > when:
+                raise err
+
+    with pytest.raises(kind) as info:
+        bwprof.profile_step(step, device="cpu", warmup=2, repeats=3)
+    assert info.value is err and any("bwprof.profile_step" in n for n in err.__notes__)
+
+
 def test_keyboard_interrupt_is_not_dressed():
     def stop(x):
         raise KeyboardInterrupt
