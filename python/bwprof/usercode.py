@@ -438,7 +438,24 @@ _PROFILE_DEFAULTS = {p.name: p.default for p in __import__("inspect").signature(
 PROFILE_ARGUMENTS = tuple(_PROFILE_DEFAULTS)
 
 
-def _grid_points(grid: Any) -> list[dict]:
+class _Points:
+    """A grid's points, made one at a time (a product of 10^9 is never held), with their count and
+    every key they have."""
+
+    def __init__(self, keys: list, make, count: int):
+        self.keys, self._make, self.count = keys, make, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        return iter(self._make())
+
+    def __getitem__(self, i: int) -> dict:
+        return next(itertools.islice(self._make(), i, None))
+
+
+def _grid_points(grid: Any) -> _Points:
     if isinstance(grid, dict):
         if not grid:
             raise ValueError("grid: empty")
@@ -452,9 +469,11 @@ def _grid_points(grid: Any) -> list[dict]:
             if not v:
                 raise ValueError(f"grid[{k!r}]: empty list")
             values.append(v)
-        return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+        return _Points(keys, lambda: (dict(zip(keys, combo)) for combo in itertools.product(*values)),
+                       math.prod(len(v) for v in values))
     if isinstance(grid, (list, tuple)) and grid and all(isinstance(p, dict) for p in grid):
-        return [dict(p) for p in grid]
+        points = [dict(p) for p in grid]
+        return _Points(list(dict.fromkeys(k for p in points for k in p)), lambda: iter(points), len(points))
     raise TypeError("grid: expected a dict of lists (every combination) or a non-empty list of dicts")
 
 
@@ -487,7 +506,7 @@ def sweep(fn_factory: Callable, grid: Any, *, name: str | None = None,
     max_total_s = bound_seconds("max_total_s", max_total_s)
     columns = list(_core.columns())
     base_name = name if name is not None else _name_of(fn_factory)
-    grid_cols = list(dict.fromkeys(f"grid_{k}" if k in columns else k for p in points for k in p))
+    grid_cols = [f"grid_{k}" if k in columns else k for k in points.keys]
     rows: list = []
     fastest = math.inf
     start = time.perf_counter()

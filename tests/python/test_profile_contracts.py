@@ -288,3 +288,15 @@ def test_a_sweep_too_long_for_its_bound_stops_early_keeping_its_rows():
     assert 1 <= len(info.value.bwprof_partial) <= 3
     df = bwprof.sweep(factory, {"n": range(3)}, max_total_s=math.inf, **FAST)
     assert len(df) == 3
+
+
+def test_a_grid_of_a_billion_points_is_never_held_and_is_refused_from_its_first_points():
+    import time
+
+    grid = {"a": range(1000), "b": range(1000), "c": range(1000)}
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="sweep of 1000000000 points") as info:
+        bwprof.sweep(lambda a, b, c: (np.negative, np.ones(8)), grid, max_total_s=60.0, **FAST)
+    assert time.perf_counter() - started < 20
+    assert list(info.value.bwprof_partial.columns[:3]) == ["a", "b", "c"]
+    assert any("point 3 of 1000000000 (a=0, b=0, c=2)" in n for n in info.value.__notes__)
