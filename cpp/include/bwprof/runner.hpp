@@ -50,6 +50,9 @@ struct RunLog {
 // (or a maximum is hit); returns the per-launch times in microseconds. With `log`, the clock is
 // sampled after each timed run (outside the timed window).
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log = nullptr);
+// How many timed launches run_repeats makes of a launch that takes `launch_s` (its estimate for
+// RunOptions::max_total_s).
+int timed_launches_for(const RunOptions& opt, double launch_s);
 
 // ---- steady state (Timing::kGraph) ----------------------------------------------------------
 // The ONE place that makes rotated input sets and times them back to back; the kernels of
