@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import bwprof
-from bwprof import usercode
+from bwprof import sweeps, usercode
 
 FAST = dict(device="cpu", warmup=0, repeats=1, min_time_s=0.0, max_time_s=0.05)
 HYP = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -73,7 +73,7 @@ def test_sweep_lets_the_users_exception_go_on_and_keeps_the_rows_before_it(kind,
 
     with pytest.raises(kind) as info:
         bwprof.sweep(factory, {"n": [0, 1, 2, 3]}, **FAST)
-    partial = getattr(info.value, usercode.PARTIAL)
+    partial = getattr(info.value, sweeps.PARTIAL)
     assert list(partial["n"]) == list(range(bad))
     assert list(partial.columns) == ["n"] + bwprof.columns()
     assert any(f"point {bad + 1} of 4 (n={bad})" in n and f"{bad} row(s)" in n for n in info.value.__notes__)

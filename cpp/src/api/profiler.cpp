@@ -141,12 +141,6 @@ Profiler& Profiler::set_repeats(int min_repeats, double min_time_s, int max_repe
   return *this;
 }
 
-Profiler& Profiler::set_max_total_s(double seconds) {
-  if (!(seconds > 0)) throw InvalidArgument("max_total_s: must be > 0 (math.inf: no bound)");
-  opt_.max_total_s = seconds;
-  return *this;
-}
-
 Profiler& Profiler::set_stream(Stream stream) {
   stream_ = stream;
   return *this;
