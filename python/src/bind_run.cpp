@@ -41,10 +41,11 @@ void bind_run(py::module_& m) {
       .def_property_readonly("bottleneck", [](const Measurement& x) { return x.bottleneck; })
       .def_property_readonly("verified", [](const Measurement& x) { return x.verified; })
       .def("__repr__", [](const Measurement& x) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "<Measurement %s/%s %s %s: %.3g us, %.1f GB/s, %s>", x.kernel.c_str(),
+        char buf[320];
+        // A figure above a measured roof says so here too, as every table marks it.
+        std::snprintf(buf, sizeof buf, "<Measurement %s/%s %s %s: %.3g us, %.1f GB/s, %s%s>", x.kernel.c_str(),
                       x.variant.c_str(), x.dtype.c_str(), x.shape.c_str(), x.time_us.median, x.bandwidth_gbs,
-                      x.bound.c_str());
+                      x.bound.c_str(), x.above_peak ? ", ABOVE PEAK (cached data or wrong traffic)" : "");
         return std::string(buf);
       });
 

@@ -300,3 +300,13 @@ def test_a_grid_of_a_billion_points_is_never_held_and_is_refused_from_its_first_
     assert time.perf_counter() - started < 20
     assert list(info.value.bwprof_partial.columns[:3]) == ["a", "b", "c"]
     assert any("point 3 of 1000000000 (a=0, b=0, c=2)" in n for n in info.value.__notes__)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([8.0, 1e6, 1e12, 1e15]))
+def test_a_measurements_repr_says_when_it_is_above_a_peak(declared):
+    x = np.ones(64)
+    m = bwprof.profile(lambda: x.sum(), bytes_read=declared, bytes_written=0, **FAST)
+    assert ("ABOVE PEAK" in repr(m)) == bool(m.to_dict()["above_peak"])
+    if declared >= 1e12:
+        assert m.to_dict()["above_peak"]
