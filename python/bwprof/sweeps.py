@@ -36,6 +36,22 @@ class _Points:
         return next(itertools.islice(self._make(), i, None))
 
 
+def _product(values: list):
+    """itertools.product of sequences, which never copies them (it holds each input as a tuple)."""
+    index = [0] * len(values)
+    while True:
+        yield tuple(v[i] for v, i in zip(values, index))
+        k = len(values) - 1
+        while k >= 0:
+            index[k] += 1
+            if index[k] < len(values[k]):
+                break
+            index[k] = 0
+            k -= 1
+        if k < 0:
+            return
+
+
 def _grid_points(grid: Any) -> _Points:
     if isinstance(grid, dict):
         if not grid:
@@ -46,11 +62,11 @@ def _grid_points(grid: Any) -> _Points:
             v = grid[k]
             if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
                 raise TypeError(f"grid[{k!r}]: expected a list of values, got {type(v).__name__}")
-            v = list(v)
-            if not v:
+            v = v if isinstance(v, range) else list(v)  # a range of 10^12 stays a range
+            if not len(v):
                 raise ValueError(f"grid[{k!r}]: empty list")
             values.append(v)
-        return _Points(keys, lambda: (dict(zip(keys, combo)) for combo in itertools.product(*values)),
+        return _Points(keys, lambda: (dict(zip(keys, combo)) for combo in _product(values)),
                        math.prod(len(v) for v in values))
     if isinstance(grid, (list, tuple)) and grid and all(isinstance(p, dict) for p in grid):
         points = [dict(p) for p in grid]

@@ -294,6 +294,8 @@ def test_a_grid_of_a_billion_points_is_never_held_and_is_refused_from_its_first_
     import time
 
     grid = {"a": range(1000), "b": range(1000), "c": range(1000)}
+    with pytest.raises(ValueError, match="sweep of 1000000000000 points"):
+        bwprof.sweep(lambda n: (np.negative, np.ones(8)), {"n": range(10**12)}, max_total_s=60.0, **FAST)
     started = time.perf_counter()
     with pytest.raises(ValueError, match="sweep of 1000000000 points") as info:
         bwprof.sweep(lambda a, b, c: (np.negative, np.ones(8)), grid, max_total_s=60.0, **FAST)
@@ -310,3 +312,14 @@ def test_a_measurements_repr_says_when_it_is_above_a_peak(declared):
     assert ("ABOVE PEAK" in repr(m)) == bool(m.to_dict()["above_peak"])
     if declared >= 1e12:
         assert m.to_dict()["above_peak"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(), min_size=1, max_size=4), min_size=1, max_size=4))
+def test_a_grids_points_are_every_combination_in_order(values):
+    import itertools
+
+    grid = {f"k{i}": v for i, v in enumerate(values)}
+    points = sweeps._grid_points(grid)
+    want = [dict(zip(grid, combo)) for combo in itertools.product(*values)]
+    assert len(points) == len(want) and list(points) == want
