@@ -323,3 +323,13 @@ def test_a_grids_points_are_every_combination_in_order(values):
     points = sweeps._grid_points(grid)
     want = [dict(zip(grid, combo)) for combo in itertools.product(*values)]
     assert len(points) == len(want) and list(points) == want
+
+
+def test_the_docs_name_every_keyword_that_is_bwprofs():
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "profiling.md").read_text()
+    para = doc[doc.index("- **Keywords**"):doc.index("- **Bytes**")]
+    listed = re.findall(r"`(\w+)`", para.split("(", 1)[1].split(")", 1)[0])
+    assert listed == list(usercode.PROFILE_ARGUMENTS)
