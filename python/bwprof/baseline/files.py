@@ -78,6 +78,7 @@ def save(df: pd.DataFrame, path: PathLike) -> Path:
         "bwprof_version": _bwprof_version(),
         "rows": rows,
     }
+    # An OSError (no permission, disk full) names ``path``, never the temporary file beside it.
     _atomic_write_json(path, doc, indent=1, allow_nan=False)
     return path
 
@@ -186,10 +187,16 @@ def load(path: PathLike) -> pd.DataFrame:
 
 def _normalize(df: pd.DataFrame, source: str) -> pd.DataFrame:
     """Check the columns compare needs and give them one type (strings for keys, floats for times)."""
+    from ..results import check_results
+
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise BaselineError(f"{source}: not a bwprof results table: missing column(s) "
                             f"{', '.join(missing)}")
+    try:  # a schema this bwprof reads, numbers in number fields, no negative time, min <= median
+        check_results(df, source)
+    except ValueError as e:
+        raise BaselineError(str(e)) from None
     df = df.copy()
     for col in KEY_COLUMNS + OPTIONAL_KEY_COLUMNS:
         if col in df.columns:
