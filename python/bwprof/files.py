@@ -21,7 +21,10 @@ def atomic_write(path: PathLike, write: Callable[[IO[str]], Any]) -> Path:
     """
     path = Path(path)
     folder = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:  # say the file the caller asked for, not the temporary one beside it
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             write(fh)
@@ -29,11 +32,13 @@ def atomic_write(path: PathLike, write: Callable[[IO[str]], Any]) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp_name, 0o644)  # mkstemp makes 0600; reports and baselines are meant to be shared
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp_name)
         except OSError:
             pass
+        if isinstance(e, OSError) and e.filename == tmp_name:
+            raise OSError(e.errno, e.strerror, str(path)) from None
         raise
     _fsync_folder(folder)
     return path

@@ -124,6 +124,11 @@ def _from_json(path: Path) -> pd.DataFrame:
             raise BaselineError(f"{path}: baseline has no 'rows'")
         return _rows_frame(doc["rows"], path)
     if "rows" in doc and "schema_version" in doc:  # a run's bandwidth_report.json
+        from ..results import _schema_version
+        try:
+            _schema_version(doc["schema_version"], str(path))
+        except ValueError as e:
+            raise BaselineError(str(e)) from None
         return _rows_frame(doc["rows"], path)
     raise BaselineError(f"{path}: not a bwprof baseline or bandwidth report "
                         f"(no 'format' or 'schema_version' key)")
