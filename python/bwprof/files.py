@@ -4,11 +4,14 @@ and baselines both write through it. Also the checks that an output folder or fi
 written, so that a command fails with one clear line before it measures or draws anything."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Callable, Union
+from typing import IO, Any, Callable, Iterator, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -105,3 +108,31 @@ def check_output_file(name: str, path: PathLike) -> Path:
     if path.exists() and not os.access(path, os.W_OK):
         raise ValueError(f"{name}: cannot write {path}: permission denied")
     return path
+
+
+def is_stream(path: PathLike) -> bool:
+    """Whether ``path`` is a pipe, FIFO, socket or character device: data that can be read once,
+    as it comes, and has no size (``bwprof trace <(zcat trace.csv.gz)``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+@contextlib.contextmanager
+def spooled(path: PathLike) -> Iterator[Path]:
+    """``path`` as a file the readers may open as often as they need: a pipe or FIFO is read once,
+    as a stream, into a temporary file of the same name (removed afterwards); anything else is
+    given as it is. Waiting for a FIFO's writer, or for its data, stops on Ctrl-C."""
+    path = Path(path)
+    if not is_stream(path):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="bwprof-stream-") as folder:
+        copy = Path(folder) / (path.name or "stream")
+        # Plain blocking reads: a signal (Ctrl-C) interrupts them and its KeyboardInterrupt
+        # propagates (PEP 475), where a reader that opened the FIFO twice waited for ever.
+        with open(path, "rb") as src, open(copy, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        yield copy

@@ -27,7 +27,7 @@ import pandas as pd
 
 from . import _core
 from . import arguments as _args
-from .files import atomic_write_text as _atomic_write_text, ensure_folder as _ensure_folder
+from .files import atomic_write_text as _atomic_write_text, ensure_folder as _ensure_folder, is_stream, spooled
 
 REPORT = "bandwidth_report.json"
 CSV = "results.csv"
@@ -307,10 +307,35 @@ def load_run(path: str | os.PathLike) -> pd.DataFrame:
         return _load_folder(p)
     if not p.exists():
         raise FileNotFoundError(f"no bwprof run at {path}")
-    if p.suffix == ".json":
+    if is_stream(p):  # a pipe or FIFO: read once, as it comes (Ctrl-C stops the wait)
+        with spooled(p) as copy:
+            try:
+                return _load_file(copy)
+            except ValueError as e:
+                raise ValueError(str(e).replace(str(copy), str(p))) from None
+    return _load_file(p)
+
+
+def _sniff(p: Path) -> str:
+    """".json", ".jsonl" or ".csv" from a file's suffix, else from its first bytes (a pipe)."""
+    if p.suffix in (".json", ".jsonl", ".csv"):
+        return p.suffix
+    try:
+        with open(p, "rb") as f:
+            head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return ".csv"
+    if head.startswith(b'{"format": "' + ROWS_FORMAT.encode()):
+        return ".jsonl"
+    return ".json" if head[:1] == b"{" else ".csv"
+
+
+def _load_file(p: Path) -> pd.DataFrame:
+    kind = _sniff(p)
+    if kind == ".json":
         meta, rows = _read_report(p)
         return check_results(_frame(meta, rows), str(p), meta.get("schema_version"))
-    if p.suffix == ".jsonl":
+    if kind == ".jsonl":
         meta, rows = _read_rows_log(p)
         return check_results(_frame(meta, rows), str(p), meta.get("schema_version"))
     return check_results(read_results_csv(p), str(p))

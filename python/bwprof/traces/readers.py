@@ -21,7 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 from .detect import SUFFIXES, detect_format
-from .errors import TraceFormatError
+from ..files import spooled
+from .errors import InvalidRowsError, TraceFormatError
 from .formats.ncu import read_ncu, read_ncu_details, read_ncu_raw
 from .formats.ncu_report import read_ncu_rep
 from .formats.nsys import read_nsys_kern_sum
@@ -75,11 +76,27 @@ def read(path, **options):
         if options:
             raise TypeError(f"read(folder) takes no reader options ({', '.join(options)})")
         return read_dir(p)
-    fmt = detect_format(p)
-    if fmt == "rocprofv3_agent_info":
-        raise TraceFormatError(p, 1, "a rocprofv3 agent_info.csv describes devices, not kernels;"
-                                     " read it with read_agent_info()")
-    return READERS[fmt](p, **options)
+    # A pipe or FIFO (bwprof trace <(zcat x.csv.gz)) is read once as a stream; the readers
+    # then read its copy, and errors name the path the caller gave.
+    with spooled(p) as f:
+        try:
+            fmt = detect_format(f)
+            if fmt == "rocprofv3_agent_info":
+                raise TraceFormatError(p, 1, "a rocprofv3 agent_info.csv describes devices, not kernels;"
+                                             " read it with read_agent_info()")
+            return READERS[fmt](f, **options)
+        except TraceFormatError as exc:
+            if f == p:
+                raise
+            raise _renamed(exc, f, p) from None
+
+
+def _renamed(exc, copy, path):
+    """``exc`` naming ``path`` where it named the stream's temporary ``copy``."""
+    reason = str(exc.reason).replace(str(copy), str(path))
+    if isinstance(exc, InvalidRowsError):
+        return InvalidRowsError(path, reason, rows=exc.rows, count=exc.count)
+    return TraceFormatError(path, exc.line, reason)
 
 
 @reader
