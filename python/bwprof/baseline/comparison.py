@@ -30,8 +30,9 @@ def _direction(change: np.ndarray, threshold: np.ndarray) -> np.ndarray:
         return np.where(change > threshold, 1, np.where(change < -threshold / (1.0 + threshold), -1, 0))
 
 
-# A move beyond the threshold is decided only if it is larger than every move the pair shows in
-# the other direction, by this factor (log scale): noise moves rows both ways, a change one way.
+# A move beyond the threshold is decided only if it is larger, by this factor (log scale), than
+# every noise-like move of the pair in the other direction: noise moves rows both ways, a change
+# one way. 1.0 left two rows of identical recorded CPU runs decided (tests/data/baselines).
 ENVELOPE_MARGIN = 1.25
 # Fewer repeats than this on either side cannot show the run's noise (2 repeats of a bimodal
 # timing may both land on its slow mode): such a move past the threshold is undecided.
@@ -170,7 +171,7 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     both = which == "both"
     move = np.where(both, move, np.nan)
     direction = _direction(change, threshold)
-    pooled = _direction(change, np.maximum(threshold, DECIDING_K * u_sampling))
+    sampled = _direction(change, np.maximum(threshold, DECIDING_K * u_sampling))
     # The fastest repeats' direction against the same threshold; 2 where a minimum is unknown.
     min_direction = np.where(np.isfinite(min_change), _direction(min_change, threshold), 2)
     with np.errstate(invalid="ignore"):
@@ -182,7 +183,7 @@ def compare(df: Any, baseline: Any, *, force: bool = False,
     for r in (side("_repeats", "b"), side("_repeats", "n")):
         with np.errstate(invalid="ignore"):
             few |= np.isfinite(r) & (r < MIN_DECIDING_REPEATS)
-    decided = _decided(move, direction, min_direction, busy) & ~few & (pooled == direction)
+    decided = _decided(move, direction, min_direction, busy) & ~few & (sampled == direction)
     verdict = np.where(direction == 0, "unchanged",
                        np.where(~decided, "undecided",
                                 np.where(direction > 0, "slower", "faster"))).astype(object)
