@@ -147,7 +147,9 @@ def _cmd_bench(args) -> int:
         df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
                        cache=args.cache, progress=not args.no_progress, on_row=writer.add,
                        timing=args.timing)
-    _save_size_curve(args.device, writer.path)
+    # --device all: each device measured (the CPU alone on a machine without a GPU) has a curve.
+    for i, d in enumerate(all_devices() if args.device == "all" else [args.device]):
+        _save_size_curve(d, writer.path, name=None if i == 0 else f"size_curve_{d.replace(':', '')}.json")
     print(format_table(df))
     errors = df.attrs.get("errors", [])
     bad = df[~df["verified"].astype(bool)] if len(df) else df
@@ -176,14 +178,15 @@ def _nan_as_null(v):
     return None if isinstance(v, float) and v != v else v
 
 
-def _save_size_curve(device: str, folder) -> None:
+def _save_size_curve(device: str, folder, name: str | None = None) -> None:
     """The device's size curve (measured with its peaks during the run, so cached) into the run
-    folder as size_curve.json, where the size chart finds it (now and in a later `plot`)."""
+    folder as size_curve.json (or ``name``), where the size chart finds it (now and in a later
+    `plot`); under --device all the first device's is size_curve.json, the others' beside it."""
     from .files import atomic_write_text
     from .plots import SIZE_CURVE_FILE
     try:
         curve = _peaks(device)["size_curve"]
-        atomic_write_text(folder / SIZE_CURVE_FILE, json.dumps(_nan_as_null(curve), indent=1))
+        atomic_write_text(folder / (name or SIZE_CURVE_FILE), json.dumps(_nan_as_null(curve), indent=1))
     except Exception as e:  # noqa: BLE001 - the results are already on disk
         print(f"size curve: not saved ({type(e).__name__}: {e})")
 

@@ -4,11 +4,14 @@ and baselines both write through it. Also the checks that an output folder or fi
 written, so that a command fails with one clear line before it measures or draws anything."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Callable, Union
+from typing import IO, Any, Callable, Iterator, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -21,7 +24,10 @@ def atomic_write(path: PathLike, write: Callable[[IO[str]], Any]) -> Path:
     """
     path = Path(path)
     folder = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:  # say the file the caller asked for, not the temporary one beside it
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             write(fh)
@@ -29,11 +35,13 @@ def atomic_write(path: PathLike, write: Callable[[IO[str]], Any]) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp_name, 0o644)  # mkstemp makes 0600; reports and baselines are meant to be shared
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp_name)
         except OSError:
             pass
+        if isinstance(e, OSError) and e.filename == tmp_name:
+            raise OSError(e.errno, e.strerror, str(path)) from None
         raise
     _fsync_folder(folder)
     return path
@@ -100,3 +108,31 @@ def check_output_file(name: str, path: PathLike) -> Path:
     if path.exists() and not os.access(path, os.W_OK):
         raise ValueError(f"{name}: cannot write {path}: permission denied")
     return path
+
+
+def is_stream(path: PathLike) -> bool:
+    """Whether ``path`` is a pipe, FIFO, socket or character device: data that can be read once,
+    as it comes, and has no size (``bwprof trace <(zcat trace.csv.gz)``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+@contextlib.contextmanager
+def spooled(path: PathLike) -> Iterator[Path]:
+    """``path`` as a file the readers may open as often as they need: a pipe or FIFO is read once,
+    as a stream, into a temporary file of the same name (removed afterwards); anything else is
+    given as it is. Waiting for a FIFO's writer, or for its data, stops on Ctrl-C."""
+    path = Path(path)
+    if not is_stream(path):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="bwprof-stream-") as folder:
+        copy = Path(folder) / (path.name or "stream")
+        # Plain blocking reads: a signal (Ctrl-C) interrupts them and its KeyboardInterrupt
+        # propagates (PEP 475), where a reader that opened the FIFO twice waited for ever.
+        with open(path, "rb") as src, open(copy, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        yield copy

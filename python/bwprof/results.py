@@ -22,11 +22,12 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import _core
 from . import arguments as _args
-from .files import atomic_write_text as _atomic_write_text, ensure_folder as _ensure_folder
+from .files import atomic_write_text as _atomic_write_text, ensure_folder as _ensure_folder, is_stream, spooled
 
 REPORT = "bandwidth_report.json"
 CSV = "results.csv"
@@ -36,6 +37,11 @@ ROWS_FORMAT = "bwprof-rows"
 
 class TruncatedRowWarning(UserWarning):
     """A run's last row was cut short (the run stopped while writing it) and was left out."""
+
+
+class DamagedReportWarning(UserWarning):
+    """A run folder's bandwidth_report.json cannot be read; its rows came from rows.jsonl or
+    results.csv instead."""
 
 
 def _clean(v):
@@ -237,7 +243,7 @@ def _read_report(p: Path) -> tuple[dict, list]:
             not all(isinstance(r, dict) for r in data["rows"]):
         raise ValueError(f"{p}: not a bwprof report (no list of rows)")
     cols = data.get("columns")
-    return {"columns": cols if isinstance(cols, list) else None}, data["rows"]
+    return {"columns": cols if isinstance(cols, list) else None, "schema_version": data.get("schema_version")}, data["rows"]
 
 
 def _frame(meta: dict, rows: list) -> pd.DataFrame:
@@ -301,29 +307,69 @@ def load_run(path: str | os.PathLike) -> pd.DataFrame:
         return _load_folder(p)
     if not p.exists():
         raise FileNotFoundError(f"no bwprof run at {path}")
-    if p.suffix == ".json":
-        return _frame(*_read_report(p))
-    if p.suffix == ".jsonl":
-        return _frame(*_read_rows_log(p))
-    return read_results_csv(p)
+    if is_stream(p):  # a pipe or FIFO: read once, as it comes (Ctrl-C stops the wait)
+        with spooled(p) as copy:
+            try:
+                return _load_file(copy)
+            except ValueError as e:
+                raise ValueError(str(e).replace(str(copy), str(p))) from None
+    return _load_file(p)
+
+
+def _sniff(p: Path) -> str:
+    """".json", ".jsonl" or ".csv" from a file's suffix, else from its first bytes (a pipe)."""
+    if p.suffix in (".json", ".jsonl", ".csv"):
+        return p.suffix
+    try:
+        with open(p, "rb") as f:
+            head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return ".csv"
+    if head.startswith(b'{"format": "' + ROWS_FORMAT.encode()):
+        return ".jsonl"
+    return ".json" if head[:1] == b"{" else ".csv"
+
+
+def _load_file(p: Path) -> pd.DataFrame:
+    kind = _sniff(p)
+    if kind == ".json":
+        meta, rows = _read_report(p)
+        return check_results(_frame(meta, rows), str(p), meta.get("schema_version"))
+    if kind == ".jsonl":
+        meta, rows = _read_rows_log(p)
+        return check_results(_frame(meta, rows), str(p), meta.get("schema_version"))
+    return check_results(read_results_csv(p), str(p))
 
 
 def _load_folder(p: Path) -> pd.DataFrame:
     report, rows_log, results = p / REPORT, p / ROWS, p / CSV
+
+    def damaged(e: ValueError, instead: Path) -> None:
+        warnings.warn(f"{report}: cannot be read ({e}); the rows come from {instead.name}",
+                      DamagedReportWarning, stacklevel=3)
+
     if rows_log.exists():
         meta, rows = _read_rows_log(rows_log)
         if report.exists():
             try:
                 rmeta, rrows = _read_report(report)
-            except ValueError:
+            except ValueError as e:  # cut in half, say: the row log holds every row
                 rrows = None
+                damaged(e, rows_log)
             if rrows is not None and len(rrows) == len(rows):
-                return _frame(rmeta, rrows)
-        return _frame(meta, rows)
+                return check_results(_frame(rmeta, rrows), str(report),
+                                     rmeta.get("schema_version", meta.get("schema_version")))
+        return check_results(_frame(meta, rows), str(rows_log), meta.get("schema_version"))
     if report.exists():  # a folder written before rows.jsonl existed
-        return _frame(*_read_report(report))
+        try:
+            meta, rows = _read_report(report)
+            return check_results(_frame(meta, rows), str(report), meta.get("schema_version"))
+        except ValueError as e:
+            if not results.exists():
+                raise
+            damaged(e, results)
     if results.exists():
-        return read_results_csv(results)
+        return check_results(read_results_csv(results), str(results))
     raise FileNotFoundError(f"no bwprof run at {p} (no {REPORT}, {ROWS} or {CSV})")
 
 
@@ -369,3 +415,83 @@ def results_table(df: pd.DataFrame, source: str = "the table") -> pd.DataFrame:
         else:
             out[col] = out[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
     return out
+
+
+# ---- the values of rows read from files ----------------------------------------------------------
+
+# Columns whose values are counts or rates and can never be negative.
+_NON_NEGATIVE = ("time_median_us", "time_min_us", "time_max_us", "time_mean_us", "time_std_us", "time_cv",
+                 "repeats", "warmup", "graph_launches", "rotation_sets", "throttled_samples", "bytes_read",
+                 "bytes_written", "flops", "bandwidth_gbs", "gflops", "peak_bandwidth_gbs",
+                 "theoretical_bandwidth_gbs", "attainable_bandwidth_gbs", "peak_gflops", "peak_matrix_gflops",
+                 "peak_l2_gbs", "peak_l1_gbs", "intensity_flop_per_byte", "attainable_gflops",
+                 "size_bandwidth_gbs", "sm_clock_mhz")
+_WHOLE = {"repeats": 1, "warmup": 0, "graph_launches": 0, "rotation_sets": 0, "throttled_samples": 0}
+
+
+def _schema_version(value, source: str) -> None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source}: schema_version {value!r} is not a number") from None
+    if isinstance(value, bool) or not math.isfinite(v) or v != int(v) or v < 1:
+        raise ValueError(f"{source}: schema_version {value!r} is not a schema version (a whole number >= 1)")
+    if v > _core.SCHEMA_VERSION:
+        raise ValueError(f"{source}: written with results schema version {int(v)}, newer than this bwprof "
+                         f"reads (up to {_core.SCHEMA_VERSION}); upgrade bwprof to read it")
+
+
+def check_results(df: pd.DataFrame, source: str, schema_version=None) -> pd.DataFrame:
+    """Rows read from ``source`` checked as bwprof results: a schema version this bwprof reads,
+    bwprof's columns, numbers where the schema has numbers, no negative time, rate or count, whole
+    repeats, and min <= median <= max. Anything else is a ValueError naming ``source``, the field
+    and the first row that breaks it. The frame is returned as read."""
+    _schema_version(schema_version, source)
+    if "kernel" not in df.columns and not any(c in df.columns for c in MEASURED_COLUMNS):
+        found = ", ".join(map(str, list(df.columns)[:8])) + (", ..." if len(df.columns) > 8 else "")
+        raise ValueError(f"{source}: not a bwprof results file: no kernel or {' / '.join(MEASURED_COLUMNS)} "
+                         f"column (found: {found or 'no columns'})")
+    if df.empty:
+        return df
+    if "schema_version" in df.columns:
+        for v in pd.unique(df["schema_version"]):
+            _schema_version(v, f"{source}: column schema_version")
+    types = schema_types()
+    values = {}
+    for col in df.columns:
+        if types.get(col) != "number":
+            continue
+        raw = df[col]
+        num = pd.to_numeric(raw, errors="coerce")
+        text = num.isna() & raw.notna() & ~raw.map(lambda v: isinstance(v, str) and not v.strip())
+        if text.any():
+            i = int(text.to_numpy().nonzero()[0][0])
+            raise ValueError(f"{source}: field {col} of row {i + 1} is {str(raw.iloc[i])!r}, not a number")
+        values[col] = num.astype(float).to_numpy()
+
+    def first(bad, what: str, col: str):
+        if bad.any():
+            i = int(bad.nonzero()[0][0])
+            raise ValueError(f"{source}: field {col} of row {i + 1} is {float(values[col][i]):g}: {what}"
+                             + (f" ({int(bad.sum())} rows)" if bad.sum() > 1 else ""))
+    for col, v in values.items():
+        first(np.isinf(v), "not a finite number", col)
+    for col in _NON_NEGATIVE:
+        if col in values:
+            first(values[col] < 0, "negative; it is a time, a rate or a count", col)
+    for col, lo in _WHOLE.items():
+        if col in values:
+            v = values[col]
+            with np.errstate(invalid="ignore"):
+                first(~np.isnan(v) & ((v != np.round(v)) | (v < lo)), f"not a whole number >= {lo}", col)
+    med = values.get("time_median_us")
+    if med is not None:
+        slack = 1e-9 * np.abs(med) + 1e-12
+        with np.errstate(invalid="ignore"):
+            if "time_min_us" in values:
+                first(values["time_min_us"] > med + slack, "above the row's time_median_us", "time_min_us")
+            if "time_max_us" in values:
+                first(values["time_max_us"] < med - slack, "below the row's time_median_us", "time_max_us")
+    return df

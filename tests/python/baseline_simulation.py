@@ -66,7 +66,8 @@ def simulate_runs(rng, trials, repeats, cv, slowdown=0.0, run_shift=0.01, outlie
 
 
 def flag_rates(seed, trials, repeats, cv, slowdown, noise_floor_pct=1.0, k=bl.DEFAULT_K, **kw):
-    """(fraction flagged either way, fraction flagged slower) over `trials` paired runs."""
+    """(fraction past the threshold either way: slower, faster or undecided; fraction slower)
+    over `trials` paired runs."""
     rng = np.random.default_rng(seed)
     base = simulate_runs(rng, trials, repeats, cv, **kw)
     new = simulate_runs(rng, trials, repeats, cv, slowdown=slowdown, **kw)
@@ -132,11 +133,13 @@ def simulate_cpu_runs(rng, trials, slowdown=0.0, p_interfere=0.55, episode_stead
 
 
 def cpu_flag_rates(seed, trials, slowdown, **kw):
+    """(fraction slower or faster, fraction slower, fraction undecided) of simulated CPU rows."""
     rng = np.random.default_rng(seed)
     base = simulate_cpu_runs(rng, trials, **kw)
     new = simulate_cpu_runs(rng, trials, slowdown=slowdown, **kw)
     verdict = bl.compare(new, base)["verdict"]
-    return float((verdict != "unchanged").mean()), float((verdict == "slower").mean())
+    return (float(verdict.isin(["slower", "faster"]).mean()), float((verdict == "slower").mean()),
+            float((verdict == "undecided").mean()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,18 +178,22 @@ if __name__ == "__main__":
     print("\nCPU backend (docs/baselines.md, 'The CPU backend'):")
     for name in ("cpu_quick_runs_2core.csv", "cpu_full_runs_2core.csv"):
         runs = recorded_runs(name)
-        flagged = total = caught = cases = 0
+        flagged = undecided = total = caught = held = cases = 0
         for a, b in itertools.permutations(runs, 2):
             cmp = bl.compare(runs[b], runs[a])
-            flagged, total = flagged + int((cmp["verdict"] != "unchanged").sum()), total + len(cmp)
+            flagged += int(cmp["verdict"].isin(["slower", "faster"]).sum())
+            undecided, total = undecided + int((cmp["verdict"] == "undecided").sum()), total + len(cmp)
             for kernel in sorted(set(runs[a]["kernel"])):
                 v = bl.compare(slowed(runs[b], kernel, 2.0), runs[a])
-                caught, cases = caught + int((v[v["kernel"] == kernel]["verdict"] == "slower").any()), cases + 1
-        print(f"  {name}: identical runs flag {flagged} of {total} rows ({100 * flagged / total:.1f} %); "
-              f"a kernel made 2x slower is caught in {caught} of {cases} cases")
-    fa, _ = cpu_flag_rates(20251122, 4000, 0.0)
-    print(f"  simulated (fitted to those runs), 4000 rows: false alarms {100 * fa:.2f} %")
+                mine = v[v["kernel"] == kernel]["verdict"]
+                caught, cases = caught + int((mine == "slower").any()), cases + 1
+                held += int((mine != "slower").all() and (mine == "undecided").any())
+        print(f"  {name}: identical runs: {flagged} of {total} rows slower or faster, {undecided} undecided; "
+              f"a kernel made 2x slower: slower in {caught} of {cases} cases, undecided in {held}")
+    fa, _, und = cpu_flag_rates(20251122, 4000, 0.0)
+    print(f"  simulated (fitted to those runs), 4000 rows: slower or faster {100 * fa:.2f} %, undecided {100 * und:.2f} %")
     for slowdown in (1.0, 0.5, 0.3):
-        _, det = cpu_flag_rates(20251123, 4000, slowdown)
-        _, det_quiet = cpu_flag_rates(20251124, 4000, slowdown, p_interfere=0.0)
-        print(f"    {100 * slowdown:.0f} % slower: caught {100 * det:.1f} % (steady machine: {100 * det_quiet:.1f} %)")
+        _, det, und = cpu_flag_rates(20251123, 4000, slowdown)
+        _, det_quiet, und_quiet = cpu_flag_rates(20251124, 4000, slowdown, p_interfere=0.0)
+        print(f"    {100 * slowdown:.0f} % slower (every row): slower {100 * det:.1f} %, undecided {100 * und:.1f} % "
+              f"(steady machine: {100 * det_quiet:.1f} %, {100 * und_quiet:.1f} %)")

@@ -11,7 +11,7 @@ import numpy as np
 
 from bwprof.traces import TraceFormatError
 from bwprof.traces.csv_columns import _text
-from bwprof.traces.formats.pytorch import _base_ns, _numbers, _offset
+from bwprof.traces.formats.pytorch import _base_ns, _boolean_durations, _numbers, _offset
 from bwprof.traces.source import _read_json
 from bwprof.traces.table import Origin, reader, schema_frame
 
@@ -71,6 +71,7 @@ def read_pytorch_trace_plain(path):
     grid = _triples([a.get("grid") for a in args])
     block = _triples([a.get("block") for a in args])
     bad = {}
+    dur = _boolean_durations(dur, [ev.get("dur") for ev in gpu], bad)  # issue 45: true is not 1 us
     with np.errstate(invalid="ignore", over="ignore"):
         start_f = np.round(ts * 1000.0)
         end_f = start_f + np.round(dur * 1000.0)

@@ -6,7 +6,7 @@ import pytest
 
 from bwprof import baseline as bl
 
-from baseline_simulation import cpu_flag_rates, make_rows, recorded_runs, simulate_runs, slowed
+from baseline_simulation import make_rows, recorded_runs, simulate_cpu_runs, simulate_runs, slowed
 
 # ---------------------------------------------------------------------------------------------
 # Verdicts
@@ -92,8 +92,11 @@ def test_ten_percent_slowdown_with_20_plus_repeats_is_caught():
     new = simulate_runs(rng, trials, repeats, cv, slowdown=0.10, true_us=(50.0, 500.0))
     verdict = bl.compare(new, base)["verdict"]
     detected = float((verdict == "slower").mean())
-    print(f"detection rate (10 % slower): {detected:.4f} over {trials} trials")
-    assert detected >= 0.95
+    seen = float(verdict.isin(["slower", "undecided"]).mean())
+    print(f"detection rate (10 % slower): {detected:.4f} slower, {seen:.4f} slower or undecided, over {trials} trials")
+    # Issue 45: a move the sampling noise puts within 5 standard errors (CV 5 %, 20 repeats) is
+    # undecided, not slower; the earlier contract (slower >= 95 %) holds for slower-or-undecided.
+    assert seen >= 0.95 and detected >= 0.8
     assert (verdict == "faster").sum() == 0
 
 
@@ -136,42 +139,73 @@ def test_verdicts_swap_when_the_runs_swap():
         assert all(back[k] == flip[v] for k, v in there.items()), factor
 
 
-def test_identical_back_to_back_cpu_runs_are_not_flagged():
+def test_identical_back_to_back_cpu_runs_are_never_slower_or_faster():
     # Six quick-suite runs recorded back to back on the 2-core machine; the first while other
-    # work kept both cores busy (two threads then share one core: rows up to 2x off).
+    # work kept both cores busy (two threads then share one core: rows up to 2x off). Identical
+    # code: no pair may say slower or faster (issue 45; the model before "undecided" flagged 78
+    # of 2640 rows); a move the runs' noise cannot separate is "undecided".
     runs = recorded_runs("cpu_quick_runs_2core.csv")
-    flagged = total = 0
+    undecided = total = 0
     for a, b in itertools.permutations(runs, 2):
         cmp = bl.compare(runs[b], runs[a])
-        n = int((cmp["verdict"] != "unchanged").sum())
-        flagged, total = flagged + n, total + len(cmp)
+        decided = cmp[cmp["verdict"].isin(["slower", "faster"])]
+        assert decided.empty, (a, b, decided)
+        undecided, total = undecided + int((cmp["verdict"] == "undecided").sum()), total + len(cmp)
         if a >= 3 and b >= 3:
-            assert n == 0, (a, b, cmp[cmp["verdict"] != "unchanged"])
-    print(f"identical CPU runs: {flagged} of {total} rows flagged")
-    assert flagged / total <= 0.035  # the old model: 20.5 %
+            assert (cmp["verdict"] == "unchanged").all(), (a, b)
+    print(f"identical CPU runs: {undecided} of {total} rows undecided, none slower or faster")
+    assert undecided / total <= 0.035
 
 
 def test_a_doubled_kernel_is_caught_in_recorded_cpu_runs():
+    # A kernel made 2x slower is never called faster; in the quietest pairs (runs 2-5: no row of
+    # identical code moved by more than 1.7x) it is called slower; where identical code moved
+    # rows 2x (pairs with the busy run 1, or run 6) it may be undecided instead.
     runs = recorded_runs("cpu_quick_runs_2core.csv")
-    caught = cases = rows = rows_caught = 0
+    caught = cases = quiet_cases = quiet_caught = rows = rows_caught = others = others_decided = 0
     for a, b in itertools.permutations(runs, 2):
         for kernel in sorted(set(runs[a]["kernel"])):
             cmp = bl.compare(slowed(runs[b], kernel, 2.0), runs[a])
             mine = cmp[cmp["kernel"] == kernel]["verdict"]
-            cases, caught = cases + 1, caught + int((mine == "slower").any())
-            rows, rows_caught = rows + len(mine), rows_caught + int((mine == "slower").sum())
-    print(f"2x slower kernel caught in {caught} of {cases} cases, {rows_caught} of {rows} rows")
+            assert not (mine == "faster").any(), (a, b, kernel)
+            # A change moves the pair's envelope: other rows of identical code rarely get decided.
+            rest = cmp[cmp["kernel"] != kernel]["verdict"]
+            others, others_decided = others + len(rest), others_decided + int(rest.isin(["slower", "faster"]).sum())
+            hit = bool((mine == "slower").any())
+            cases, caught = cases + 1, caught + int(hit or (mine == "undecided").any())
+            rows, rows_caught = rows + len(mine), rows_caught + int(mine.isin(["slower", "undecided"]).sum())
+            if {a, b} in ({2, 3}, {3, 4}, {2, 4}):
+                quiet_cases, quiet_caught = quiet_cases + 1, quiet_caught + int(hit)
+    print(f"2x slower kernel slower or undecided in {caught} of {cases} cases ({rows_caught} of {rows} rows); "
+          f"slower in {quiet_caught} of {quiet_cases} cases of the quietest pairs")
     assert caught / cases >= 0.9 and rows_caught / rows >= 0.8
+    assert quiet_caught / quiet_cases >= 0.9
+    assert others_decided / others <= 0.002, others_decided
 
 
 def test_cpu_monte_carlo_false_alarms_and_detection():
-    false_alarms, _ = cpu_flag_rates(20251122, 4000, 0.0)
-    _, doubled = cpu_flag_rates(20251123, 4000, 1.0)
-    _, quiet_30 = cpu_flag_rates(20251124, 4000, 0.3, p_interfere=0.0)
-    print(f"CPU sim: false alarms {false_alarms:.4f}, 2x caught {doubled:.4f}, 30 % on a steady machine {quiet_30:.4f}")
-    assert false_alarms <= 0.02
-    assert doubled >= 0.8
-    assert quiet_30 >= 0.85
+    # Every row of the new run slowed: with interference moving rows up to 2x both ways, the
+    # runs' noise cannot separate a 2x change (undecided, never faster); without it, it can.
+    # Rows of fewer than MIN_DECIDING_REPEATS repeats (the sim's kernels of 1.25 ms and more get
+    # 3-4) are undecided past their threshold; the others are measured as before.
+    rates = {}
+    for name, seed, slowdown, kw in (("same", 20251122, 0.0, {}), ("2x", 20251123, 1.0, {}),
+                                     ("quiet 30 %", 20251124, 0.3, {"p_interfere": 0.0}),
+                                     ("quiet 2x", 20251125, 1.0, {"p_interfere": 0.0})):
+        rng = np.random.default_rng(seed)
+        base = simulate_cpu_runs(rng, 4000, **kw)
+        new = simulate_cpu_runs(rng, 4000, slowdown=slowdown, **kw)
+        cmp = bl.compare(new, base).merge(base[["kernel", "repeats"]], on="kernel")
+        enough = cmp["repeats"] >= bl.comparison.MIN_DECIDING_REPEATS
+        v = cmp["verdict"]
+        assert not v[~enough].isin(["slower", "faster"]).any(), name
+        assert slowdown == 0.0 or not (v == "faster").any(), name
+        rates[name] = (float(v.isin(["slower", "faster"]).mean()), float((v[enough] == "slower").mean()),
+                       float((v == "undecided").mean()))
+    print("CPU sim (decided, slower of rows with enough repeats, undecided):", rates)
+    assert rates["same"][0] == 0.0 and rates["same"][2] <= 0.03
+    assert rates["quiet 30 %"][1] >= 0.85
+    assert rates["quiet 2x"][1] >= 0.99
 
 
 def test_the_noise_the_runs_show_is_reported(capsys):

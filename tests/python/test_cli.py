@@ -1,4 +1,5 @@
 import json
+import json
 import os
 import subprocess
 import sys
@@ -172,6 +173,21 @@ def test_bench_no_plots_draws_nothing(tmp_path):
     assert sorted(p.name for p in run.iterdir()) == ["bandwidth_report.json", "results.csv", "rows.jsonl",
                                                      "size_curve.json"]
     assert "plot:" not in r.stdout and "layernorm" in r.stdout
+
+
+def test_bench_device_all_saves_each_size_curve(tmp_path):
+    # Issue 45: --device all (the CPU alone on a machine without a GPU) saved no size curve.
+    import bwprof
+    r = run_cli(["bench", "--device", "all", "--quick", "--kernels", "layernorm", "--no-plots", "--no-progress",
+                 "--out", str(tmp_path)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    run = next(tmp_path.iterdir())
+    devices = bwprof.suite.all_devices()
+    names = {p.name for p in run.iterdir()}
+    assert "size_curve.json" in names and "size curve: not saved" not in r.stdout
+    assert {f"size_curve_{d.replace(':', '')}.json" for d in devices[1:]} <= names
+    curve = json.loads((run / "size_curve.json").read_text())
+    assert isinstance(curve, dict) and curve.get("lines")
 
 
 def test_bench_with_bad_arguments_creates_nothing(tmp_path):

@@ -291,7 +291,9 @@ def test_truncated_row(tmp_path):
 def test_unterminated_quote(tmp_path):
     text = (DATA / "rocprofv3_kernel_trace.csv").read_text()
     path = write(tmp_path, "kernel_trace.csv", text + '"KERNEL_DISPATCH",2,2,2,21228,9,11,"void add')
-    with pytest.raises(TraceFormatError, match=r"kernel_trace\.csv, line 1\d: malformed CSV"):
+    # issue 45: said as what it is, at the line where the quote opens
+    with pytest.raises(TraceFormatError, match=r"kernel_trace\.csv, line 1\d: a quoted field opened on "
+                                               r"this line is never closed"):
         traces.read(path)
 
 

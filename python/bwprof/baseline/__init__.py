@@ -34,7 +34,11 @@ Each row carries the median time ``m`` of ``n`` repeats and their standard devia
   ``u = sqrt((se_b/m_b)^2 + (se_n/m_n)^2 + f_b^2 + f_n^2 + (a_b/m_b)^2 + (a_n/m_n)^2)``.
 * The change needed to count is ``threshold = max(min_effect, k * u)``; ``c > threshold`` is
   "slower", ``m_base / m_new - 1 > threshold`` is "faster" (so swapping the runs swaps the
-  verdicts), anything else "unchanged". ``k`` defaults to ``DEFAULT_K`` (3.0), chosen with the
+  verdicts), anything else "unchanged". A move past the threshold is "undecided" instead when
+  the runs' own noise cannot separate it: the fastest repeats (``time_min_us``) did not move the
+  same way past the threshold, or another row of the pair moved the other way by at least
+  1/``ENVELOPE_MARGIN`` of it (log scale), or the pair is busy (``BUSY_SHARE`` of its rows moved
+  by more than ``NOTABLE_MOVE``) and two rows moved notably the other way. ``k`` defaults to ``DEFAULT_K`` (3.0), chosen with the
   Monte-Carlo test in tests/python/test_baseline.py so that repeated identical runs are flagged
   (either way) in at most 1 % of trials; docs/baselines.md has the measured rates, on the GPU
   model and on runs recorded on the CPU.
@@ -54,14 +58,16 @@ from __future__ import annotations
 
 from .chart import plot_changes
 from .cli import main, register_cli
-from .comparison import OUTPUT_COLUMNS, VERDICTS, compare, has_regression
+from .comparison import (EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, EXIT_UNDECIDED, OUTPUT_COLUMNS, VERDICTS,
+                         compare, exit_code, has_regression, has_undecided)
 from .errors import BaselineError
 from .files import (FORMAT, KEY_COLUMNS, OPTIONAL_KEY_COLUMNS, REQUIRED_COLUMNS, VERSION, PathLike, load,
                     save)
 from .statistics import (ASSUMED_CV, BACKEND_FLOORS, DEFAULT_K, DEFAULT_MIN_EFFECT_PCT, DEFAULT_NOISE_FLOOR_PCT,
                          DEFAULT_NOISE_FLOOR_US, Floors)
 
-__all__ = ["ASSUMED_CV", "BACKEND_FLOORS", "BaselineError", "Floors", "DEFAULT_K", "DEFAULT_MIN_EFFECT_PCT", "DEFAULT_NOISE_FLOOR_PCT",
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_REGRESSION", "EXIT_UNDECIDED", "exit_code", "has_undecided",
+           "ASSUMED_CV", "BACKEND_FLOORS", "BaselineError", "Floors", "DEFAULT_K", "DEFAULT_MIN_EFFECT_PCT", "DEFAULT_NOISE_FLOOR_PCT",
            "DEFAULT_NOISE_FLOOR_US", "FORMAT", "KEY_COLUMNS", "OPTIONAL_KEY_COLUMNS", "OUTPUT_COLUMNS",
            "PathLike", "REQUIRED_COLUMNS", "VERDICTS", "VERSION", "compare", "has_regression", "load", "main",
            "plot_changes", "register_cli", "save"]

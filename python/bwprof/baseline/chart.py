@@ -5,7 +5,7 @@ import pandas as pd
 
 from .files import PathLike
 
-_VERDICT_COLOURS = {"slower": "#d62728", "faster": "#2ca02c", "unchanged": "#7f7f7f"}
+_VERDICT_COLOURS = {"slower": "#d62728", "faster": "#2ca02c", "undecided": "#ff7f0e", "unchanged": "#7f7f7f"}
 
 
 def plot_changes(cmp: pd.DataFrame, path: PathLike | None = None):

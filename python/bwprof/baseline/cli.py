@@ -1,5 +1,6 @@
 """The ``compare`` and ``baseline`` subcommands: exit 0 without a regression, 1 when a kernel got
-slower, 2 for bad input (one line on stderr)."""
+slower, 2 for bad input (one line on stderr), 3 (compare) when no kernel got slower but a change
+is undecided: past its threshold, yet within the noise the two runs themselves show."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +12,8 @@ import pandas as pd
 from ..tables import TEXT as _TEXT, format_table as _table
 from ..files import check_output_file
 from .chart import plot_changes
-from .comparison import VERDICTS, compare, has_regression, noise_note
+from .comparison import (EXIT_BAD_INPUT, EXIT_REGRESSION, EXIT_UNDECIDED, VERDICTS, compare, exit_code,
+                         noise_note)
 from .errors import BaselineError
 from .files import load, save
 from ..arguments import number as _number
@@ -40,7 +42,7 @@ def _summary(cmp: pd.DataFrame) -> str:
 def _fail(prog: str, exc: BaseException) -> int:
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     print(f"{prog}: error: {msg}", file=sys.stderr)
-    return 2
+    return EXIT_BAD_INPUT
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -71,10 +73,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             plot_changes(cmp, args.plot)
     except (BaselineError, OSError, ValueError) as exc:
         return _fail("bwprof compare", exc)
-    if has_regression(cmp):
+    code = exit_code(cmp)
+    if code == EXIT_REGRESSION:
         print("regression: at least one kernel is slower than the baseline", file=sys.stderr)
-        return 1
-    return 0
+    elif code == EXIT_UNDECIDED:
+        print("undecided: no kernel is decidedly slower, but some changes cannot be told from the runs' "
+              "noise (exit 3)", file=sys.stderr)
+    return code
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
@@ -94,7 +99,8 @@ def register_cli(subparsers: "argparse._SubParsersAction") -> None:
         "compare", help="compare a run with a baseline; exit 1 on a regression",
         description="Compare NEW with BASELINE kernel by kernel. Each may be a baseline JSON, a "
                     "run folder, a results.csv, rows.jsonl or a bandwidth_report.json. Exit code: 0 no "
-                    "regression, 1 a kernel got slower, 2 bad input.")
+                    "regression, 1 a kernel got slower, 2 bad input, 3 no kernel slower but a change "
+                    "undecided (past its threshold, within the noise the two runs show).")
     p.add_argument("baseline", metavar="BASELINE")
     p.add_argument("new", metavar="NEW")
     p.add_argument("--force", action="store_true",

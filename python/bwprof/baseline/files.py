@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments as _args
-from ..files import atomic_write_json as _atomic_write_json
+from ..files import atomic_write_json as _atomic_write_json, is_stream, spooled
 from .errors import BaselineError
 
 FORMAT = "bwprof-baseline"
@@ -78,6 +78,7 @@ def save(df: pd.DataFrame, path: PathLike) -> Path:
         "bwprof_version": _bwprof_version(),
         "rows": rows,
     }
+    # An OSError (no permission, disk full) names ``path``, never the temporary file beside it.
     _atomic_write_json(path, doc, indent=1, allow_nan=False)
     return path
 
@@ -94,6 +95,8 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and text.lstrip().startswith('{"format": "bwprof-rows"'):
+            return {"_rows_log": True}  # a row log (rows.jsonl) under another name
         raise BaselineError(f"{path}: not valid JSON (damaged or truncated?): {exc}") from None
 
 
@@ -107,6 +110,8 @@ def _rows_frame(rows: Any, path: Path) -> pd.DataFrame:
 
 def _from_json(path: Path) -> pd.DataFrame:
     doc = _read_json(path)
+    if doc == {"_rows_log": True}:
+        return _from_run(path)
     if not isinstance(doc, dict):
         raise BaselineError(f"{path}: not a bwprof baseline or report (top level is not an object)")
     if "format" in doc:
@@ -123,6 +128,11 @@ def _from_json(path: Path) -> pd.DataFrame:
             raise BaselineError(f"{path}: baseline has no 'rows'")
         return _rows_frame(doc["rows"], path)
     if "rows" in doc and "schema_version" in doc:  # a run's bandwidth_report.json
+        from ..results import _schema_version
+        try:
+            _schema_version(doc["schema_version"], str(path))
+        except ValueError as e:
+            raise BaselineError(str(e)) from None
         return _rows_frame(doc["rows"], path)
     raise BaselineError(f"{path}: not a bwprof baseline or bandwidth report "
                         f"(no 'format' or 'schema_version' key)")
@@ -156,6 +166,17 @@ def _from_run(path: Path) -> pd.DataFrame:
     return df
 
 
+def _starts_like_json(path: Path) -> bool:
+    """Whether the file's first non-blank byte opens a JSON object or array (a baseline, report or
+    row log), for a file whose name does not say."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return True  # _from_json says why it cannot be read
+    return head[:1] in (b"{", b"[") or not head
+
+
 def load(path: PathLike) -> pd.DataFrame:
     """Read result rows from a baseline JSON, a run folder, a results.csv, rows.jsonl or a
     bandwidth_report.json.
@@ -163,6 +184,12 @@ def load(path: PathLike) -> pd.DataFrame:
     Raises BaselineError, naming the file, if it is missing, damaged, foreign or too new.
     """
     path = _args.path("path", path)
+    if is_stream(path):  # a pipe or FIFO: read once, as a stream; errors name the path given
+        with spooled(path) as copy:
+            try:
+                return load(copy)
+            except BaselineError as e:
+                raise BaselineError(str(e).replace(str(copy), str(path))) from None
     if path.is_dir():
         report, csv = path / "bandwidth_report.json", path / "results.csv"
         if (path / "rows.jsonl").is_file():
@@ -179,17 +206,25 @@ def load(path: PathLike) -> pd.DataFrame:
         df = _from_csv(path)
     elif path.suffix.lower() == ".jsonl":
         df = _from_run(path)
-    else:
+    elif path.suffix.lower() == ".json" or _starts_like_json(path):
         df = _from_json(path)
+    else:  # no telling suffix (a pipe: /dev/fd/63): CSV unless it starts like JSON
+        df = _from_csv(path)
     return _normalize(df, source=str(path))
 
 
 def _normalize(df: pd.DataFrame, source: str) -> pd.DataFrame:
     """Check the columns compare needs and give them one type (strings for keys, floats for times)."""
+    from ..results import check_results
+
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise BaselineError(f"{source}: not a bwprof results table: missing column(s) "
                             f"{', '.join(missing)}")
+    try:  # a schema this bwprof reads, numbers in number fields, no negative time, min <= median
+        check_results(df, source)
+    except ValueError as e:
+        raise BaselineError(str(e)) from None
     df = df.copy()
     for col in KEY_COLUMNS + OPTIONAL_KEY_COLUMNS:
         if col in df.columns:

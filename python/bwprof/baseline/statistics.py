@@ -81,8 +81,27 @@ def _interp_table(table: dict, x: np.ndarray, beyond: float) -> np.ndarray:
     return np.where(x > keys[-1], beyond, out)
 
 
-def _median_rel_se(df: pd.DataFrame) -> np.ndarray:
-    """Relative standard error of each row's median time (see the bwprof.baseline docstring)."""
+# A move is decided (slower or faster, not undecided) only if the runs' sampling noise alone is
+# DECIDING_K standard errors from it: a two-sided chance of 6e-7 for near-normal timings of one
+# distribution (k = 3 leaves 0.3 %), and still under 3e-4 for a flat (uniform) one, whose median
+# varies 1.4x more than the normal formula says (docs/baselines.md, "Undecided").
+DECIDING_K = 5.0
+# t(Phi(DECIDING_K), dof) / DECIDING_K: the same tail chance when the spread is estimated from
+# few repeats (from scipy.stats.t.ppf; pooled dof = n_base + n_new - 2).
+_T_TAIL = {2: 264.1, 4: 11.37, 6: 4.404, 8: 2.85, 10: 2.233, 14: 1.723, 18: 1.506, 24: 1.347,
+           30: 1.264, 40: 1.188, 60: 1.119, 100: 1.069, 200: 1.033, 400: 1.016, 1000: 1.007}
+
+
+def deciding_widen(dof: np.ndarray) -> np.ndarray:
+    """The factor DECIDING_K's test widens by for a spread estimated with ``dof`` degrees of freedom."""
+    known = np.isfinite(dof)  # repeats not recorded: no spread was estimated, nothing to widen
+    d = np.where(known, np.maximum(dof, 2.0), 2.0)
+    return np.where(known, _interp_table(_T_TAIL, d, beyond=1.0), 1.0)
+
+
+def _median_rel_se(df: pd.DataFrame, widen_few: bool = True) -> np.ndarray:
+    """Relative standard error of each row's median time (see the bwprof.baseline docstring);
+    ``widen_few=False`` leaves out the widening for few repeats (the caller widens itself)."""
     m = df["time_median_us"].to_numpy(dtype=float)
     nan = np.full(len(df), np.nan)
     n = df["repeats"].to_numpy(dtype=float) if "repeats" in df else nan
@@ -108,5 +127,5 @@ def _median_rel_se(df: pd.DataFrame) -> np.ndarray:
 
     t = _interp_table(_T975, np.maximum(n_eff - 1.0, 1.0), beyond=1.96)
     # One repeat (or none recorded): no sample spread to distrust; the assumed CV stands alone.
-    widen = np.where(n_ok, t / 1.96, 1.0)
+    widen = np.where(n_ok & widen_few, t / 1.96, 1.0)
     return _MEDIAN_SE_FACTOR * spread / np.sqrt(n_eff) * widen / m

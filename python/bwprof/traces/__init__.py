@@ -12,7 +12,7 @@ no compiled extension.
     traces.kernel_roofline(df, bwprof.peaks())  # per kernel: GB/s, % of peak, bound from counters
 """
 
-from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
+from .errors import DuplicateTraceWarning, InvalidRowsError, InvalidRowsWarning, TraceFormatError
 from .readers import (SCHEMA_COLUMNS, detect_format, read, read_agent_info, read_dir,
                       read_ncu, read_ncu_details, read_ncu_raw, read_ncu_rep, read_nsys_kern_sum,
                       read_nsys_rep, read_nsys_sqlite, read_pytorch_trace, read_rocpd,
@@ -28,7 +28,7 @@ from .profilers import ProfileRun, build_command, run_profile
 from .diff import TraceDiff, diff, plot_diff
 
 __all__ = [
-    "TraceFormatError", "InvalidRowsError", "InvalidRowsWarning", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
+    "TraceFormatError", "InvalidRowsError", "InvalidRowsWarning", "DuplicateTraceWarning", "SCHEMA_COLUMNS", "read", "read_dir", "detect_format", "read_agent_info",
     "read_rocprofv3_kernel_trace", "read_rocprofv3_counter_collection",
     "read_rocprofv3_kernel_stats", "read_rocprof_results", "read_rocprof_stats", "read_ncu",
     "read_ncu_raw", "read_ncu_details", "read_nsys_kern_sum", "read_pytorch_trace",

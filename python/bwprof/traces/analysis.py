@@ -6,6 +6,8 @@ different streams each count in full, as in rocprofv3 --stats and nsys summaries
 """
 
 import math
+import numbers
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -23,6 +25,8 @@ def _with_category(df, rules=None, extra_rules=None):
 
 
 def _group_key(by):
+    if not isinstance(by, str):
+        raise TypeError(f"by: expected one of {', '.join(_BY)}, got {type(by).__name__} {by!r:.60}")
     if by not in _BY:
         raise ValueError(f"by must be one of {', '.join(_BY)}, not {by!r}")
     return _BY[by]
@@ -41,7 +45,7 @@ def breakdown(df, by="category", rules=None, extra_rules=None, per=None, drop_in
         return breakdown_per(df, per, by=by, rules=rules, extra_rules=extra_rules,
                              drop_invalid=drop_invalid)
     key = _group_key(by)
-    df = check_frame(df, drop_invalid)
+    df = check_frame(df, drop_invalid, what="df")
     data = _with_category(df, rules, extra_rules)
     work = pd.DataFrame({
         key: data[key].astype(object),
@@ -74,7 +78,14 @@ def breakdown_per(df, per, by="category", rules=None, extra_rules=None, drop_inv
     durations as in breakdown().
     """
     key = _group_key(by)
-    per_cols = [per] if isinstance(per, str) else list(per)
+    check_frame(df, drop_invalid, what="df")
+    if isinstance(per, str):
+        per_cols = [per]
+    elif isinstance(per, (list, tuple)) and all(isinstance(c, str) for c in per):
+        per_cols = list(per)
+    else:
+        raise TypeError(f"per: expected a column name or a list of names (e.g. 'device' or ('pid', "
+                        f"'device')), got {type(per).__name__} {per!r:.60}")
     if not per_cols:
         raise ValueError("per needs at least one column, e.g. per='device' or per=('pid', 'device')")
     missing = [c for c in per_cols if c not in df.columns]
@@ -126,6 +137,15 @@ def amdahl(df, by="category", factors=(2.0, 10.0), rules=None, extra_rules=None,
     With p its fraction of GPU time: speed-up = 1 / ((1 - p) + p / k), and 1 / (1 - p) when it
     takes no time. Columns: <by>, total_time_ns, fraction, speedup_if_<k>x..., speedup_if_free.
     """
+    if isinstance(factors, (str, bytes)) or not isinstance(factors, Iterable):
+        raise TypeError(f"factors: expected a list of speed-up factors (e.g. (2, 10)), got "
+                        f"{type(factors).__name__} {factors!r:.60}")
+    factors = list(factors)
+    for k in factors:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real):
+            raise TypeError(f"factors: each speed-up factor is a number, got {type(k).__name__} {k!r:.60}")
+        if not (math.isfinite(float(k)) and float(k) > 0):
+            raise ValueError(f"factors: each speed-up factor must be a positive finite number, not {k!r}")
     table = breakdown(df, by=by, rules=rules, extra_rules=extra_rules, drop_invalid=drop_invalid)
     key = _group_key(by)
     total = table["total_time_ns"].sum()
@@ -153,10 +173,19 @@ _DRAM_READ = (("dram__bytes_read.sum", 1.0), ("dram_bytes_read", 1.0), ("FETCH_S
 _DRAM_WRITE = (("dram__bytes_write.sum", 1.0), ("dram_bytes_written", 1.0), ("WRITE_SIZE", 1024.0))
 
 
+def _frame_arg(df, name):
+    """A trace given as anything but a DataFrame is a TypeError naming the argument."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name}: expected a kernel-trace DataFrame (from bwprof.traces.read), got "
+                        f"{type(df).__name__} {df!r:.60}")
+    return df
+
+
 def dram_bytes(df):
     """A copy of ``df`` with ``dram_bytes_read``/``dram_bytes_written`` in bytes from the counters
     present (ncu dram__bytes_read.sum / dram__bytes_write.sum, rocprof FETCH_SIZE / WRITE_SIZE).
     """
+    _frame_arg(df, "df")
     out = df.copy()
     for target, candidates in (("dram_bytes_read", _DRAM_READ), ("dram_bytes_written", _DRAM_WRITE)):
         for column, factor in candidates:
@@ -181,6 +210,15 @@ def join_counters(trace, results, mapping=None, on="kernel_name"):
     dram_bytes_read / bytes_read (below 1: served from cache; above 1: data read more than
     once), likewise ``dram_write_ratio`` and ``dram_ratio`` for both directions.
     """
+    _frame_arg(trace, "trace")
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results: expected bwprof's results DataFrame (kernel, bytes_read, bytes_written, "
+                        f"time_median_us, ...), got {type(results).__name__} {results!r:.60}")
+    if mapping is not None and not isinstance(mapping, dict):
+        raise TypeError(f"mapping: expected a {{trace kernel name: results kernel}} dict or None, got "
+                        f"{type(mapping).__name__} {mapping!r:.60}")
+    if not isinstance(on, str):
+        raise TypeError(f"on: expected a column name of results, got {type(on).__name__} {on!r:.60}")
     t = dram_bytes(trace)
     t = t.assign(_calls=pd.to_numeric(t["calls"], errors="coerce").fillna(1).astype(float))
     grouped = t.groupby("short_name", sort=False).agg(
@@ -257,6 +295,16 @@ def findings(df, cu_count=None, thresholds=None):
     memory-bound; DRAM/logical byte ratios when join_counters() output is given; ncu rule rows
     of a details page. Columns: kernel, indicator, value, threshold, finding.
     """
+    _frame_arg(df, "df")
+    if cu_count is not None:
+        if isinstance(cu_count, (bool, np.bool_)) or not isinstance(cu_count, numbers.Integral):
+            raise TypeError(f"cu_count: expected the device's compute-unit count (an integer) or None, got "
+                            f"{type(cu_count).__name__} {cu_count!r:.60}")
+        if cu_count < 1:
+            raise ValueError(f"cu_count: a device has at least one compute unit, not {cu_count}")
+    if thresholds is not None and not isinstance(thresholds, dict):
+        raise TypeError(f"thresholds: expected a dict of {{indicator: threshold}} or None, got "
+                        f"{type(thresholds).__name__} {thresholds!r:.60}")
     th = dict(DEFAULT_THRESHOLDS)
     th.update(thresholds or {})
     if "short_name" not in df.columns:

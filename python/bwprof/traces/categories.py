@@ -7,6 +7,7 @@ reduction (NCCL's AllReduce), quantization and attention before GEMM, fill befor
 """
 
 import re
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -69,14 +70,27 @@ def compile_rules(rules=None, extra_rules=None):
     Rules may be a list of (regex, category) pairs or a {regex: category} dict; strings are
     compiled case-insensitively.
     """
-    def as_pairs(r):
+    def as_pairs(r, name):
         if r is None:
             return []
-        return list(r.items()) if isinstance(r, dict) else list(r)
+        if isinstance(r, dict):
+            return list(r.items())
+        if isinstance(r, (str, bytes)) or not isinstance(r, Iterable):
+            raise TypeError(f"{name}: expected a {{regex: category}} dict or a list of (regex, category) "
+                            f"pairs, got {type(r).__name__} {r!r:.60}")
+        pairs = list(r)
+        for i, pair in enumerate(pairs):
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"{name}[{i}]: expected a (regex, category) pair, got {type(pair).__name__} "
+                                f"{pair!r:.60}")
+        return pairs
 
     base = DEFAULT_RULES if rules is None else rules
     out = []
-    for pattern, category in as_pairs(extra_rules) + as_pairs(base):
+    for pattern, category in as_pairs(extra_rules, "extra_rules") + as_pairs(base, "rules"):
+        if not isinstance(pattern, (str, re.Pattern)):
+            raise TypeError(f"category rule {pattern!r:.60}: the pattern must be a regex string or a "
+                            f"compiled re.Pattern, not {type(pattern).__name__}")
         if isinstance(pattern, str):
             try:
                 pattern = re.compile(pattern, re.IGNORECASE)

@@ -10,8 +10,12 @@ streamed, never held whole, unless an error needs its lines. A value the typed p
 exact pass that names the line of bad text and keeps out-of-range numbers for the frame builder
 (table.schema_frame) to report as invalid rows.
 
-Rows with more fields than the header are errors unless ``ragged`` (ncu details pages), and so
-is a last row with fewer (a file cut mid-row).
+A row whose field count differs from the header's (extra or missing fields) is an invalid row:
+an InvalidRowsError naming its line, or left out and counted (InvalidRowsWarning) under
+``drop_invalid``; never read with its columns shifted. Quotes that do not pair up (an
+unterminated quoted field, which would swallow the rows after it) are a TraceFormatError at
+the row where the open quote starts. ``ragged`` tables (ncu details pages) skip this check. A
+last row with fewer fields (a file cut mid-row) is a TraceFormatError of its own.
 """
 
 import csv
@@ -26,11 +30,13 @@ from .csv_columns import (_BadValue, _Column, _is_numeric, _label_array, _number
                           _to_float, _to_int)
 from .csv_source import (_HEADER_SCAN_LINES, _PREAMBLE_LINE, _Source, _body_offset, _find_header,
                          _head_lines, _is_preamble, _split)
-from .errors import TraceFormatError
-from .table import _MISSING, Origin
+from .errors import InvalidRowsError, InvalidRowsWarning, TraceFormatError
+from .table import _DROP_INVALID, _MISSING, Origin
 
 # Rows parsed at once.
 _CHUNK_ROWS = 250_000
+# Bytes counted at once by the field-count pass.
+_CHUNK_BYTES = 1 << 24
 # Floats exactly as written: pandas before 3.0 parses them with a fast parser that can miss the
 # last digit; 3.0 round-trips by default and deprecates the option (as in results.py).
 _ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
@@ -233,6 +239,56 @@ def _kinds_of(header, kinds):
     return [low.get(name.lower()) for name in header]
 
 
+def _field_misfits(source, body, width, first_line):
+    """Records after the header (which starts at byte ``body``, on line ``first_line``) whose
+    field count is not ``width``: [(start line, end line, fields)], blank lines and tool
+    messages aside; and the start line of a record whose quote is never closed (else None).
+
+    One vectorised pass over the bytes in blocks: a comma or a line break separates only where
+    the quotes before it pair up (a doubled quote inside a field toggles twice)."""
+    out = []
+    parity, commas, newlines = 0, 0, 0      # quotes mod 2; separators of the open record
+    start_line, head = first_line, b""      # the open record's line and first bytes
+    with source.open() as f:
+        skipped = 0
+        while skipped < body:
+            got = f.read(min(_CHUNK_BYTES, body - skipped))
+            if not got:
+                break
+            skipped += len(got)
+        while True:
+            block = f.read(_CHUNK_BYTES)
+            if not block:
+                break
+            a = np.frombuffer(block, dtype=np.uint8)
+            q = np.flatnonzero(a == 34)
+            c = np.flatnonzero(a == 44)
+            n = np.flatnonzero(a == 10)
+            seps = c[((parity + np.searchsorted(q, c)) & 1) == 0]
+            ends = n[((parity + np.searchsorted(q, n)) & 1) == 0]
+            if len(ends):
+                k = np.searchsorted(seps, ends)
+                fields = np.diff(np.concatenate(([0], k))) + 1
+                fields[0] += commas
+                nl_before = np.searchsorted(n, ends)            # line breaks before each end
+                starts = np.concatenate(([start_line], first_line + newlines + nl_before[:-1] + 1))
+                for j in np.flatnonzero(fields != width):
+                    lo = 0 if j == 0 else int(ends[j - 1]) + 1
+                    text = (head if j == 0 else b"") + block[lo:int(ends[j])]
+                    if fields[j] == 1 and _is_preamble(text[:4096].decode("utf-8", errors="replace")):
+                        continue                                # a blank line or a tool message
+                    out.append((int(starts[j]), int(first_line + newlines + nl_before[j]), int(fields[j])))
+                start_line = int(first_line + newlines + nl_before[-1] + 1)
+                commas = len(seps) - int(k[-1])
+                head = block[int(ends[-1]) + 1:][:4096]
+            else:
+                commas += len(seps)
+                head = (head + block)[:4096]
+            newlines += len(n)
+            parity = (parity + len(q)) & 1
+    return out, (start_line if parity else None)
+
+
 def _read_csv(path, required, text=None, ragged=False, what="this format", kinds=None):
     """Parse ``path`` (or ``text``, its content) as CSV whose header holds every group in
     ``required`` (alternatives per needed column, e.g. [("Kernel_Name",), ...]).
@@ -263,13 +319,19 @@ def _read_csv(path, required, text=None, ragged=False, what="this format", kinds
     physical = newlines - h - (1 if tail.endswith(b"\n") else 0)
     size = max(physical, 1)
     line_map, parse_source, skip = None, source, h + 1
-    if preamble and _PREAMBLE_LINE.search(source.read_all(), max(_body_offset(source.data, h + 1) - 1, 0)):
-        # Tool messages between rows (ncu's "==PROF== Disconnected"): parse the rows without
-        # them, remembering each kept line's place in the file.
-        data = source.data
+    misfit_lines = set()
+    if not ragged:
+        misfit_lines = _misfit_rows(source, path, header, h, head)
+    if misfit_lines or (preamble and _PREAMBLE_LINE.search(source.read_all(),
+                                                           max(_body_offset(source.data, h + 1) - 1, 0))):
+        # Tool messages between rows (ncu's "==PROF== Disconnected"), or rows left out that did
+        # not fit the header: parse the rows without them, remembering each kept line's place.
+        data = source.read_all()
         body = _body_offset(data, h + 1)
         kept, kept_lines = [], []
         for k, line in enumerate(data[body:].split(b"\n")):
+            if h + 2 + k in misfit_lines:
+                continue
             if not _is_preamble(line.decode("utf-8", errors="replace")):
                 kept.append(line)
                 kept_lines.append(h + 2 + k)
@@ -282,6 +344,45 @@ def _read_csv(path, required, text=None, ragged=False, what="this format", kinds
     if not ragged:
         _check_last_row(table, tail, header, h, newlines, line_map)
     return table
+
+
+def _misfit_rows(source, path, header, h, head):
+    """The lines of rows that do not fit the header, when drop_invalid leaves them out (with an
+    InvalidRowsWarning); otherwise they are an InvalidRowsError. An unclosed quote is an error."""
+    body = _body_offset(head, h + 1) if head.count(b"\n") > h else None
+    if body is None:
+        return set()
+    with source.open() as f:
+        if f.read(3) == b"\xef\xbb\xbf":
+            body += 3                   # scan() dropped the byte-order mark; the bytes have it
+    misfits, open_quote = _field_misfits(source, body, len(header), h + 2)
+    if open_quote is not None:
+        raise TraceFormatError(path, open_quote, "a quoted field opened on this line is never closed; "
+                               "the rows after it would be read as part of it (damaged file?)")
+    # A last row with fewer fields is a file cut mid-row: _check_last_row says so.
+    last = misfits[-1] if misfits else None
+    if last is not None and last[2] < len(header) and _is_last_record(source, last[1]):
+        misfits = misfits[:-1]
+    if not misfits:
+        return set()
+    count = len(misfits)
+    listing = "; ".join(f"line {s}: {nf} fields" for s, _, nf in misfits[:5])
+    more = f"; and {count - 5} more" if count > 5 else ""
+    what = f"do not fit the header (line {h + 1}, {len(header)} fields)"
+    if _DROP_INVALID.get():
+        warnings.warn(InvalidRowsWarning(f"{path}: left out {count} rows that {what} ({listing}{more})"),
+                      stacklevel=4)
+        return {line for s, e, _ in misfits for line in range(s, e + 1)}
+    raise InvalidRowsError(path, f"{count} rows {what} ({listing}{more}); their columns cannot be told "
+                           f"apart. Fix the file, or pass drop_invalid=True (trace --drop-invalid) to leave "
+                           f"such rows out", rows=[f"line {s}" for s, _, _ in misfits[:5]], count=count)
+
+
+def _is_last_record(source, end_line):
+    """Whether nothing but blank lines follows line ``end_line``."""
+    data = source.read_all()
+    pos = _body_offset(data, end_line)
+    return not data[pos:].strip()
 
 
 def _parse(source, parse_source, skip, header, h, kinds, ragged, size, line_map):

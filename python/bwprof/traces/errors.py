@@ -25,3 +25,8 @@ class InvalidRowsError(TraceFormatError):
 
 class InvalidRowsWarning(UserWarning):
     """Rows with invalid durations or timestamps were left out (``drop_invalid=True``)."""
+
+
+class DuplicateTraceWarning(UserWarning):
+    """A folder held one run twice (a copy of a file, or the same run in another output format);
+    the file named was left out so that its GPU time counts once."""

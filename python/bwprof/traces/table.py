@@ -372,6 +372,9 @@ def check_frame(df, drop_invalid=False, what="trace"):
     are a ValueError naming their index labels, or left out with a warning when
     ``drop_invalid``. A frame without any duration is a ValueError of its own."""
     drop = drop_invalid_flag(drop_invalid)
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{what}: expected a kernel-trace DataFrame (from bwprof.traces.read), got "
+                        f"{type(df).__name__} {df!r:.60}")
     missing = [c for c in ("duration_ns", "kernel_name") if c not in df.columns]
     if missing:
         raise ValueError(f"{what}: not a kernel-trace DataFrame (no {', '.join(missing)} column)")

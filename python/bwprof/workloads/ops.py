@@ -169,6 +169,9 @@ def workload(ops: Any, *, name: str = "custom", dtype: str = "fp16", fusions: An
             raise ValueError(f"ops: two ops are named '{op.name}'; each op needs a name of its own")
         seen.add(op.name)
     dtype = _args.text("dtype", dtype, ("fp32", "fp16"))
+    if fusions is not None and (isinstance(fusions, (str, bytes, dict)) or not isinstance(fusions, (list, tuple))):
+        raise TypeError(f"fusions: expected a list of fusions (names, Fusion or dicts), got "
+                        f"{type(fusions).__name__} {_args.show(fusions)}")
     table = {}
     for i, f in enumerate(fusions or []):
         if isinstance(f, str):

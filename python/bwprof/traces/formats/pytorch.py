@@ -112,6 +112,7 @@ def _read(path):
 
     # Start and end in integer ns: base + round(us * 1000), exact where the numbers fit.
     bad = {}
+    dur = _boolean_durations(dur, ev.dur, bad)
     with np.errstate(invalid="ignore", over="ignore"):
         start_f = np.round(ts * 1000.0)
         end_f = start_f + np.round(dur * 1000.0)
@@ -191,18 +192,34 @@ def _gpu_fields(path):
     return ev, base_ns
 
 
+def _boolean_durations(dur, raw, bad):
+    """``dur`` with JSON true/false (which Python would take for 1 and 0 us) made NaN and
+    recorded in ``bad``: invalid rows, not durations."""
+    flags = [k for k, v in enumerate(raw) if v is True or v is False]
+    if not flags:
+        return dur
+    dur = dur.copy()
+    dur[flags] = np.nan
+    bad["duration_ns"] = {k: Note(f"dur {str(raw[k]).lower()}, a JSON boolean, not a number") for k in flags}
+    return dur
+
+
 def _numbers(path, values, index, names, key, allow_missing):
     """float64 array of a JSON field; a value that is not a number is a TraceFormatError naming
     its event (a missing ``ts`` too; a missing ``dur`` is NaN, an invalid row)."""
     try:
         out = _as_float(values)
-        if allow_missing or not np.isnan(out).any():
+        # true/false would read as 1/0: only a missing-allowed field (dur) marks them itself
+        if allow_missing or not (np.isnan(out).any() or any(v is True or v is False for v in values)):
             return out
     except (TypeError, ValueError):
         pass
     for k, v in enumerate(values):
         if v is None and allow_missing:
             continue
+        if (v is True or v is False) and not allow_missing:
+            raise TraceFormatError(path, None, f"traceEvents[{index[k]}] ({names[k]!r}) "
+                                               f"has no numeric {key}: {str(v).lower()} (a JSON boolean)")
         try:
             number = float(v)
             ok = not isinstance(v, str) and not math.isnan(number) or allow_missing
