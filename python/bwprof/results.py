@@ -449,10 +449,24 @@ def check_results(df: pd.DataFrame, source: str, schema_version=None) -> pd.Data
     repeats, and min <= median <= max. Anything else is a ValueError naming ``source``, the field
     and the first row that breaks it. The frame is returned as read."""
     _schema_version(schema_version, source)
-    if "kernel" not in df.columns and not any(c in df.columns for c in MEASURED_COLUMNS):
-        found = ", ".join(map(str, list(df.columns)[:8])) + (", ..." if len(df.columns) > 8 else "")
-        raise ValueError(f"{source}: not a bwprof results file: no kernel or {' / '.join(MEASURED_COLUMNS)} "
-                         f"column (found: {found or 'no columns'})")
+    # A run has a kernel and a measured column (a run of user rows may lack dtype); when it does
+    # not, the message lists every column a results table needs.
+    measured = any(c in df.columns for c in MEASURED_COLUMNS)
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns] + ([] if measured else [" or ".join(MEASURED_COLUMNS)])
+    found = ", ".join(map(str, list(df.columns)[:8])) + (", ..." if len(df.columns) > 8 else "")
+    foreign = ValueError(f"{source}: not a bwprof results file: missing column(s) {', '.join(missing)} "
+                         f"(found: {found or 'no columns'})")
+    if "kernel" not in df.columns or not measured:  # another tool's CSV
+        raise foreign
+    try:
+        return _check_values(df, source)
+    except ValueError:
+        if missing:  # a bad value in a table that is not bwprof's either: say the more basic problem
+            raise foreign from None
+        raise
+
+
+def _check_values(df: pd.DataFrame, source: str) -> pd.DataFrame:
     if df.empty:
         return df
     if "schema_version" in df.columns:

@@ -47,7 +47,7 @@ def test_a_newer_schema_version_is_refused_naming_the_file(tmp_path):
 def test_another_tools_csv_is_refused(tmp_path):
     p = tmp_path / "other.csv"
     pd.DataFrame({"name": ["a", "b"], "elapsed": [1.0, 2.0]}).to_csv(p, index=False)
-    with pytest.raises(ValueError, match=r"other\.csv: not a bwprof results file.*found: name, elapsed"):
+    with pytest.raises(ValueError, match=r"other\.csv: not a bwprof results file: missing column.*found: name, elapsed"):
         load_run(p)
     with pytest.raises(bl.BaselineError, match="other.csv"):
         bl.load(p)
