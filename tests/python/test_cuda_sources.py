@@ -17,16 +17,18 @@ def gpu_sources():
     return sorted(p for d in (ROOT / "kernels", ROOT / "cpp" / "src" / "gpu") for p in d.rglob("*.hip"))
 
 
-def local_includes(path: Path, seen=None):
+def _arch_check():
+    """.ci/cuda_arch_check.py as a module: its include walk is the one the tests check against."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("cuda_arch_check", ROOT / ".ci" / "cuda_arch_check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def local_includes(path: Path):
     """The tree's own headers `path` includes, directly or not (quoted includes found under SEARCH)."""
-    seen = set() if seen is None else seen
-    for name in re.findall(r'#include\s+"([^"]+)"', path.read_text(errors="ignore")):
-        for base in SEARCH:
-            h = base / name
-            if h.is_file() and h not in seen:
-                seen.add(h)
-                local_includes(h, seen)
-    return seen
+    return _arch_check().includes(path, set())
 
 
 def minor_sources():
@@ -81,10 +83,7 @@ def test_code_for_a_minor_version_is_compiled_for_every_architecture():
 
 def test_ci_compiles_the_build_s_own_commands_for_another_architecture():
     # .ci/cuda_arch_check.py rewrites a CUDA object's command from compile_commands.json.
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("cuda_arch_check", ROOT / ".ci" / "cuda_arch_check.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _arch_check()
     src = "/t/kernels/gemm/mma_sm80.hip"
     cmd = ["ccache", "/usr/local/bin/nvcc", "-DBWPROF_WITH_GPU", "-I/t/kernels", "-O3", "-Xcicc", "-O0", "-Xptxas",
            "-O0", "--generate-code=arch=compute_90a,code=[sm_90a]", "-Xcompiler=-fPIC", "--threads=0", "-x", "cu",
