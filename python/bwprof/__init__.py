@@ -20,8 +20,7 @@ from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
 from .step import load_step, profile_step, region, step_marker
-from .sweeps import sweep
-from .usercode import profile
+from .usercode import profile, sweep
 from .workloads import Fusion, Op, Workload, model, workload
 
 # Subpackages that are reached as attributes (bwprof.plots.roofline(...)) but imported only when
