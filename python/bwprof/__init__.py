@@ -20,7 +20,8 @@ from .occupancy import occupancy
 from .results import load_run, save_run
 from .suite import default_suite, run_suite
 from .step import load_step, profile_step, region, step_marker
-from .usercode import profile, sweep
+from .sweeps import sweep
+from .usercode import profile
 from .workloads import Fusion, Op, Workload, model, workload
 
 # Subpackages that are reached as attributes (bwprof.plots.roofline(...)) but imported only when

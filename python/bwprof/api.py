@@ -117,7 +117,7 @@ def columns() -> list[str]:
 def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: str | None = None,
             cache: str = "cold", warmup: int = 2, repeats: int = 10, min_time_s: float = 0.05,
             max_repeats: int = 1000, max_time_s: float = 2.0, verify: bool = True,
-            timing: str = "single", **shape: Any):
+            timing: str = "single", max_total_s: float = 120.0, **shape: Any):
     """Time one kernel invocation and derive its rates.
 
     Runs ``warmup`` launches, then timed launches until at least ``repeats`` of them and
@@ -130,6 +130,11 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     as many as make them together exceed twice the last-level cache with ``cache="cold"`` (one
     set with ``cache="hot"``), no flush, the time of each run divided among its launches. Work
     that cannot be captured in a graph raises ValueError naming the kernel.
+
+    ``max_total_s`` bounds the whole call (default 120 s; ``math.inf`` lifts it), as the bound on
+    one launch (60 s on the CPU, 10 s on a GPU) bounds each launch: the first launch, timed to the
+    end of its work, times the launches still to come (the warm-up and ``repeats``), and an estimate
+    past the bound is a ValueError before they run, saying how to allow it.
 
     Counts take any integral type; ``repeats`` and ``max_repeats`` are 1 .. 10^6, ``warmup``
     0 .. 10^5, the times finite seconds from 0 to one day. Shape values are ints (any integral
@@ -150,9 +155,11 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     max_time_s = _args.seconds("max_time_s", max_time_s)
     verify = _args.flag("verify", verify)
     timing = _args.text("timing", timing, TIMINGS)
+    from .usercode import bound_seconds
+    max_total_s = bound_seconds("max_total_s", max_total_s)
     params = {_args.text("shape parameter name", k): _args.shape_value(k, v) for k, v in shape.items()}
     return _core.measure(kernel, dtype, device, variant or "", cache, warmup, repeats,
-                         min_time_s, max_repeats, max_time_s, verify, params, timing)
+                         min_time_s, max_repeats, max_time_s, verify, params, timing, max_total_s)
 
 
 def explain(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: str | None = None,

@@ -210,31 +210,163 @@ def span(a: ArrayInfo) -> tuple[int, int]:
     return lo, hi + a.itemsize
 
 
+# Arrays whose runs (contiguous pieces) together number at most this are counted exactly by listing
+# every run; beyond it each array is counted from its layout alone (see unique_bytes).
+RUN_BUDGET = 1 << 22
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The bytes an array's elements occupy, in canonical form: runs of ``run`` contiguous bytes
+    at ``base + sum(i_k * stride_k)`` for ``0 <= i_k < count_k`` over ``dims`` (count, stride),
+    strides positive and ascending. Broadcast dimensions (stride 0) and dimensions of one element
+    add no bytes and are gone; negative strides are turned round; a dimension whose copies of the
+    inner block touch or overlap it is folded into the run. Two views of the same bytes (an array
+    and its transpose, a broadcast of it) have the same layout."""
+
+    location: str
+    base: int
+    run: int
+    dims: tuple  # ((count, stride), ...), strides > run, ascending
+
+    @property
+    def runs(self) -> int:
+        n = 1
+        for d, _ in self.dims:
+            n *= d
+        return n
+
+    @property
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.base + self.run + sum((d - 1) * s for d, s in self.dims)
+
+    @property
+    def disjoint(self) -> bool:
+        """True when no two runs overlap (each dimension's stride clears the block inside it)."""
+        extent = self.run
+        for d, s in self.dims:
+            if s < extent:
+                return False
+            extent += (d - 1) * s
+        return True
+
+    def starts(self):
+        """Every run's first byte (a NumPy array; ``runs`` of them)."""
+        import numpy as np
+
+        out = np.array([self.base], dtype=np.int64)
+        for d, s in self.dims:
+            out = (out[None, :] + (np.arange(d, dtype=np.int64) * s)[:, None]).ravel()
+        return out
+
+
+def layout(a: ArrayInfo) -> Layout | None:
+    """``a``'s :class:`Layout`, or None when it holds no bytes."""
+    if a.nbytes == 0 or a.itemsize <= 0:
+        return None
+    if a.strides is None:
+        return Layout(a.location, a.address, a.nbytes, ())
+    base = a.address
+    dims = []
+    for d, s in zip(a.shape, a.strides):
+        if d == 1 or s == 0:
+            continue  # one element, or the same element again (a broadcast): no new bytes
+        if s < 0:
+            base += (d - 1) * s
+            s = -s
+        dims.append((d, s))
+    dims.sort(key=lambda ds: ds[1])
+    run = a.itemsize
+    rest = []
+    for d, s in dims:
+        if not rest and s <= run:
+            run += (d - 1) * s  # copies of a contiguous block at most its length apart: still contiguous
+        else:
+            rest.append((d, s))
+    return Layout(a.location, base, run, tuple(rest))
+
+
+def _own_bytes(x: Layout) -> int:
+    """Bytes of one layout, each once: exact for runs that do not overlap and for any layout of at
+    most RUN_BUDGET runs; beyond that an overlapping lattice counts at most its span."""
+    if x.disjoint:
+        return x.run * x.runs
+    if x.runs <= RUN_BUDGET:
+        return _union_of_runs([(x.starts(), x.run)])
+    return min(x.run * x.runs, x.end - x.base)
+
+
+def _union_of_runs(groups) -> int:
+    """Bytes in the union of runs: ``groups`` of (starts, length)."""
+    import numpy as np
+
+    starts = np.concatenate([st for st, _ in groups])
+    ends = np.concatenate([st + n for st, n in groups])
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)  # the furthest byte covered by any run so far
+    # Each run adds what lies beyond everything before it.
+    before = np.concatenate([[starts[0]], reach[:-1]])
+    return int(np.sum(np.maximum(ends - np.maximum(starts, before), 0)))
+
+
+def _inside(x: Layout, intervals: list[tuple[int, int]]) -> bool:
+    return any(lo <= x.base and x.end <= hi for lo, hi in intervals)
+
+
 def unique_bytes(arrays: Iterable[ArrayInfo]) -> int:
-    """Bytes the arrays hold, each byte once: the same buffer passed twice, or two overlapping
-    contiguous views of one buffer, count once. A strided view counts its elements (each once),
-    once per distinct view."""
-    total = 0
-    spans: dict[str, list[tuple[int, int]]] = {}
-    seen = set()
+    """Bytes the arrays' elements occupy, each byte once: the union of every element's bytes,
+    over all the arrays, per location. A broadcast view (stride 0) counts the memory it spans, not
+    its logical size; an array and a view of it count their overlap once; a strided view counts
+    its elements' bytes.
+
+    Exact whenever the views' runs (contiguous pieces) together number at most RUN_BUDGET, and
+    for any views whose spans do not overlap or that lie inside a contiguous array. Views with more
+    runs than that which overlap one another are counted each on its own (exactly) and together
+    at most the bytes their spans cover."""
+    per_location: dict[str, dict[Layout, None]] = {}
     for a in arrays:
-        if a.nbytes == 0:
-            continue
-        if a.contiguous:
-            spans.setdefault(a.location, []).append(span(a))
-            continue
-        key = (a.location, a.address, a.shape, a.strides, a.itemsize)
-        if key not in seen:
-            seen.add(key)
-            total += a.nbytes
-    for intervals in spans.values():
-        intervals.sort()
-        lo, hi = intervals[0]
-        for a, b in intervals[1:]:
-            if a > hi:
-                total += hi - lo
-                lo, hi = a, b
-            else:
-                hi = max(hi, b)
-        total += hi - lo
+        x = layout(a)
+        if x is not None:
+            per_location.setdefault(x.location, {})[x] = None  # the same bytes twice count once
+    return sum(_bytes_at(list(xs)) for xs in per_location.values())
+
+
+def _bytes_at(xs: list[Layout]) -> int:
+    # A view inside a contiguous one adds nothing; of the rest, groups whose spans overlap are
+    # counted together, the others alone.
+    solid = [(x.base, x.end) for x in xs if not x.dims]
+    rest = [x for x in xs if x.dims and not _inside(x, solid)]
+    pieces = sorted([(lo, hi, None) for lo, hi in solid] + [(x.base, x.end, x) for x in rest],
+                    key=lambda p: p[0])
+    total = 0
+    group: list = []
+    reach = None
+    for lo, hi, x in pieces:
+        if group and lo >= reach:
+            total += _group_bytes(group)
+            group = []
+        group.append((lo, hi, x))
+        reach = hi if reach is None or len(group) == 1 else max(reach, hi)
+    if group:
+        total += _group_bytes(group)
     return total
+
+
+def _group_bytes(group: list) -> int:
+    if len(group) == 1:
+        lo, hi, x = group[0]
+        return hi - lo if x is None else _own_bytes(x)
+    runs = sum(1 if x is None else x.runs for _, _, x in group)
+    if runs <= RUN_BUDGET:
+        import numpy as np
+
+        groups = [(np.array([lo], dtype=np.int64), hi - lo) if x is None else (x.starts(), x.run)
+                  for lo, hi, x in group]
+        # Runs of different lengths: one group each (lengths broadcast per group).
+        return _union_of_runs([(st, np.full(len(st), n, dtype=np.int64)) for st, n in groups])
+    lo = min(p[0] for p in group)
+    hi = max(p[1] for p in group)
+    own = sum(hi_ - lo_ if x is None else _own_bytes(x) for lo_, hi_, x in group)
+    return min(own, hi - lo)

@@ -9,6 +9,7 @@ import math
 import sys
 
 from . import _core
+from . import tables as _tables
 
 
 def _fmt(v, spec: str = "{:.4g}", unit: str = "") -> str:
@@ -54,11 +55,31 @@ def measurement_html(m) -> str:
     return f"<div class='bwprof-measurement'>{_table(rows)}{_verdict(str(r.get('bottleneck') or ''))}</div>"
 
 
+def _plain_cell(v) -> str:
+    if isinstance(v, str):
+        return v or "-"
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "-" if v is None else str(v)
+    return f"{f:.4g}" if math.isfinite(f) else "-"
+
+
 def _frame_html(df, columns, top: int = 12) -> str:
+    """The first ``top`` rows; in a row flagged above a peak the judged figures end in "!", and a
+    line under the table says what the mark means (as the text tables do)."""
     cols = [c for c in columns if c in df.columns]
-    shown = df[cols].head(top)
+    shown = df[cols].head(top).copy()
     more = f"<div style='color:#666;font-size:0.85em'>{len(df) - top} more rows</div>" if len(df) > top else ""
-    return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-", border=0) + more
+    marked = [_tables.flagged(v) for v in df[_tables.FLAG].head(top)] if _tables.FLAG in df.columns else []
+    note = ""
+    if any(marked):
+        for c in cols:
+            if c in _tables.JUDGED:
+                text = [_plain_cell(v) for v in shown[c]]  # to_html escapes it
+                shown[c] = [t + (_tables.MARK if m and t != "-" else "") for t, m in zip(text, marked)]
+        note = f"<div style='color:#c00000;font-size:0.85em'><b>{html.escape(_tables.ABOVE_PEAK_NOTE)}</b></div>"
+    return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-", border=0) + note + more
 
 
 def model_html(report) -> str:
@@ -74,13 +95,16 @@ def model_html(report) -> str:
     main = report.ops[report.ops["step"] == report.main_step]
     warn = "" if s.get("verified", True) else "<div style='color:#c00000'><b>an op's output did not match its " \
                                               "reference</b></div>"
+    if s.get("above_peak"):
+        warn += ("<div style='color:#c00000'><b>above a measured roof: the data was in a cache, or the declared "
+                 "bytes or FLOPs are wrong; these figures are no utilization</b></div>")
     return (f"<div class='bwprof-model'>{head}{_verdict(verdict)}{warn}"
             + _frame_html(report.steps, ["step", "launches", "time_us", "parts_us", "gap_us", "gap_pct",
-                                         "items_per_s", "pct_of_bound", "mode", "verified"])
+                                         "items_per_s", "pct_of_bound", "above_peak", "mode", "verified"])
             + f"<div style='margin-top:6px'>ops of step '{html.escape(str(report.main_step))}':</div>"
             + _frame_html(main.sort_values("total_us", ascending=False),
                           ["op", "category", "kernel", "count", "time_us", "total_us", "share_pct", "bandwidth_gbs",
-                           "gflops", "bound"]) + "</div>")
+                           "gflops", "bound", "above_peak"]) + "</div>")
 
 
 def step_html(report) -> str:
@@ -95,7 +119,8 @@ def step_html(report) -> str:
     top = k.sort_values("time_per_step_us", ascending=False) if "time_per_step_us" in k and len(k) else k
     return (f"<div class='bwprof-step'>{head}{_verdict(str(s.get('verdict_text') or ''))}{split}"
             + (_frame_html(top, ["kernel", "op", "calls_per_step", "time_per_step_us", "step_share_pct",
-                                 "bandwidth_gbs", "bandwidth_pct_peak", "gflops", "bound"]) if len(k) else "")
+                                 "bandwidth_gbs", "bandwidth_pct_peak", "gflops", "bound", "above_peak"])
+               if len(k) else "")
             + "</div>")
 
 

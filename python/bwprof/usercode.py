@@ -1,7 +1,7 @@
 """Profiling the user's own code: any Python callable (a PyTorch op, a Triton or CuPy kernel, a
 NumPy function), measured with bwprof's method (cold caches flushed on the callable's stream,
 warm-up, repeats, the median, the same peaks and roofline judgement) into the same row as bwprof's
-own kernels. ``sweep`` runs one over a grid of parameters into a DataFrame.
+own kernels. ``sweep`` (sweeps.py) runs one over a grid of parameters into a DataFrame.
 """
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import math
 import warnings
 from typing import Any, Callable
 
-import pandas as pd
-
 from . import _core
 from . import arguments as _args
 from .arrays import ArrayInfo, arrays_in, span, unique_bytes
@@ -21,6 +19,20 @@ from .streams import current_handle, handle_of
 
 class BytesUnknownWarning(UserWarning):
     """``profile`` timed a callable whose arrays it cannot see: its bytes and bound are unknown."""
+
+
+class NotRunWarning(UserWarning):
+    """``profile`` timed a callable that returned a generator or a coroutine: calling it made the
+    object and ran none of its work."""
+
+
+class ArgumentNameWarning(UserWarning):
+    """A keyword of bwprof's ``profile`` (``device=``, ``name=`` ...) is also a parameter of the
+    callable: bwprof took it; ``kwargs={...}`` gives it to the callable."""
+
+
+# The bound on one profile or measure call (seconds; math.inf: none).
+DEFAULT_MAX_TOTAL_S = 120.0
 
 
 _HALF_KINDS = {"f2", "bf16", "V2"}
@@ -33,6 +45,70 @@ def _name_of(fn: Any) -> str:
         fn = fn.func
     name = getattr(fn, "__name__", None) or type(fn).__name__
     return "lambda" if name == "<lambda>" else str(name)
+
+
+def add_note(err: BaseException, text: str) -> None:
+    """bwprof's context on the user's own exception (PEP 678), which goes on with its own type."""
+    try:
+        err.add_note(text)
+    except (AttributeError, TypeError):  # a __notes__ the user's code set to something not a list
+        pass
+
+
+def bound_seconds(name: str, value: Any) -> float:
+    """A bound on a call's time: seconds > 0, or math.inf (no bound)."""
+    v = _args._real(name, value, "a number of seconds (math.inf: no bound)")
+    if not v > 0:  # NaN too
+        raise ValueError(f"{name}: must be a number of seconds > 0 (math.inf: no bound), got {_args.show(value)}")
+    return v
+
+
+def _call_keywords(fn: Any, given: dict, explicit: Any, extra: dict) -> dict:
+    """The callable's keywords: ``kwargs=`` (explicit) and every keyword bwprof does not take
+    (``extra``). Without ``kwargs=``, a parameter of the callable named as one of bwprof's that the
+    user set (``given``) is told by an ArgumentNameWarning."""
+    if explicit is None:
+        clash = sorted(n for n in given if n in _parameters_of(fn))
+        if clash:
+            names = ", ".join(f"{n}=" for n in clash)
+            warnings.warn(f"profile: {_name_of(fn)} has a parameter named {', '.join(map(repr, clash))}, and {names} "
+                          f"went to bwprof (its own option{'s' if len(clash) > 1 else ''}), not to the callable; pass "
+                          f"kwargs={{{clash[0]!r}: ...}} to give it to the callable (kwargs={{}} keeps it bwprof's "
+                          f"and silences this)", ArgumentNameWarning, stacklevel=3)
+        return extra
+    if not isinstance(explicit, dict) or not all(isinstance(k, str) for k in explicit):
+        raise TypeError(f"kwargs: expected a dict of the callable's keyword arguments (names to values), "
+                        f"got {_args.show(explicit)}")
+    both = sorted(set(explicit) & set(extra))
+    if both:
+        raise ValueError(f"kwargs: {', '.join(map(repr, both))} given both in kwargs= and as a keyword of profile; "
+                         f"give each once")
+    return {**extra, **explicit}
+
+
+def _parameters_of(fn: Any) -> set:
+    """Names the callable takes by keyword (empty where its signature cannot be read)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return set()
+    return {p.name for p in sig.parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+
+
+def _not_run(result: Any) -> str:
+    """What kind of not-yet-run work ``result`` is ("generator", "coroutine"), or ""."""
+    import inspect
+
+    if inspect.iscoroutine(result):
+        return "coroutine"
+    if inspect.isasyncgen(result):
+        return "asynchronous generator"
+    if inspect.isgenerator(result):
+        return "generator"
+    return ""
 
 
 def _bytes_arg(name: str, value: Any) -> float | None:
@@ -108,7 +184,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
             dtype: Any = None, device: str = "auto", cache: str = "cold", warmup: int = 2,
             repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool | None = None,
             min_time_s: float = 0.05, max_repeats: int = 1000, max_time_s: float = 2.0,
-            stream_hold: str | None = None, **kwargs: Any):
+            stream_hold: str | None = None, max_total_s: float = DEFAULT_MAX_TOTAL_S, kwargs: Any = None,
+            **call_kwargs: Any):
     """Time ``fn(*args, **kwargs)`` with bwprof's method and return its Measurement, whose record
     has the same columns as bwprof's own kernels (``kernel`` = ``name``, default the callable's
     name; ``variant`` = "user"), so ``save_run``, the plots, baselines and ``compare`` take it.
@@ -116,7 +193,9 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     Bytes: ``bytes_read``/``bytes_written`` as given, else counted from ``inputs``/``outputs`` (default:
     the arguments and the return value of a first call) for anything exposing
     ``__cuda_array_interface__``, ``__array_interface__``, DLPack or the buffer protocol: each
-    input read once, each output written once, a buffer passed twice counted once; an argument
+    input read once, each output written once, the bytes every element occupies counted once
+    (a buffer passed twice, an array and an overlapping view of it, a broadcast view, whose
+    stride 0 spans only the memory it repeats; :func:`bwprof.arrays.unique_bytes`); an argument
     that is also returned counts as written only (the destination of ``copy_`` or ``out=``: a
     call that reads and rewrites it in place declares ``inputs=`` or ``bytes_read=``). The row's
     ``bytes_source`` says "declared", "inferred" or "mixed". A callable whose arrays bwprof cannot
@@ -136,13 +215,31 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     ``__cuda_stream__``, ``.cuda_stream`` or ``.ptr``; default: the current stream of PyTorch
     (once it has started CUDA) or CuPy that is not a default stream, else the default stream), where the L2 flush and the
     stream hold go too. ``rotate``: a list of argument tuples used in turn (so that even hot runs
-    read from memory). The stream is held until each call has queued its work (``stream_hold``
+    read from memory), all of one size: sets whose arrays hold different bytes are a ValueError
+    (a row has one byte count) unless ``bytes_read=`` declares it. The stream is held until each call has queued its work (``stream_hold``
     "block"), so the host's launch time is not timed; a call that makes the host wait on the GPU
     (``.item()``, a synchronize) cannot be held, and the whole run is timed again behind the spin:
     its row says ``stream_hold`` "spin" and ``host_waited`` True, and its time includes the host's
-    work between launches. A callable that raises has its exception re-raised as a BwprofError
-    chained to it; one that queues no GPU work on the timed stream is a ValueError.
+    work between launches.
+
+    Keywords: those of :data:`PROFILE_ARGUMENTS` are bwprof's; every other keyword goes to the
+    callable. ``kwargs={...}`` passes the callable's own keywords explicitly, whatever their names
+    (``profile(f, x, kwargs={"device": "cuda", "name": "mine"})``); a name given both ways is a
+    ValueError. Where ``kwargs=`` is not given and the callable's signature names a parameter that
+    bwprof took (``device=``, ``name=`` ...), a :class:`ArgumentNameWarning` says so.
+
+    ``max_total_s`` bounds the whole call (default 120 s; ``math.inf`` lifts it): the first warm-up
+    call the core makes (after the first call above, which pays one-time costs such as compiles),
+    timed to the end of its work, times the calls still to come (the warm-up and ``repeats``); an
+    estimate past the bound is a ValueError before they run, saying how to allow it.
+
+    A callable that raises propagates its own exception, of its own type (``except MyError``
+    still catches it), with bwprof's context added as a note (PEP 678, ``exc.__notes__``); the
+    device stays usable. A callable that returns a generator or a coroutine did not run its work
+    (only made the object): a :class:`NotRunWarning` says so, and the timing is of the call alone.
+    One that queues no GPU work on the timed stream is a ValueError.
     """
+    given = {k: v for k, v in locals().items() if k in _PROFILE_DEFAULTS and v is not _PROFILE_DEFAULTS[k]}
     if not callable(fn):
         raise TypeError(f"fn: expected a callable, got {_args.show(fn)} ({type(fn).__name__})")
     name = _args.text("name", name) if name is not None else _name_of(fn)
@@ -163,6 +260,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     max_time_s = _args.seconds("max_time_s", max_time_s)
     matrix_units = _args.flag("matrix_units", matrix_units) if matrix_units is not None else None
     hold = _args.text("stream_hold", stream_hold, ("block", "spin")) if stream_hold is not None else ""
+    max_total_s = bound_seconds("max_total_s", max_total_s)
+    kwargs = _call_keywords(fn, given, kwargs, call_kwargs)
 
     if rotate is not None:
         if args:
@@ -185,17 +284,24 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
             failure["error"] = e
             raise
 
-    def run(step: Callable[[], Any]) -> Any:
+    def run(step: Callable[[], Any], phase: str) -> Any:
+        # The callable's own exception goes on as itself, bwprof's context added as a note.
         try:
             return step()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # noqa: BLE001
-            if failure["error"] is not None:
-                err = failure["error"]
-                raise _core.BwprofError(f"profile: {name} raised {type(err).__name__}: {err} "
-                                        f"(bwprof stopped timing it; the device is usable)") from err
-            raise
+            err = failure["error"]
+            if err is None:
+                raise
+            if e is not err:  # bwprof's layers wrapped it: the user's exception is what goes on
+                add_note(err, f"bwprof.profile: bwprof saw it as {type(e).__name__}: {e}")
+        add_note(err, f"bwprof.profile: raised by {name!r} in {phase} while bwprof timed it "
+                      f"(bwprof stopped; the device is usable)")
+        if isinstance(err, TypeError) and "keyword argument" in str(err):
+            add_note(err, "bwprof.profile: keywords that are not bwprof's go to the callable; bwprof's are "
+                          f"{', '.join(PROFILE_ARGUMENTS)} (kwargs={{...}} passes any name to the callable)")
+        raise err
 
     # Inputs: what one call reads (the set it is given); outputs: what it writes.
     per_set_inputs = [arrays_in(inputs) if inputs is not None else arrays_in((s, kwargs)) for s in sets]
@@ -205,7 +311,16 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     # ops (bwprof.framework.torch_ops), where the user declared none.
     counter = _torch_op_counter(declared_flops, sets[0], kwargs)
     with counter if counter is not None else contextlib.nullcontext():
-        result = run(lambda: guarded(sets[0]))
+        result = run(lambda: guarded(sets[0]), "its first call")
+    not_run = _not_run(result)
+    if not_run:
+        # Calling it made the object; the work runs only when it is iterated or awaited.
+        how = "awaited (asyncio.run(...))" if "coroutine" in not_run or "asynchronous" in not_run else \
+            "iterated (lambda: list(fn(...)))"
+        warnings.warn(f"profile: {name} returned a {not_run}, so calling it ran none of its work: bwprof times "
+                      f"only making the {not_run}; profile a callable that runs the work (its {not_run} "
+                      f"{how})", NotRunWarning, stacklevel=2)
+        _close(result)
     flops_inferred = counter is not None and counter.counted
     if flops_inferred:
         flops = counter.total_flops
@@ -237,7 +352,14 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
             bytes_r = math.nan
         else:
             counts = [unique_bytes(x) for x in per_set_inputs]
-            bytes_r = float(sum(counts)) / len(counts)
+            if len(set(counts)) > 1:
+                # One row has one byte count: sets of other sizes would each need their own.
+                sizes = ", ".join(f"set {i}: {c} bytes" for i, c in enumerate(counts[:4])) + \
+                    (", ..." if len(counts) > 4 else "")
+                raise ValueError(f"rotate: the argument sets read different bytes ({sizes}); a row has one byte "
+                                 f"count, so rotate sets of one size (sweep over the sizes), or declare "
+                                 f"bytes_read= per call")
+            bytes_r = float(counts[0])
     else:
         bytes_r = declared_read
     if declared_written is None:
@@ -281,72 +403,30 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     def call() -> None:
         guarded(sets[next(turn) % len(sets)])
 
+    def call_and_close() -> None:  # each coroutine made is closed, not left to warn "never awaited"
+        _close(guarded(sets[next(turn) % len(sets)]))
+
+    # max_total_s: the core's first launch (its work finished) times the launches to come; the first
+    # call above pays one-time costs (compiles, autotuning) and would overestimate them.
     return run(lambda: _core.profile(
-        call, name, device, bytes_r, bytes_w, source, flops, "inferred" if flops_inferred else "declared",
-        row_dtype, matrix_units,
+        call_and_close if not_run else call, name, device, bytes_r, bytes_w, source, flops,
+        "inferred" if flops_inferred else "declared", row_dtype, matrix_units,
         _shape_text(first_inputs, out_arrays), cache, warmup, repeats, min_time_s, max_repeats,
-        max_time_s, handle, hold, buffers))
+        max_time_s, handle, hold, buffers, max_total_s), "a timed call")
 
 
-def _grid_points(grid: Any) -> list[dict]:
-    if isinstance(grid, dict):
-        if not grid:
-            raise ValueError("grid: empty")
-        keys = list(grid)
-        values = []
-        for k in keys:
-            v = grid[k]
-            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-                raise TypeError(f"grid[{k!r}]: expected a list of values, got {type(v).__name__}")
-            v = list(v)
-            if not v:
-                raise ValueError(f"grid[{k!r}]: empty list")
-            values.append(v)
-        return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
-    if isinstance(grid, (list, tuple)) and grid and all(isinstance(p, dict) for p in grid):
-        return [dict(p) for p in grid]
-    raise TypeError("grid: expected a dict of lists (every combination) or a non-empty list of dicts")
+def _close(obj: Any) -> None:
+    close = getattr(obj, "close", None) or getattr(obj, "aclose", None)
+    if callable(close):
+        try:
+            r = close()
+            if _not_run(r):  # aclose() gives a coroutine of its own
+                r.close()
+        except Exception:  # noqa: BLE001 - closing is a courtesy
+            pass
 
 
-def _cell(v: Any) -> Any:
-    return v if isinstance(v, (bool, int, float, str)) or v is None else str(v)
-
-
-def sweep(fn_factory: Callable, grid: Any, *, name: str | None = None, **profile_kwargs: Any) -> pd.DataFrame:
-    """Profile the callable ``fn_factory(**point)`` builds at every point of ``grid`` (a dict of
-    lists, taken as every combination, or a list of dicts), as Triton's ``perf_report`` does, and
-    return one DataFrame: the grid's columns (prefixed ``grid_`` where a name is a result column),
-    then the result columns. The factory returns a callable, a tuple ``(fn, *args)``, or a dict of
-    ``profile`` arguments with ``fn`` (and ``args``); ``profile_kwargs`` apply to every point.
-    Each row's ``shape`` is the point, e.g. ``n=4096,dtype=float16``."""
-    if not callable(fn_factory):
-        raise TypeError(f"fn_factory: expected a callable, got {type(fn_factory).__name__}")
-    points = _grid_points(grid)
-    columns = list(_core.columns())
-    base_name = name if name is not None else _name_of(fn_factory)
-    rows = []
-    for point in points:
-        made = fn_factory(**point)
-        kw = dict(profile_kwargs)
-        if isinstance(made, dict):
-            if "fn" not in made:
-                raise ValueError(f"sweep: the factory's dict for {point} has no 'fn'")
-            made = dict(made)
-            fn, args = made.pop("fn"), tuple(made.pop("args", ()))
-            kw.update(made)
-        elif isinstance(made, tuple) and made and callable(made[0]):
-            fn, args = made[0], tuple(made[1:])
-        elif callable(made):
-            fn, args = made, ()
-        else:
-            raise TypeError(f"sweep: the factory returned {type(made).__name__} for {point}; expected a "
-                            f"callable, (fn, *args) or a dict with 'fn'")
-        kw.setdefault("name", base_name)
-        m = profile(fn, *args, **kw)
-        rec = m.to_dict()
-        rec["shape"] = ",".join(f"{k}={_cell(v)}" for k, v in point.items())
-        row = {(f"grid_{k}" if k in columns else k): _cell(v) for k, v in point.items()}
-        row.update(rec)
-        rows.append(row)
-    grid_cols = [c for c in rows[0] if c not in columns]
-    return pd.DataFrame(rows, columns=grid_cols + columns)
+_PROFILE_DEFAULTS = {p.name: p.default for p in __import__("inspect").signature(profile).parameters.values()
+                     if p.kind == p.KEYWORD_ONLY}
+# The keywords bwprof's profile takes for itself; every other keyword goes to the callable.
+PROFILE_ARGUMENTS = tuple(_PROFILE_DEFAULTS)

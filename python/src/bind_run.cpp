@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -40,10 +41,11 @@ void bind_run(py::module_& m) {
       .def_property_readonly("bottleneck", [](const Measurement& x) { return x.bottleneck; })
       .def_property_readonly("verified", [](const Measurement& x) { return x.verified; })
       .def("__repr__", [](const Measurement& x) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "<Measurement %s/%s %s %s: %.3g us, %.1f GB/s, %s>", x.kernel.c_str(),
+        char buf[320];
+        // A figure above a measured roof says so here too, as every table marks it.
+        std::snprintf(buf, sizeof buf, "<Measurement %s/%s %s %s: %.3g us, %.1f GB/s, %s%s>", x.kernel.c_str(),
                       x.variant.c_str(), x.dtype.c_str(), x.shape.c_str(), x.time_us.median, x.bandwidth_gbs,
-                      x.bound.c_str());
+                      x.bound.c_str(), x.above_peak ? ", ABOVE PEAK (cached data or wrong traffic)" : "");
         return std::string(buf);
       });
 
@@ -51,7 +53,7 @@ void bind_run(py::module_& m) {
   m.def("measure", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const std::string& cache, int warmup, int min_repeats,
                       double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params,
-                      const std::string& timing) {
+                      const std::string& timing, double max_total_s) {
     if (cache != "cold" && cache != "hot") throw InvalidArgument("cache: expected 'cold' or 'hot', got '" + cache + "'");
     if (warmup < 0) throw InvalidArgument("warmup: must be >= 0");
     if (min_repeats < 1) throw InvalidArgument("min_repeats: must be >= 1");
@@ -66,12 +68,15 @@ void bind_run(py::module_& m) {
     opt.max_time_s = max_time_s;
     opt.verify = verify;
     opt.timing = parse_timing(timing);
+    if (!(max_total_s > 0)) throw InvalidArgument("max_total_s: must be > 0 (math.inf: no bound)");
+    opt.max_total_s = max_total_s;
     auto p = params_from(params);
     py::gil_scoped_release nogil;
     return measure(kernel, dtype, device, variant, p, opt);
   }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
-     py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single");
+     py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single",
+     py::arg("max_total_s") = std::numeric_limits<double>::infinity());
 
   m.def("explain", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const py::dict& params) {
@@ -87,8 +92,9 @@ void bind_run(py::module_& m) {
                       bool matrix_units, const std::string& shape, const std::string& cache,
                       int warmup, int min_repeats, double min_time_s, int max_repeats, double max_time_s,
                       const py::object& stream, const std::string& hold,
-                      const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers) {
+                      const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers, double max_total_s) {
     Profiler prof(name, device);
+    prof.set_max_total_s(max_total_s);
     prof.set_bytes(bytes_read, bytes_written, bytes_source).set_dtype(dtype, matrix_units);
     if (flops) prof.set_flops(*flops, flops_source);  // None: unknown
     prof.set_shape(shape).set_cache(cache).set_warmup(warmup);
@@ -111,6 +117,7 @@ void bind_run(py::module_& m) {
      py::arg("bytes_source"), py::arg("flops"), py::arg("flops_source"), py::arg("dtype"), py::arg("matrix_units"), py::arg("shape"),
      py::arg("cache"), py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("stream"), py::arg("hold"), py::arg("buffers"),
+     py::arg("max_total_s") = std::numeric_limits<double>::infinity(),
      "Times a Python callable with bwprof's method on a device (bwprof/profiler.hpp) and returns its row. "
      "flops: None when unknown (flops_source: declared, inferred or counters otherwise); "
      "stream: a raw stream handle (int) or None for bwprof's own; buffers: (address, bytes) of host memory "

@@ -10,6 +10,8 @@
 #include "scoped_env.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -216,6 +218,34 @@ TEST(Limits, TheMeasureRefusesAnOverlongLaunchBeforeAllocating) {
   host_memory_counter().reset_peak();
   EXPECT_THROW(measure("intensity_sweep", "fp32", "cpu", "", {{"fmas", "1048576"}}, RunOptions{}), InvalidArgument);
   EXPECT_EQ(host_memory_counter().peak(), before);
+}
+
+// Issue 45: the bound on one launch did not bound a call of many (a CPU GEMM of 13 s a launch).
+TEST(Limits, AWholeCallIsBoundedFromItsFirstLaunch) {
+  EXPECT_NO_THROW(check_total_time(1.0, 0.5, 10, 10.0));  // about 6 s
+  const std::string msg = message_of<InvalidArgument>([] { check_total_time(13.0, 13.0, 11, 120.0); });
+  EXPECT_NE(msg.find("max_total_s"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("156 s"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("math.inf"), std::string::npos) << msg;
+  EXPECT_NO_THROW(check_total_time(0, 1e9, 1000, std::numeric_limits<double>::infinity()));
+  RunOptions opt;  // 10 repeats, 0.05 s of kernel time, at most 1000 launches or 2 s
+  EXPECT_EQ(timed_launches_for(opt, 13.0), 10);
+  EXPECT_EQ(timed_launches_for(opt, 1e-4), 500);
+  opt.max_repeats = 100;
+  EXPECT_EQ(timed_launches_for(opt, 1e-6), 100);
+  // The first launch of a call bounded below its time stops it before the rest runs.
+  RunOptions tight;
+  tight.warmup = 3;
+  tight.max_total_s = 1e-9;
+  const std::string too_long =
+      message_of<InvalidArgument>([&] { measure("stream_copy", "fp32", "cpu", "", {{"n", "65536"}}, tight); });
+  EXPECT_NE(too_long.find("more are to come"), std::string::npos) << too_long;
+  tight.warmup = 0;
+  EXPECT_THROW(measure("stream_copy", "fp32", "cpu", "", {{"n", "65536"}}, tight), InvalidArgument);
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    tight.max_total_s = bad;
+    EXPECT_THROW(measure("stream_copy", "fp32", "cpu", "", {{"n", "4096"}}, tight), InvalidArgument);
+  }
 }
 
 TEST(Interrupt, TheCheckStopsAMeasurementBetweenLaunches) {

@@ -139,7 +139,7 @@ def _interrupt_during_measure(device: str):
         bwprof.measure("stream_copy", device="{device}", n=1 << 16, repeats=1)  # peaks and warm-up
         print("go", flush=True)
         bwprof.measure("stream_copy", device="{device}", n=1 << 20, repeats=10**6, max_repeats=10**6,
-                       min_time_s=86400, max_time_s=86400)
+                       min_time_s=86400, max_time_s=86400, max_total_s=float("inf"))  # days, on purpose
         print("finished", flush=True)
     """)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))

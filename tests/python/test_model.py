@@ -328,8 +328,41 @@ def test_parts_are_timed_the_way_the_step_runs():
 
 
 def test_a_callable_that_raises_is_reported():
+    # New contract (issue 45): the op's own exception, of its own type, with bwprof's notes naming
+    # the op (it used to become a BwprofError).
     def boom():
         raise RuntimeError("kaput")
 
-    with pytest.raises(bwprof.BwprofError, match="kaput"):
+    with pytest.raises(RuntimeError, match="kaput") as info:
         bwprof.model(ops=[bwprof.Op("boom", fn=boom, bytes_read=8, bytes_written=8)], device="cpu", quick=True)
+    assert type(info.value) is RuntimeError
+    assert any("bwprof.model" in n and "'boom'" in n for n in info.value.__notes__)
+
+
+def test_an_op_above_its_roof_is_flagged_in_every_table_that_shows_it():
+    # Issue 45: an op declaring 10^12 bytes printed 2e9 GB/s, bound "memory", in the model's tables
+    # while its row said above_peak.
+    from hypothesis import given, settings, strategies as st
+
+    from bwprof import tables
+
+    x = np.ones(256, np.float32)
+
+    @settings(max_examples=8, deadline=None)
+    @given(st.sampled_from([1e3, 1e6, 1e9, 1e12, 1e14]))
+    def check(declared):
+        r = bwprof.model(ops=[bwprof.Op("op", fn=lambda: x.sum(), bytes_read=declared, bytes_written=0)],
+                         device="cpu", quick=True)
+        row = r.ops.iloc[0]
+        assert bool(row["above_peak"]) == bool(r.rows.iloc[0]["above_peak"])
+        text = r.text()
+        ops_table = text.split("ops of step")[1].split("\n\n")[0]
+        assert (tables.MARK + " " in ops_table.split("\n")[3] + " ") == bool(row["above_peak"])
+        assert (tables.ABOVE_PEAK_NOTE in text) == bool(row["above_peak"] or r.steps["above_peak"].any())
+        assert r.summary["above_peak"] == bool(r.steps.set_index("step").loc[r.main_step, "above_peak"])
+        html = r._repr_html_()
+        assert ("above a measured roof" in html) == r.summary["above_peak"]
+        if declared >= 1e12:
+            assert row["above_peak"] and r.summary["ops_above_peak"] == ["op"] and "ABOVE A MEASURED ROOF" in text
+
+    check()

@@ -211,3 +211,34 @@ def test_cli(tmp_path):
     run = subprocess.run([sys.executable, "-m", "bwprof", "step", str(tmp_path / "none.py")],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "marked no step" in run.stderr
+
+
+def test_a_region_above_its_roof_is_marked_in_the_steps_table():
+    x = np.ones(1000)
+
+    def step():
+        with bwprof.region("big", bytes_read=1e13, bytes_written=0):
+            x.sum()
+
+    r = bwprof.profile_step(step, device="cpu", repeats=2)
+    assert r.kernels["above_peak"].all()
+    from bwprof import tables
+    text = r.text()
+    assert tables.ABOVE_PEAK_NOTE in text and "memory!" in text
+    assert "!" in r._repr_html_()
+
+
+def test_kwargs_passes_the_steps_own_keywords_of_bwprofs_names():
+    seen = {}
+
+    def step(device="mine", name="mine", repeats=0):
+        seen.update(device=device, name=name, repeats=repeats)
+        with bwprof.region("r", bytes_read=8, bytes_written=8):
+            pass
+
+    r = bwprof.profile_step(step, device="cpu", repeats=2, kwargs={"device": "cuda", "name": "n", "repeats": 9})
+    assert seen == {"device": "cuda", "name": "n", "repeats": 9} and r.summary["repeats"] == 2
+    with pytest.raises(ValueError, match="both"):
+        bwprof.profile_step(step, device="cpu", kwargs={"x": 1}, x=2)
+    with pytest.raises(TypeError, match="kwargs"):
+        bwprof.profile_step(step, device="cpu", kwargs=5)

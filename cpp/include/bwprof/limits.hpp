@@ -40,6 +40,11 @@ double max_launch_seconds(const DeviceInfo& info);
 // take longer than the bound.
 void check_work(const KernelFamily& k, const Variant& v, const Problem& p, const DeviceInfo& info);
 
+// InvalidArgument naming max_total_s when a call whose first launch took `first_s` (after
+// `elapsed_s` of the call) would take more than `bound_s` with `launches_left` launches to come:
+// the bound on one launch (check_work) does not bound a call of many.
+void check_total_time(double elapsed_s, double first_s, int launches_left, double bound_s);
+
 // check_memory, then check_work: the runner calls it before making an instance.
 void admit(Backend& backend, const KernelFamily& k, const Variant& v, const Problem& p);
 

@@ -123,6 +123,12 @@ class Profiler {
   // Warm-up calls, then timed calls until at least min_repeats and min_time_s (RunOptions).
   Profiler& set_warmup(int warmup);
   Profiler& set_repeats(int min_repeats, double min_time_s = 0.05, int max_repeats = 1000, double max_time_s = 2.0);
+  // The bound on the whole measure() call (RunOptions::max_total_s; infinite: none; measure()
+  // refuses one that is not > 0).
+  Profiler& set_max_total_s(double seconds) {
+    opt_.max_total_s = seconds;
+    return *this;
+  }
   // The stream measure() hands its callable and times (GPU). Default: bwprof's own stream.
   Profiler& set_stream(Stream stream);
   // How a timed call waits for the host to queue its work: "block" (default for measure(): the

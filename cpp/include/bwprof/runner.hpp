@@ -2,6 +2,7 @@
 // the median reported; and measure_kernel(), which validates, prepares, checks, times and derives
 // on a given backend (the api's measure() finds the kernel and the device by name).
 #pragma once
+#include <limits>
 #include <functional>
 #include <map>
 #include <string>
@@ -29,6 +30,9 @@ struct RunOptions {
   int max_repeats = 1000;
   double max_time_s = 2.0;   // stop adding repeats past this much wall time
   bool verify = true;
+  // The bound on the whole call: the first launch's time, times the launches still to come, past
+  // it is an InvalidArgument before they run (check_total_time). Infinite: no bound.
+  double max_total_s = std::numeric_limits<double>::infinity();
 };
 
 // What the timed runs saw besides their times: one clock sample after each timed run (NaN where
@@ -46,6 +50,9 @@ struct RunLog {
 // (or a maximum is hit); returns the per-launch times in microseconds. With `log`, the clock is
 // sampled after each timed run (outside the timed window).
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log = nullptr);
+// How many timed launches run_repeats makes of a launch that takes `launch_s` (its estimate for
+// RunOptions::max_total_s).
+int timed_launches_for(const RunOptions& opt, double launch_s);
 
 // ---- steady state (Timing::kGraph) ----------------------------------------------------------
 // The ONE place that makes rotated input sets and times them back to back; the kernels of

@@ -110,6 +110,18 @@ void check_work(const KernelFamily& k, const Variant& v, const Problem& p, const
   BWPROF_INVALID("shape: " + what(k, p) + buf + " (BWPROF_MAX_LAUNCH_S raises it)");
 }
 
+void check_total_time(double elapsed_s, double first_s, int launches_left, double bound_s) {
+  const double estimate = elapsed_s + first_s * std::max(0, launches_left);
+  if (!(estimate > bound_s)) return;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "max_total_s: this call would take about %.3g s (a launch took %.3g s and %d more are to come: "
+                "the warm-up and the repeats), more than max_total_s=%g s; pass a larger max_total_s= "
+                "(math.inf lifts the bound) or fewer warmup=/repeats=",
+                estimate, first_s, launches_left, bound_s);
+  BWPROF_INVALID(buf);
+}
+
 void MemoryCounter::add(std::size_t bytes) {
   const std::size_t now = in_use_ += bytes;
   std::size_t peak = peak_.load();

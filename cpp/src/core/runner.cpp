@@ -34,13 +34,33 @@ double RunLog::median_clock_mhz() const {
   return summarize(v).median;
 }
 
+int timed_launches_for(const RunOptions& opt, double launch_s) {
+  // The loop below stops at min_repeats once min_time_s (or max_time_s of wall time) is reached,
+  // and at max_repeats in any case.
+  const double until = std::min(opt.min_time_s, opt.max_time_s);
+  const double wanted = launch_s > 0 ? std::ceil(until / launch_s) : static_cast<double>(opt.max_repeats);
+  return static_cast<int>(std::min<double>(opt.max_repeats, std::max<double>(opt.min_repeats, wanted)));
+}
+
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log) {
   if (opt.min_repeats < 1 || opt.max_repeats < opt.min_repeats)
     BWPROF_INVALID("repeats: need 1 <= min_repeats <= max_repeats");
+  if (!(opt.max_total_s > 0)) BWPROF_INVALID("max_total_s: must be > 0");
+  const bool bounded = std::isfinite(opt.max_total_s);
+  const auto call0 = std::chrono::steady_clock::now();
+  const auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   // Between launches, never inside the timed region: a stop asked for (Ctrl-C) ends the call here.
   for (int i = 0; i < opt.warmup; ++i) {
     check_interrupt();
+    const auto t0 = std::chrono::steady_clock::now();
     k.launch();
+    if (i == 0 && bounded) {  // the first launch estimates the call, before the rest of it runs
+      backend.synchronize();
+      const double first = since(t0);
+      check_total_time(since(call0), first, opt.warmup - 1 + timed_launches_for(opt, first), opt.max_total_s);
+    }
   }
   backend.synchronize();
   std::vector<double> times;
@@ -72,6 +92,8 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
     }
     kernel_s += us * 1e-6;
     const int n = static_cast<int>(times.size());
+    if (n == 1 && opt.warmup == 0 && bounded)  // no warm-up launch: the first timed one estimates the call
+      check_total_time(since(call0), us * 1e-6, timed_launches_for(opt, us * 1e-6) - 1, opt.max_total_s);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     const bool enough = n >= opt.min_repeats && kernel_s >= opt.min_time_s;
     if (enough || n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;

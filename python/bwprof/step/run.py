@@ -74,7 +74,8 @@ def _device(device: str) -> tuple[str, Any]:
 
 
 def profile_step(fn: Callable, *args: Any, name: str | None = None, warmup: int = 2, repeats: int = 5,
-                 counters: Any = None, graph: str = "auto", device: str = "auto", **kwargs: Any) -> StepReport:
+                 counters: Any = None, graph: str = "auto", device: str = "auto", kwargs: Any = None,
+                 **call_kwargs: Any) -> StepReport:
     """Profile one step of ``fn(*args, **kwargs)`` (a decode step, a training step, anything that
     can be called again) and return its :class:`StepReport`: ``kernels`` (one row per kernel and
     the op that launched it, judged on the measured roofline) and ``summary`` (wall, busy and idle
@@ -85,13 +86,21 @@ def profile_step(fn: Callable, *args: Any, name: str | None = None, warmup: int 
     graph takes, or why it could not be captured); "on" profiles the graph replay as the step
     (kernels attributed to the ops captured); "off" neither. ``counters``: "dram" (or a list of
     metrics) adds measured DRAM bytes per kernel (counters.py). ``device``: "auto" (a GPU where
-    PyTorch sees one, else the CPU), "cpu", "gpu:N". The user's exception propagates unchanged
-    (with bwprof's context as a note); bad arguments are ValueErrors naming them."""
+    PyTorch sees one, else the CPU), "cpu", "gpu:N". Keywords other than these go to ``fn``;
+    ``kwargs={...}`` passes ``fn`` its own keywords whatever their names (``name``, ``device`` ...).
+    The user's exception propagates unchanged (with bwprof's context as a note); bad arguments are
+    ValueErrors naming them."""
     if not callable(fn):
         raise TypeError(f"fn: expected a callable, got {_args.show(fn)} ({type(fn).__name__})")
     name = _args.text("name", name) if name is not None else _name_of(fn)
     warmup = _args.count("warmup", warmup, 0, _args.MAX_WARMUP)
     repeats = _args.count("repeats", repeats, 1, 1000)
+    if kwargs is not None and (not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs)):
+        raise TypeError(f"kwargs: expected a dict of the step's keyword arguments, got {_args.show(kwargs)}")
+    if kwargs and set(kwargs) & set(call_kwargs):
+        raise ValueError(f"kwargs: {', '.join(map(repr, sorted(set(kwargs) & set(call_kwargs))))} given both in "
+                         f"kwargs= and as a keyword of profile_step; give each once")
+    kwargs = {**call_kwargs, **(kwargs or {})}
     graph = _args.text("graph", graph, GRAPH_CHOICES)
     from .counters import metric_list
     metrics = metric_list(counters)

@@ -47,7 +47,7 @@ def build(name: str = "encoder", *, device: str = "auto", dtype: str | None = No
 def model(name: Any = None, *, ops: Any = None, fusions: Any = None, device: str = "auto", dtype: str | None = None,
           batch: int | None = None, kv: int | None = None, weights: str = "fp16", llm: str = "ft054",
           quick: bool = False, op_timing: str = "auto", cache: str = "cold", repeats: int | None = None,
-          warmup: int = 2, min_time_s: float | None = None, sets: Any = "auto", verify: bool = True,
+          warmup: int | None = None, min_time_s: float | None = None, sets: Any = "auto", verify: bool = True,
           graph: bool = True, progress: bool = False) -> Report:
     """Run a workload and return its :class:`Report`.
 
@@ -55,7 +55,9 @@ def model(name: Any = None, *, ops: Any = None, fusions: Any = None, device: str
     fp16 or fp32; separate and fused forms), "decode" (``llm`` "ft054" or "8b", ``weights`` "fp16"
     or "q4_0", ``batch`` sequences at KV length ``kv``; separate and fused Q/K/V and gate/up), or a
     :class:`Workload`; or ``ops=[...]`` (:class:`Op` or dicts) with optional ``fusions``.
-    ``quick``: reduced sizes and repeats (a CPU runs them in seconds). Per op: ``op_timing``
+    ``quick``: reduced sizes and repeats (a CPU runs them in seconds): ``repeats`` 3 (else 10),
+    ``warmup`` 1 (else 2), ``min_time_s`` 0 (else 0.05); an explicit ``repeats=``, ``warmup=`` or
+    ``min_time_s=`` wins over ``quick`` either way. Per op: ``op_timing``
     ("auto", the default: "graph" when the step is one graph, "single" with ``graph=False``;
     "graph": the steady state, launches back to back in one graph over rotated input sets, the
     time per launch, the way the step runs them; "single": one launch after the cache flush,
@@ -81,7 +83,9 @@ def model(name: Any = None, *, ops: Any = None, fusions: Any = None, device: str
         repeats = 3 if quick else 10
     if min_time_s is None:
         min_time_s = 0.0 if quick else 0.05
-    return run_workload(w, device=device, op_timing=op_timing, cache=cache, warmup=1 if quick else warmup,
+    if warmup is None:  # an explicit warmup= is kept, with quick=True too
+        warmup = 1 if quick else 2
+    return run_workload(w, device=device, op_timing=op_timing, cache=cache, warmup=warmup,
                         repeats=repeats, min_time_s=min_time_s, max_time_s=0.5 if quick else 2.0, sets=sets,
                         verify=verify, graph=graph, progress=progress)
 

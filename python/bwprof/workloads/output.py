@@ -115,10 +115,18 @@ def report_text(report) -> str:
     lines.append(f"step '{main}': {s['step_us']:.1f} us whole ({s['mode']}, {s['launches']} launches); "
                  f"parts {s['parts_us']:.1f} us (ops timed: {'+'.join(s['options'].get('op_timings', []))}); "
                  f"gap {s['gap_us']:+.1f} us ({s['gap_pct']:+.1f} %)")
+    mark = _tables.MARK if s.get("above_peak") else ""
     if s.get("items_per_s") == s.get("items_per_s"):
-        lines.append(f"{s['items_per_s']:.5g} {item}s/s; bound {s['bound_us']:.1f} us "
+        lines.append(f"{s['items_per_s']:.5g}{mark} {item}s/s; bound {s['bound_us']:.1f} us "
                      f"({s['bound_items_per_s']:.5g} {item}s/s at {s['peak_bandwidth_gbs']:.0f} GB/s measured): "
-                     f"the step runs at {s['pct_of_bound']:.0f} % of its bound")
+                     f"the step runs at {s['pct_of_bound']:.0f}{mark} % of its bound")
+    if s.get("above_peak"):
+        ops_above = s.get("ops_above_peak") or []
+        lines.append(f"{_tables.MARK} ABOVE A MEASURED ROOF: " +
+                     (f"op(s) {', '.join(ops_above)} run above their peak" if ops_above else
+                      f"the step runs at {s['pct_of_bound']:.0f} % of its bound") +
+                     "; the data was in a cache, or the declared bytes or FLOPs are wrong, so these figures are "
+                     "no utilization")
     ops = report.ops[report.ops["step"] == main]
     lines += ["", f"ops of step '{main}' ({s.get('parts_timing', '')}):", _tables.format_table(ops, OPS_TABLE)]
     lines += ["", "steps (whole as timed, against the sum of their ops timed as above; "

@@ -10,17 +10,21 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .. import traces as _traces
+from ..tables import flagged
 from .ops import Workload
 
 NAN = math.nan
+# A step faster than its bound by more than this is above a measured roof (the core's
+# kAboveMeasuredFactor, 1.10, for a row against its peak): its bytes or FLOPs are wrong, or cached.
+ABOVE_BOUND_PCT = 110.0
 OP_COLUMNS = ["step", "op", "category", "kernel", "variant", "dtype", "shape", "count", "time_us", "total_us",
               "share_pct", "step_share_pct", "bytes_per_launch", "bandwidth_gbs", "bandwidth_pct_peak", "gflops",
-              "compute_pct_peak", "bound", "grade", "verified", "timing", "cache", "timed_launches", "timed_sets",
+              "compute_pct_peak", "bound", "grade", "above_peak", "verified", "timing", "cache", "timed_launches", "timed_sets",
               "sets", "fusion", "form"]
 STEP_COLUMNS = ["step", "fusions", "ops", "launches", "time_us", "time_min_us", "time_cv", "parts_us", "gap_us",
                 "gap_pct", "gap_per_launch_us", "mode", "verified", "items_per_s", "item", "bytes_per_step",
                 "model_bytes", "achieved_gbs", "flops_per_step", "bytes_bound_us", "compute_bound_us", "bound_us",
-                "pct_of_bound", "bound_items_per_s", "size_bound_us", "host_bytes", "device_bytes", "sm_clock_mhz"]
+                "pct_of_bound", "above_peak", "bound_items_per_s", "size_bound_us", "host_bytes", "device_bytes", "sm_clock_mhz"]
 WHATIF_COLUMNS = ["fusion", "what", "before_step", "after_step", "ops_before", "ops_after", "ops_before_us",
                   "ops_after_us", "ops_speedup_pct", "step_before_us", "step_after_us", "overall_speedup_pct",
                   "parts_estimate_pct", "seeds_estimate", "seeds_estimate_pct", "seeds_scope", "measured_vs_seeds_pct"]
@@ -144,7 +148,8 @@ def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, 
                          "flops": _num(m, "flops"), "bandwidth_gbs": _num(m, "bandwidth_gbs"),
                          "bandwidth_pct_peak": _num(m, "bandwidth_pct_peak"), "gflops": _num(m, "gflops"),
                          "compute_pct_peak": _num(m, "compute_pct_peak"), "bound": m.get("bound"),
-                         "grade": m.get("grade"), "verified": bool(m.get("verified")) or op.is_user,
+                         "grade": m.get("grade"), "above_peak": flagged(m.get("above_peak")),
+                         "verified": bool(m.get("verified")) or op.is_user,
                          "timing": m.get("timing"), "cache": m.get("cache"),
                          "timed_launches": int(m.get("graph_launches") or 1),
                          "timed_sets": int(m.get("rotation_sets") or 1), "sets": sets.get(op.name, 1),
@@ -164,6 +169,7 @@ def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, 
                                 "pct_of_step"]])
         b = _bounds(w, t, df, peaks)
         gap = whole - parts
+        pct_of_bound = 100.0 * b["bound_us"] / whole if whole > 0 else NAN
         step_rows.append({
             "step": name, "fusions": "+".join(applied) if applied else ("none" if w.fusions else ""),
             "ops": len(ops), "launches": t["launches"], "time_us": whole, "time_min_us": t["time_us"]["min"],
@@ -174,7 +180,9 @@ def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, 
             "items_per_s": items / (whole * 1e-6) if items and whole > 0 else NAN, "item": item,
             "bytes_per_step": t["bytes_per_step"], **b,
             "achieved_gbs": b["model_bytes"] / (whole * 1e3) if whole > 0 else NAN,
-            "pct_of_bound": 100.0 * b["bound_us"] / whole if whole > 0 else NAN,
+            "pct_of_bound": pct_of_bound,
+            # Above a roof: an op's figure above its peak, or the step faster than its bound allows.
+            "above_peak": bool(df["above_peak"].any()) or pct_of_bound > ABOVE_BOUND_PCT,
             "bound_items_per_s": items / (b["bound_us"] * 1e-6) if items and b["bound_us"] > 0 else NAN,
             "host_bytes": t["host_bytes"], "device_bytes": t["device_bytes"], "sm_clock_mhz": t["sm_clock_mhz"],
             "graph_error": t["graph_error"]})
@@ -196,6 +204,8 @@ def build_report(w: Workload, dev: dict, steps: list, by_op: dict, timed: dict, 
                "gap_pct": float(srow["gap_pct"]), "launches": int(srow["launches"]), "mode": srow["mode"],
                "items_per_s": float(srow["items_per_s"]), "item": item,
                "bound_us": float(srow["bound_us"]), "pct_of_bound": float(srow["pct_of_bound"]),
+               "above_peak": bool(srow["above_peak"]),
+               "ops_above_peak": sorted(set(main_ops.loc[main_ops["above_peak"], "op"])),
                "bound_items_per_s": float(srow["bound_items_per_s"]),
                "peak_bandwidth_gbs": float(peaks.get("bandwidth_gbs") or 0),
                "peak_bandwidth_source": peaks.get("bandwidth_source", ""),

@@ -16,7 +16,7 @@ from .. import arguments as _args
 from ..api import TIMINGS, measure
 from ..roofline import classify
 from ..streams import current_handle
-from ..usercode import profile
+from ..usercode import add_note, profile
 from .ops import Workload
 from .report import Report, build_report
 
@@ -45,11 +45,26 @@ def _key(op, dtype: str) -> tuple:
     return (op.kernel, op.variant or "", dtype, tuple(sorted(_text_params(op.params).items())))
 
 
-def _core_ops(ops: list, w: Workload) -> list[dict]:
+def _noted(fn, text: str):
+    """``fn`` whose exception goes on as itself with ``text`` as a note (PEP 678): the core calls it
+    in the step's timing, where no bwprof.profile adds one."""
+    def call():
+        try:
+            return fn()
+        except Exception as e:  # the user's own: its type kept, bwprof's context added
+            add_note(e, text)
+            raise
+    return call
+
+
+def _core_ops(ops: list, w: Workload, step: str = "") -> list[dict]:
     out = []
     for op in ops:
         if op.is_user:
-            out.append({"name": op.name, "fn": op.fn, "count": op.count,
+            where = f"in the step {step!r}, timed whole" if step else "timed on its own"
+            fn = _noted(op.fn, f"bwprof.model: raised by op {op.name!r} of workload {w.name!r} ({where}); "
+                               f"the device is usable")
+            out.append({"name": op.name, "fn": fn, "count": op.count,
                         "bytes": float(op.bytes_read) + float(op.bytes_written)})
         else:
             out.append({"name": op.name, "kernel": op.kernel, "variant": op.variant or "",
@@ -72,7 +87,9 @@ def _steady_user_row(row: dict, op, dev: dict, stream, warmup: int, repeats: int
     back to back (one graph on a GPU where its work can be captured, as the step captures it; on
     the stream otherwise), the time per call; the rates and the judgement follow the new time.
     The callable reads the same data each call (it has one set): the row says cache "hot"."""
-    core_op = {"name": op.name, "fn": op.fn, "count": USER_GRAPH_CALLS,
+    fn = _noted(op.fn, f"bwprof.model: raised by op {op.name!r} (its steady state, timed on its own); "
+                       f"the device is usable")
+    core_op = {"name": op.name, "fn": fn, "count": USER_GRAPH_CALLS,
                "bytes": float(op.bytes_read) + float(op.bytes_written)}
     t = _core.time_step(dev["id"], [core_op], 1, warmup, repeats, min_time_s, max(repeats, 1000), max_time_s,
                         False, True, stream)
@@ -130,7 +147,7 @@ def run_workload(w: Workload, *, device: str = "auto", op_timing: str = "auto", 
 
     steps = w.steps()
     # Every step's instances against the memory there is, before anything is made or timed.
-    plans = {name: _core.plan_step(dev["id"], _core_ops(ops, w), nsets) for name, _, ops in steps}
+    plans = {name: _core.plan_step(dev["id"], _core_ops(ops, w, name), nsets) for name, _, ops in steps}
     stream = None
     if gpu and any(op.is_user for op in w.ops):
         stream = current_handle(int(dev["id"].split(":")[1]))[0]
@@ -143,10 +160,14 @@ def run_workload(w: Workload, *, device: str = "auto", op_timing: str = "auto", 
             continue
         say(f"op {i + 1}/{len(distinct)}: {op.name}")
         if op.is_user:
-            m = profile(op.fn, name=op.name, bytes_read=op.bytes_read, bytes_written=op.bytes_written,
-                        flops=op.flops, dtype=op.dtype or w.dtype, device=dev["id"], cache=cache,
-                        warmup=warmup, repeats=repeats, min_time_s=min_time_s, max_time_s=max_time_s,
-                        stream=stream).to_dict()
+            try:
+                m = profile(op.fn, name=op.name, bytes_read=op.bytes_read, bytes_written=op.bytes_written,
+                            flops=op.flops, dtype=op.dtype or w.dtype, device=dev["id"], cache=cache,
+                            warmup=warmup, repeats=repeats, min_time_s=min_time_s, max_time_s=max_time_s,
+                            stream=stream, kwargs={}).to_dict()
+            except Exception as e:  # the user's own exception (or bwprof's refusal) names the op
+                add_note(e, f"bwprof.model: op {op.name!r} of workload {w.name!r}, timed on its own")
+                raise
             if op_timing == "graph":
                 m = _steady_user_row(m, op, dev, stream, warmup, repeats, min_time_s, max_time_s)
         else:
@@ -157,7 +178,7 @@ def run_workload(w: Workload, *, device: str = "auto", op_timing: str = "auto", 
     timed = {}
     for name, applied, ops in steps:
         say(f"step '{name}': {plans[name]['launches']} launches")
-        timed[name] = _core.time_step(dev["id"], _core_ops(ops, w), nsets, warmup, repeats, min_time_s,
+        timed[name] = _core.time_step(dev["id"], _core_ops(ops, w, name), nsets, warmup, repeats, min_time_s,
                                       max(repeats, 1000), max_time_s, verify, graph, stream)
 
     peaks = _core.peaks(dev["id"], w.dtype)
