@@ -18,6 +18,7 @@ from .collective import collectives
 from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
 from .results import load_run, save_run
+from .spread import SpreadTargetWarning
 from .suite import default_suite, run_suite
 from .step import load_step, profile_step, region, step_marker
 from .sweeps import sweep
@@ -48,6 +49,6 @@ def __getattr__(name):
 __all__ = [
     "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "explain", "host_links", "kernels", "load_run", "load_step", "measure", "occupancy", "p2p",
-    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "profile_step", "report", "region", "run_suite", "save_run", "step_marker", "sweep",
+    "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "profile_step", "report", "region", "run_suite", "save_run", "SpreadTargetWarning", "step_marker", "sweep",
     "Fusion", "Op", "Workload", "model", "workload",
 ]

@@ -7,6 +7,7 @@ from typing import Any
 from . import _core
 from . import arguments as _args
 from . import display as _display
+from . import spread as _spread
 
 _display.install()  # a Measurement shows as a table with its verdict in Jupyter
 
@@ -117,13 +118,23 @@ def columns() -> list[str]:
 def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: str | None = None,
             cache: str = "cold", warmup: int = 2, repeats: int = 10, min_time_s: float = 0.05,
             max_repeats: int = 1000, max_time_s: float = 2.0, verify: bool = True,
-            timing: str = "single", max_total_s: float = 120.0, **shape: Any):
+            timing: str = "single", max_total_s: float = 120.0, target_rel_spread: float | None = None,
+            **shape: Any):
     """Time one kernel invocation and derive its rates.
 
     Runs ``warmup`` launches, then timed launches until at least ``repeats`` of them and
     ``min_time_s`` of kernel time (caches flushed before each when ``cache="cold"``); checks the
     output against the float64 reference when ``verify``. ``shape`` holds the kernel's parameters
     (see :func:`kernels`). Returns a Measurement; ``.to_dict()`` gives the flat record.
+
+    ``target_rel_spread`` (None: no target; else a fraction in (0, 1], 0.02 for 2 %) stops on noise,
+    as nvbench's stopping criterion does: past ``repeats`` and ``min_time_s`` the repeats go on until
+    the samples' relative spread (the row's ``time_cv``, std / mean, from 5 samples) is at most the
+    target, within ``max_repeats``, ``max_time_s`` and ``max_total_s``. The row records
+    ``target_rel_spread`` and ``spread_target_met``; where the budget ran out first, a
+    :class:`bwprof.SpreadTargetWarning` says so. A timed run the GPU's clock says was throttled is
+    timed again (up to ``repeats`` times a call): ``throttled_retaken`` counts them,
+    ``throttled_samples`` the throttled ones kept once the re-takes ran out.
 
     ``timing="graph"`` times the steady state instead of one launch: many launches back to back
     (captured once in a CUDA/HIP graph on a GPU) over copies of the kernel's buffers used in turn,
@@ -134,7 +145,9 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     ``max_total_s`` bounds the whole call (default 120 s; ``math.inf`` lifts it), as the bound on
     one launch (60 s on the CPU, 10 s on a GPU) bounds each launch: the first launch, timed to the
     end of its work, times the launches still to come (the warm-up and ``repeats``), and an estimate
-    past the bound is a ValueError before they run, saying how to allow it.
+    past the bound is a ValueError before they run, saying how to allow it. The estimate counts the
+    minimum repeats only: those a spread target adds, and throttled runs timed again, stop where the
+    call would pass the bound.
 
     Counts take any integral type; ``repeats`` and ``max_repeats`` are 1 .. 10^6, ``warmup``
     0 .. 10^5, the times finite seconds from 0 to one day. Shape values are ints (any integral
@@ -157,9 +170,12 @@ def measure(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: 
     timing = _args.text("timing", timing, TIMINGS)
     from .usercode import bound_seconds
     max_total_s = bound_seconds("max_total_s", max_total_s)
+    target_rel_spread = _spread.target("target_rel_spread", target_rel_spread)
     params = {_args.text("shape parameter name", k): _args.shape_value(k, v) for k, v in shape.items()}
-    return _core.measure(kernel, dtype, device, variant or "", cache, warmup, repeats,
-                         min_time_s, max_repeats, max_time_s, verify, params, timing, max_total_s)
+    m = _core.measure(kernel, dtype, device, variant or "", cache, warmup, repeats,
+                      min_time_s, max_repeats, max_time_s, verify, params, timing, max_total_s, target_rel_spread)
+    _spread.check(m, "measure")  # the budget ran out before the target: said once
+    return m
 
 
 def explain(kernel: str, *, dtype: str = "fp32", device: str = "auto", variant: str | None = None,

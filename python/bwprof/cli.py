@@ -7,12 +7,14 @@ import json
 import signal
 import sys
 import threading
+import warnings
 
 import pandas as pd
 
 from . import _core, tables as _tables
 from .api import device as _device, devices as _devices, kernels as _kernels, peaks as _peaks
 from . import run_suite
+from . import spread as _spread
 from .files import ensure_folder
 from .results import REPORT, RunWriter
 from .suite import DTYPES, all_configs, all_devices, select
@@ -141,12 +143,15 @@ def _cmd_bench(args) -> int:
     else:
         dev = _core.require_device(args.device)  # a GPU without code for it: one error, no run folder
     select(all_configs(), args.kernels)
+    target = _spread.target("--target-spread", args.target_spread, off="leave it out: no target")
     ensure_folder("--out", args.out)
-    with _sigterm_as_exception(), RunWriter(args.out, dev) as writer:
+    with _sigterm_as_exception(), RunWriter(args.out, dev) as writer, warnings.catch_warnings():
+        # The summary below names the rows that missed the spread target; no warning besides it.
+        warnings.simplefilter("ignore", _spread.SpreadTargetWarning)
         sys.stderr.write(f"bwprof: measuring on {dev['name']} ({dev['id']}); run folder {writer.path}\n")
         df = run_suite(device=args.device, kernels=args.kernels, dtypes=args.dtypes, quick=args.quick,
                        cache=args.cache, progress=not args.no_progress, on_row=writer.add,
-                       timing=args.timing)
+                       timing=args.timing, target_rel_spread=target or None)
     # --device all: each device measured (the CPU alone on a machine without a GPU) has a curve.
     for i, d in enumerate(all_devices() if args.device == "all" else [args.device]):
         _save_size_curve(d, writer.path, name=None if i == 0 else f"size_curve_{d.replace(':', '')}.json")
@@ -157,6 +162,11 @@ def _cmd_bench(args) -> int:
     if len(bad):
         print(f"WARNING: {len(bad)} result(s) did not match the reference: "
               + ", ".join(f"{r.kernel}/{r.dtype}" for r in bad.itertuples()))
+    noisy = df[~df["spread_target_met"].astype(bool)] if target and len(df) else df.iloc[0:0]
+    if len(noisy):
+        print(f"WARNING: {len(noisy)} of {len(df)} row(s) stayed above --target-spread {target:g} "
+              f"({100 * target:g} % relative spread) until the time budget ran out: "
+              + ", ".join(f"{r.kernel}/{r.dtype} {100 * r.time_cv:.1f} %" for r in noisy.itertuples()))
     for e in errors:
         print(f"FAILED: {e['kernel']} {e['dtype']} ({e['label']}): {e['error']}")
     for sk in df.attrs.get("skipped", []):
@@ -241,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timing", default="single", choices=["single", "graph"],
                    help="single: one launch per timed run (after a flush when cold); graph: the steady "
                    "state, launches back to back in a CUDA/HIP graph over rotated inputs (default: single)")
+    s.add_argument("--target-spread", type=float, default=None, metavar="FRACTION",
+                   help="repeat each measurement until its relative spread (time_cv, std / mean) is at most "
+                   "FRACTION (0.02: 2 %%), within the time budget; rows that miss it are listed (default: none)")
     s.add_argument("--out", default="results", help="folder for run folders (default: results)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.add_argument("--no-plots", action="store_true", help="do not draw the charts nor write report.html (they "

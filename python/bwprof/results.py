@@ -421,12 +421,14 @@ def results_table(df: pd.DataFrame, source: str = "the table") -> pd.DataFrame:
 
 # Columns whose values are counts or rates and can never be negative.
 _NON_NEGATIVE = ("time_median_us", "time_min_us", "time_max_us", "time_mean_us", "time_std_us", "time_cv",
-                 "repeats", "warmup", "graph_launches", "rotation_sets", "throttled_samples", "bytes_read",
+                 "repeats", "warmup", "graph_launches", "rotation_sets", "throttled_samples", "throttled_retaken",
+                 "target_rel_spread", "bytes_read",
                  "bytes_written", "flops", "bandwidth_gbs", "gflops", "peak_bandwidth_gbs",
                  "theoretical_bandwidth_gbs", "attainable_bandwidth_gbs", "peak_gflops", "peak_matrix_gflops",
                  "peak_l2_gbs", "peak_l1_gbs", "intensity_flop_per_byte", "attainable_gflops",
                  "size_bandwidth_gbs", "sm_clock_mhz")
-_WHOLE = {"repeats": 1, "warmup": 0, "graph_launches": 0, "rotation_sets": 0, "throttled_samples": 0}
+_WHOLE = {"repeats": 1, "warmup": 0, "graph_launches": 0, "rotation_sets": 0, "throttled_samples": 0,
+          "throttled_retaken": 0}
 
 
 def _schema_version(value, source: str) -> None:

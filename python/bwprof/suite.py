@@ -10,6 +10,7 @@ import pandas as pd
 
 from . import _core
 from . import arguments as _args
+from . import spread as _spread
 from .api import TIMINGS, measure
 
 @dataclass(frozen=True)
@@ -125,16 +126,19 @@ class _Progress:
 
 def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = False,
               cache: str = "cold", progress: bool = True, timing: str = "single",
-              on_row: Callable[[dict], None] | None = None, configs: Iterable[Config] | None = None
-              ) -> pd.DataFrame:
+              on_row: Callable[[dict], None] | None = None, configs: Iterable[Config] | None = None,
+              target_rel_spread: float | None = None) -> pd.DataFrame:
     """Measure every selected suite configuration in every dtype; one row per measurement.
 
     ``device="all"`` measures every GPU in turn (the CPU where there is none), one row per device.
     ``kernels`` filters by kernel or family name; ``quick`` shrinks every shape and the repeat
     counts so a CPU run takes seconds; ``timing`` is "single" or "graph" (see
     :func:`bwprof.measure`). ``on_row(row)`` is called as each row is measured (the CLI writes the
-    run folder row by row with it). A configuration that fails (e.g. out of memory) is
-    reported on stderr and listed in ``df.attrs["errors"]``; the rest still run.
+    run folder row by row with it). ``target_rel_spread`` (None, or a fraction in (0, 1]) repeats each
+    measurement until its relative spread is under it, within the suite's time budget per row (see
+    :func:`bwprof.measure`); one :class:`bwprof.SpreadTargetWarning` names the rows that missed it.
+    A configuration that fails (e.g. out of memory) is reported on stderr and listed in
+    ``df.attrs["errors"]``; the rest still run.
     """
     # A suite measures for minutes: a bad argument must fail before the first measurement.
     device = _args.text("device", device)
@@ -143,6 +147,7 @@ def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = F
     quick, progress = _args.flag("quick", quick), _args.flag("progress", progress)
     cache = _args.text("cache", cache, ("cold", "hot"))
     timing = _args.text("timing", timing, TIMINGS)
+    target_rel_spread = _spread.target("target_rel_spread", target_rel_spread)
     if on_row is not None and not callable(on_row):
         raise ValueError(f"on_row: expected a function of one row (a dict) or None, got {_args.show(on_row)}")
     if configs is not None:
@@ -156,8 +161,10 @@ def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = F
         if dt not in DTYPES:
             raise ValueError(f"dtypes: unknown dtype {dt!r} (known: {', '.join(DTYPES)})")
     if device == "all":
-        return _on_every_device(kernels=kernels, dtypes=dtypes, quick=quick, cache=cache, progress=progress,
-                                timing=timing, on_row=on_row, configs=configs)
+        with _spread.gathered("run_suite", stacklevel=4):
+            return _on_every_device(kernels=kernels, dtypes=dtypes, quick=quick, cache=cache, progress=progress,
+                                    timing=timing, on_row=on_row, configs=configs,
+                                    target_rel_spread=target_rel_spread or None)
     info = _core.require_device(device)  # validates the device (and its code) before any work
     chosen = select(configs if configs is not None else all_configs(), kernels)
     backend = "cpu" if info["kind"] == "cpu" else "gpu"
@@ -174,6 +181,17 @@ def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = F
     skipped = [f"{k} ({', '.join(labels)}): no {backend} implementation in this build" for k, labels in unsupported.items()]
     counts = dict(warmup=1, repeats=3, min_time_s=0.005, max_time_s=0.5) if quick else \
         dict(warmup=2, repeats=10, min_time_s=0.05, max_time_s=2.0)
+    counts["target_rel_spread"] = target_rel_spread or None  # 0.0: no target
+    with _spread.gathered("run_suite", stacklevel=4):  # one warning for the rows that missed it
+        rows, errors = _run_jobs(jobs, quick, device, cache, timing, counts, on_row, progress)
+    df = pd.DataFrame(rows, columns=list(_core.columns()) + ["label"])
+    df.attrs["errors"] = errors
+    df.attrs["skipped"] = skipped
+    return df
+
+
+def _run_jobs(jobs, quick, device, cache, timing, counts, on_row, progress):
+    """Each (config, variant, dtype) measured in turn: the rows, and the errors of those that failed."""
     bar = _Progress(len(jobs), progress)
     rows, errors = [], []
     for c, variant, dt in jobs:
@@ -194,10 +212,7 @@ def run_suite(device: str = "auto", kernels=None, dtypes=DTYPES, quick: bool = F
         if on_row is not None:
             on_row(row)
         bar.step(f"{c.kernel} {dt} {label}: {row['bandwidth_gbs']:.1f} GB/s")
-    df = pd.DataFrame(rows, columns=list(_core.columns()) + ["label"])
-    df.attrs["errors"] = errors
-    df.attrs["skipped"] = skipped
-    return df
+    return rows, errors
 
 
 def all_devices() -> list[str]:

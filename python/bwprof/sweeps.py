@@ -11,6 +11,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from . import _core
+from . import spread as _spread
 from .usercode import _name_of, add_note, bound_seconds, profile
 
 # The bound on a whole sweep (seconds; math.inf: none).
@@ -91,7 +92,9 @@ def sweep(fn_factory: Callable, grid: Any, *, name: str | None = None,
     points (the faster of the first two, the first paying one-time costs such as compiles and the
     device's peaks), and after each point from then on, the time so far plus the points left at
     the fastest point's time is the estimate; past the bound the sweep stops with a ValueError
-    saying how to allow it. Each point's ``profile`` is bounded by what is left of it.
+    saying how to allow it. Each point's ``profile`` is bounded by what is left of it. With
+    ``target_rel_spread=`` (see :func:`profile`), the points that missed it are named in one
+    :class:`bwprof.SpreadTargetWarning` at the end.
 
     A point that fails (the factory or the callable raises, bwprof refuses an argument, the bound
     is reached, Ctrl-C) stops the sweep with that exception, of its own type, and keeps the rows
@@ -107,28 +110,32 @@ def sweep(fn_factory: Callable, grid: Any, *, name: str | None = None,
     rows: list = []
     fastest = math.inf
     start = time.perf_counter()
-    for i, point in enumerate(points):
-        t0 = time.perf_counter()
-        try:
-            left = max_total_s - (t0 - start)
-            rows.append(_sweep_point(fn_factory, point, profile_kwargs, base_name, columns,
-                                     left if left > 0 else 1e-9))
-        except BaseException as e:  # noqa: BLE001 - every failure keeps the rows measured
-            _keep_partial(e, pd.DataFrame(rows, columns=grid_cols + columns), i, len(points), point)
-            raise
-        fastest = min(fastest, time.perf_counter() - t0)
-        done = i + 1
-        if done < len(points) and (done >= 2 or len(points) <= 2):
-            elapsed = time.perf_counter() - start
-            estimate = elapsed + fastest * (len(points) - done)
-            if estimate > max_total_s:
-                err = ValueError(f"max_total_s: this sweep of {len(points)} points would take about {estimate:.3g} s "
-                                 f"({done} took {elapsed:.3g} s, the fastest {fastest:.3g} s), more than "
-                                 f"max_total_s={max_total_s:g} s; pass a larger max_total_s= (math.inf lifts the "
-                                 f"bound) or sweep fewer points")
-                _keep_partial(err, pd.DataFrame(rows, columns=grid_cols + columns), done, len(points), points[done],
-                              stopped=True)
-                raise err
+    if "target_rel_spread" in profile_kwargs:  # checked before the first point, as profile checks it
+        _spread.target("target_rel_spread", profile_kwargs["target_rel_spread"])
+    # Points whose rows missed a spread target are named in one warning, at the end.
+    with _spread.gathered("sweep", stacklevel=4):
+        for i, point in enumerate(points):
+            t0 = time.perf_counter()
+            try:
+                left = max_total_s - (t0 - start)
+                rows.append(_sweep_point(fn_factory, point, profile_kwargs, base_name, columns,
+                                         left if left > 0 else 1e-9))
+            except BaseException as e:  # noqa: BLE001 - every failure keeps the rows measured
+                _keep_partial(e, pd.DataFrame(rows, columns=grid_cols + columns), i, len(points), point)
+                raise
+            fastest = min(fastest, time.perf_counter() - t0)
+            done = i + 1
+            if done < len(points) and (done >= 2 or len(points) <= 2):
+                elapsed = time.perf_counter() - start
+                estimate = elapsed + fastest * (len(points) - done)
+                if estimate > max_total_s:
+                    err = ValueError(f"max_total_s: this sweep of {len(points)} points would take about "
+                                     f"{estimate:.3g} s ({done} took {elapsed:.3g} s, the fastest {fastest:.3g} s), "
+                                     f"more than max_total_s={max_total_s:g} s; pass a larger max_total_s= (math.inf "
+                                     f"lifts the bound) or sweep fewer points")
+                    _keep_partial(err, pd.DataFrame(rows, columns=grid_cols + columns), done, len(points), points[done],
+                                  stopped=True)
+                    raise err
     return pd.DataFrame(rows, columns=grid_cols + columns)
 
 

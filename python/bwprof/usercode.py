@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from . import _core
 from . import arguments as _args
+from . import spread as _spread
 from .arrays import ArrayInfo, arrays_in, span, unique_bytes
 from .streams import current_handle, handle_of
 
@@ -184,8 +185,8 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
             dtype: Any = None, device: str = "auto", cache: str = "cold", warmup: int = 2,
             repeats: int = 10, stream: Any = None, rotate: Any = None, matrix_units: bool | None = None,
             min_time_s: float = 0.05, max_repeats: int = 1000, max_time_s: float = 2.0,
-            stream_hold: str | None = None, max_total_s: float = DEFAULT_MAX_TOTAL_S, kwargs: Any = None,
-            **call_kwargs: Any):
+            stream_hold: str | None = None, max_total_s: float = DEFAULT_MAX_TOTAL_S,
+            target_rel_spread: float | None = None, kwargs: Any = None, **call_kwargs: Any):
     """Time ``fn(*args, **kwargs)`` with bwprof's method and return its Measurement, whose record
     has the same columns as bwprof's own kernels (``kernel`` = ``name``, default the callable's
     name; ``variant`` = "user"), so ``save_run``, the plots, baselines and ``compare`` take it.
@@ -231,7 +232,14 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     ``max_total_s`` bounds the whole call (default 120 s; ``math.inf`` lifts it): the first warm-up
     call the core makes (after the first call above, which pays one-time costs such as compiles),
     timed to the end of its work, times the calls still to come (the warm-up and ``repeats``); an
-    estimate past the bound is a ValueError before they run, saying how to allow it.
+    estimate past the bound is a ValueError before they run, saying how to allow it. The estimate
+    counts the minimum repeats only; repeats a spread target adds stop where the call would pass it.
+
+    ``target_rel_spread`` (None: no target; else a fraction in (0, 1]) repeats past ``repeats`` and
+    ``min_time_s`` until the calls' relative spread (``time_cv``) is at most the target, within
+    ``max_repeats``, ``max_time_s`` and ``max_total_s``, as :func:`bwprof.measure` does; the row
+    says ``spread_target_met``, and a :class:`bwprof.SpreadTargetWarning` says when the budget ran
+    out first. Calls timed while the GPU throttled are timed again (``throttled_retaken``).
 
     A callable that raises propagates its own exception, of its own type (``except MyError``
     still catches it), with bwprof's context added as a note (PEP 678, ``exc.__notes__``); the
@@ -261,6 +269,7 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
     matrix_units = _args.flag("matrix_units", matrix_units) if matrix_units is not None else None
     hold = _args.text("stream_hold", stream_hold, ("block", "spin")) if stream_hold is not None else ""
     max_total_s = bound_seconds("max_total_s", max_total_s)
+    target_rel_spread = _spread.target("target_rel_spread", target_rel_spread)
     kwargs = _call_keywords(fn, given, kwargs, call_kwargs)
 
     if rotate is not None:
@@ -408,11 +417,13 @@ def profile(fn: Callable, *args: Any, name: str | None = None, bytes_read: Any =
 
     # max_total_s: the core's first launch (its work finished) times the launches to come; the first
     # call above pays one-time costs (compiles, autotuning) and would overestimate them.
-    return run(lambda: _core.profile(
+    m = run(lambda: _core.profile(
         call_and_close if not_run else call, name, device, bytes_r, bytes_w, source, flops,
         "inferred" if flops_inferred else "declared", row_dtype, matrix_units,
         _shape_text(first_inputs, out_arrays), cache, warmup, repeats, min_time_s, max_repeats,
-        max_time_s, handle, hold, buffers, max_total_s), "a timed call")
+        max_time_s, handle, hold, buffers, max_total_s, target_rel_spread), "a timed call")
+    _spread.check(m, "profile")  # the budget ran out before the target: said once
+    return m
 
 
 def _close(obj: Any) -> None:

@@ -123,6 +123,7 @@ void bind_model(py::module_& m) {
     d["checked"] = r.checked;
     d["sm_clock_mhz"] = std::isfinite(r.sm_clock_mhz) ? py::object(py::float_(r.sm_clock_mhz)) : py::none();
     d["throttled_samples"] = r.throttled_samples;
+    d["throttled_retaken"] = r.throttled_retaken;
     return d;
   }, py::arg("device"), py::arg("ops"), py::arg("sets"), py::arg("warmup"), py::arg("min_repeats"),
      py::arg("min_time_s"), py::arg("max_repeats"), py::arg("max_time_s"), py::arg("verify"), py::arg("graph"),

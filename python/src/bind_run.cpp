@@ -40,6 +40,9 @@ void bind_run(py::module_& m) {
       .def_property_readonly("bound", [](const Measurement& x) { return x.bound; })
       .def_property_readonly("bottleneck", [](const Measurement& x) { return x.bottleneck; })
       .def_property_readonly("verified", [](const Measurement& x) { return x.verified; })
+      .def_property_readonly("target_rel_spread", [](const Measurement& x) { return x.target_rel_spread; })
+      .def_property_readonly("spread_target_met", [](const Measurement& x) { return x.spread_target_met; })
+      .def_property_readonly("time_cv", [](const Measurement& x) { return x.time_us.cv; })
       .def("__repr__", [](const Measurement& x) {
         char buf[320];
         // A figure above a measured roof says so here too, as every table marks it.
@@ -53,7 +56,7 @@ void bind_run(py::module_& m) {
   m.def("measure", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const std::string& cache, int warmup, int min_repeats,
                       double min_time_s, int max_repeats, double max_time_s, bool verify, const py::dict& params,
-                      const std::string& timing, double max_total_s) {
+                      const std::string& timing, double max_total_s, double target_rel_spread) {
     if (cache != "cold" && cache != "hot") throw InvalidArgument("cache: expected 'cold' or 'hot', got '" + cache + "'");
     if (warmup < 0) throw InvalidArgument("warmup: must be >= 0");
     if (min_repeats < 1) throw InvalidArgument("min_repeats: must be >= 1");
@@ -70,13 +73,14 @@ void bind_run(py::module_& m) {
     opt.timing = parse_timing(timing);
     if (!(max_total_s > 0)) throw InvalidArgument("max_total_s: must be > 0 (math.inf: no bound)");
     opt.max_total_s = max_total_s;
+    opt.target_rel_spread = target_rel_spread;  // 0: none; the runner checks the range
     auto p = params_from(params);
     py::gil_scoped_release nogil;
     return measure(kernel, dtype, device, variant, p, opt);
   }, py::arg("kernel"), py::arg("dtype"), py::arg("device"), py::arg("variant"), py::arg("cache"),
      py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("verify"), py::arg("params"), py::arg("timing") = "single",
-     py::arg("max_total_s") = std::numeric_limits<double>::infinity());
+     py::arg("max_total_s") = std::numeric_limits<double>::infinity(), py::arg("target_rel_spread") = 0.0);
 
   m.def("explain", [](const std::string& kernel, const std::string& dtype, const std::string& device,
                       const std::string& variant, const py::dict& params) {
@@ -92,13 +96,15 @@ void bind_run(py::module_& m) {
                       bool matrix_units, const std::string& shape, const std::string& cache,
                       int warmup, int min_repeats, double min_time_s, int max_repeats, double max_time_s,
                       const py::object& stream, const std::string& hold,
-                      const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers, double max_total_s) {
+                      const std::vector<std::pair<std::uintptr_t, std::size_t>>& buffers, double max_total_s,
+                      double target_rel_spread) {
     Profiler prof(name, device);
     prof.set_max_total_s(max_total_s);
     prof.set_bytes(bytes_read, bytes_written, bytes_source).set_dtype(dtype, matrix_units);
     if (flops) prof.set_flops(*flops, flops_source);  // None: unknown
     prof.set_shape(shape).set_cache(cache).set_warmup(warmup);
     prof.set_repeats(min_repeats, min_time_s, max_repeats, max_time_s);
+    prof.set_target_rel_spread(target_rel_spread);
     if (!stream.is_none()) prof.set_stream(Stream{reinterpret_cast<void*>(stream.cast<std::uintptr_t>())});
     if (!hold.empty()) prof.set_stream_hold(hold);
     if (!buffers.empty()) {
@@ -117,7 +123,7 @@ void bind_run(py::module_& m) {
      py::arg("bytes_source"), py::arg("flops"), py::arg("flops_source"), py::arg("dtype"), py::arg("matrix_units"), py::arg("shape"),
      py::arg("cache"), py::arg("warmup"), py::arg("min_repeats"), py::arg("min_time_s"), py::arg("max_repeats"),
      py::arg("max_time_s"), py::arg("stream"), py::arg("hold"), py::arg("buffers"),
-     py::arg("max_total_s") = std::numeric_limits<double>::infinity(),
+     py::arg("max_total_s") = std::numeric_limits<double>::infinity(), py::arg("target_rel_spread") = 0.0,
      "Times a Python callable with bwprof's method on a device (bwprof/profiler.hpp) and returns its row. "
      "flops: None when unknown (flops_source: declared, inferred or counters otherwise); "
      "stream: a raw stream handle (int) or None for bwprof's own; buffers: (address, bytes) of host memory "

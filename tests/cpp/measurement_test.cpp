@@ -138,9 +138,13 @@ TEST(DeriveRates, UnknownFlopsAreNaNInTheRowAndSaidSo) {
   EXPECT_EQ(z.bound, "latency");
 }
 
-TEST(Record, FlopsSourceFollowsBytesSourceAndTheSchemaIsVersionThree) {
+TEST(Record, FlopsSourceFollowsBytesSourceAndTheSchemaIsVersionFour) {
   auto cols = Measurement::columns();
   auto at = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) - cols.begin(); };
   EXPECT_EQ(at("flops_source"), at("bytes_source") + 1);
-  EXPECT_EQ(kSchemaVersion, 3);
+  // Version 4 (issue #45): the spread target beside the spread, the re-takes beside the throttled count.
+  EXPECT_EQ(at("target_rel_spread"), at("unstable") + 1);
+  EXPECT_EQ(at("spread_target_met"), at("target_rel_spread") + 1);
+  EXPECT_EQ(at("throttled_retaken"), at("throttled_samples") + 1);
+  EXPECT_EQ(kSchemaVersion, 4);
 }

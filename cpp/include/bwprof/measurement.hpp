@@ -15,8 +15,8 @@
 namespace bwprof {
 
 // 2: timing, clocks and the size-aware ceiling (issue #14); 3: flops_source, FLOPs may be unknown
-// (issue #43)
-constexpr int kSchemaVersion = 3;
+// (issue #43); 4: target_rel_spread, spread_target_met, throttled_retaken (issue #45)
+constexpr int kSchemaVersion = 4;
 
 // How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
 enum class AccessPattern { kCoalesced, kStrided, kGather, kBroadcast };
@@ -96,10 +96,16 @@ struct Measurement {
   int warmup = 0;
   TimingStats time_us;
   bool unstable = false;
+  // The spread target the repeats ran to (RunOptions::target_rel_spread; NaN: none) and whether
+  // time_us.cv came under it before the budget ran out (true where there was none).
+  double target_rel_spread = std::numeric_limits<double>::quiet_NaN();
+  bool spread_target_met = true;
   // The SM clock during the timed runs (median of one sample after each; NaN where the runtime
-  // does not say) and how many samples were taken while the GPU throttled (thermal or power).
+  // does not say); how many kept samples were taken while the GPU throttled (thermal or power),
+  // once the re-takes ran out; and how many throttled samples were dropped and timed again.
   double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
   int throttled_samples = 0;
+  int throttled_retaken = 0;
   // What it moved and computed (minimal traffic: each input read once, each output written once).
   double bytes_read = 0, bytes_written = 0, flops = 0;
   // Where those bytes come from: "declared" (a kernel's traffic formula, or a count the user gave),

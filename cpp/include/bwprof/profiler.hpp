@@ -123,6 +123,13 @@ class Profiler {
   // Warm-up calls, then timed calls until at least min_repeats and min_time_s (RunOptions).
   Profiler& set_warmup(int warmup);
   Profiler& set_repeats(int min_repeats, double min_time_s = 0.05, int max_repeats = 1000, double max_time_s = 2.0);
+  // Repeats go on past set_repeats()' minimum until the samples' relative spread (time_cv) is at
+  // most `fraction`, within its maxima (RunOptions::target_rel_spread; 0: none). measure() refuses
+  // one outside (0, 1].
+  Profiler& set_target_rel_spread(double fraction) {
+    opt_.target_rel_spread = fraction;
+    return *this;
+  }
   // The bound on the whole measure() call (RunOptions::max_total_s; infinite: none; measure()
   // refuses one that is not > 0).
   Profiler& set_max_total_s(double seconds) {

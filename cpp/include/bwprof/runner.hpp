@@ -33,25 +33,49 @@ struct RunOptions {
   // The bound on the whole call: the first launch's time, times the launches still to come, past
   // it is an InvalidArgument before they run (check_total_time). Infinite: no bound.
   double max_total_s = std::numeric_limits<double>::infinity();
+  // Noise-based stopping (nvbench's stdrel criterion): once min_repeats and min_time_s are met,
+  // repeats go on until the samples' relative_spread (the row's time_cv) is at most this fraction,
+  // from kMinSpreadSamples samples, within max_repeats, max_time_s and max_total_s; RunLog says
+  // whether it was met. 0 or NaN: no target (the default); else it must be in (0, 1].
+  double target_rel_spread = 0;
+  // A timed run whose clock sample says the GPU throttled is dropped and timed again, at most this
+  // many times a call and while max_time_s and max_total_s allow; -1: as many as min_repeats.
+  // 0: kept and counted only. Only a run with a RunLog samples the clock.
+  int throttle_retakes = -1;
 };
 
-// What the timed runs saw besides their times: one clock sample after each timed run (NaN where
-// the runtime does not say) and how many of them were taken while the device throttled.
+// The fewest samples whose relative spread can meet a target: two samples' CV says little.
+constexpr int kMinSpreadSamples = 5;
+
+// What the timed runs saw besides their times: one clock sample after each kept timed run (NaN
+// where the runtime does not say), how many kept samples were taken while the device throttled,
+// and how many throttled samples were dropped and timed again.
 struct RunLog {
   std::vector<double> clock_mhz;
-  int throttled = 0;
+  int throttled = 0;          // kept samples taken while throttled (the re-takes ran out)
+  int throttled_retaken = 0;  // throttled samples dropped and timed again
   // The work made the host wait on the GPU inside a held launch: the run was timed again behind
   // the spin, and its times include the host's work between launches (Backend::take_hold_gave_up).
   bool host_waited = false;
+  // RunOptions::target_rel_spread as the run used it (NaN: none), and whether the kept samples'
+  // relative spread came under it (true where there was none).
+  double target_rel_spread = std::numeric_limits<double>::quiet_NaN();
+  bool spread_target_met = true;
   double median_clock_mhz() const;  // NaN when no sample has a figure
+  // The row's account of the run: sm_clock_mhz, throttled_samples, throttled_retaken,
+  // target_rel_spread, spread_target_met and host_waited.
+  void describe(Measurement& m) const;
 };
 
-// Runs warm-up launches, then timed launches until min_repeats and min_time_s are both met
-// (or a maximum is hit); returns the per-launch times in microseconds. With `log`, the clock is
-// sampled after each timed run (outside the timed window).
+// Runs warm-up launches, then timed launches until min_repeats and min_time_s are both met (and
+// the spread target, when set), or a maximum is hit; returns the per-launch times in microseconds.
+// With `log`, the clock is sampled after each timed run (outside the timed window) and a run
+// taken while throttled is timed again (RunOptions::throttle_retakes).
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log = nullptr);
 // How many timed launches run_repeats makes of a launch that takes `launch_s` (its estimate for
-// RunOptions::max_total_s).
+// RunOptions::max_total_s): the minimum (min_repeats and min_time_s, within the maxima). Repeats a
+// spread target adds and throttled runs timed again are not in it: the loop stops adding them
+// where the call would pass max_total_s.
 int timed_launches_for(const RunOptions& opt, double launch_s);
 
 // ---- steady state (Timing::kGraph) ----------------------------------------------------------

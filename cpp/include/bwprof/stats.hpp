@@ -17,4 +17,9 @@ TimingStats summarize(std::vector<double> samples);
 // A run is unstable when its spread is large: CV above 10 % or max above twice the median.
 bool is_unstable(const TimingStats& s);
 
+// The relative spread of timing samples: their CV (sample standard deviation / mean), the row's
+// time_cv, and what RunOptions::target_rel_spread bounds (nvbench's stdrel "noise"). 0 for fewer
+// than two samples or a mean that is not > 0.
+double relative_spread(const std::vector<double>& samples);
+
 }  // namespace bwprof

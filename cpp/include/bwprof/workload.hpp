@@ -72,7 +72,8 @@ struct StepResult {
   double max_rel_error = 0;
   int checked = 0;          // instances checked against their reference
   double sm_clock_mhz = 0;
-  int throttled_samples = 0;
+  int throttled_samples = 0;  // kept samples taken while throttled (the re-takes ran out)
+  int throttled_retaken = 0;  // throttled samples dropped and timed again (bwprof/runner.hpp)
 };
 
 // The step's instances and memory, checked before anything is allocated: InvalidArgument for a bad

@@ -219,6 +219,7 @@ Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
       e.min_repeats = 5;
       e.max_repeats = 5;
       e.min_time_s = 0;
+      e.target_rel_spread = 0;  // five samples, whatever their spread
       NoWork none(buffers_, buffers_set_);
       empty = run_repeats(*backend_, none, e);
     }
@@ -239,8 +240,7 @@ Measurement Profiler::run(const std::function<void()>& fn, void* stream) {
     }
   }
   Measurement m = row(times, opt.warmup, hold_used, log.host_waited);
-  m.sm_clock_mhz = log.median_clock_mhz();
-  m.throttled_samples = log.throttled;
+  log.describe(m);
   return m;
 }
 

@@ -265,6 +265,7 @@ StepResult time_step(const std::string& device, const std::vector<StepOp>& ops, 
   r.time_us = summarize(times);
   r.sm_clock_mhz = log.median_clock_mhz();
   r.throttled_samples = log.throttled;
+  r.throttled_retaken = log.throttled_retaken;
   if (opt.verify) {
     // The outputs after the replays: each op's first and last set against its reference.
     for (std::size_t i = 0; i < planned.size(); ++i) {

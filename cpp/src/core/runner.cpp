@@ -34,23 +34,71 @@ double RunLog::median_clock_mhz() const {
   return summarize(v).median;
 }
 
+void RunLog::describe(Measurement& m) const {
+  m.sm_clock_mhz = median_clock_mhz();
+  m.throttled_samples = throttled;
+  m.throttled_retaken = throttled_retaken;
+  m.target_rel_spread = target_rel_spread;
+  m.spread_target_met = spread_target_met;
+  m.host_waited = host_waited;
+}
+
 int timed_launches_for(const RunOptions& opt, double launch_s) {
   // The loop below stops at min_repeats once min_time_s (or max_time_s of wall time) is reached,
-  // and at max_repeats in any case.
+  // and at max_repeats in any case; what a spread target or a throttled run adds is not known here.
   const double until = std::min(opt.min_time_s, opt.max_time_s);
   const double wanted = launch_s > 0 ? std::ceil(until / launch_s) : static_cast<double>(opt.max_repeats);
   return static_cast<int>(std::min<double>(opt.max_repeats, std::max<double>(opt.min_repeats, wanted)));
 }
 
+namespace {
+
+// RunOptions::target_rel_spread checked: 0 where there is none (0 or NaN), else in (0, 1].
+double spread_target_of(const RunOptions& opt) {
+  const double t = opt.target_rel_spread;
+  if (std::isnan(t) || t == 0) return 0;
+  if (!(t > 0 && t <= 1))
+    BWPROF_INVALID("target_rel_spread: must be a fraction in (0, 1] (0.02 is 2 %), or 0 for no target");
+  return t;
+}
+
+// The samples' running mean and variance (Welford), so the loop can ask for the spread after each
+// sample without summing them all again; relative_spread() has the last word.
+struct RunningSpread {
+  int n = 0;
+  double mean = 0, m2 = 0;
+  void add(double x) {
+    ++n;
+    const double d = x - mean;
+    mean += d / n;
+    m2 += d * (x - mean);
+  }
+  double cv() const { return n > 1 && mean > 0 ? std::sqrt(m2 / (n - 1)) / mean : 0.0; }
+};
+
+// Whether `times` have a relative spread of at most `target`, from kMinSpreadSamples of them.
+bool spread_met(const std::vector<double>& times, const RunningSpread& running, double target) {
+  if (static_cast<int>(times.size()) < kMinSpreadSamples) return false;
+  if (running.cv() > target * (1 + 1e-9)) return false;  // clearly above: no need to sum them again
+  return relative_spread(times) <= target;
+}
+
+}  // namespace
+
 std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOptions& opt, RunLog* log) {
   if (opt.min_repeats < 1 || opt.max_repeats < opt.min_repeats)
     BWPROF_INVALID("repeats: need 1 <= min_repeats <= max_repeats");
   if (!(opt.max_total_s > 0)) BWPROF_INVALID("max_total_s: must be > 0");
+  const double target = spread_target_of(opt);
+  const int retake_budget = opt.throttle_retakes < 0 ? opt.min_repeats : opt.throttle_retakes;
   const bool bounded = std::isfinite(opt.max_total_s);
   const auto call0 = std::chrono::steady_clock::now();
   const auto since = [](std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  // Whether one more launch of `s` seconds fits in max_total_s: what the estimate did not count
+  // (repeats for the spread target, throttled runs timed again) stops where it would not.
+  const auto room_for = [&](double s) { return !bounded || since(call0) + s <= opt.max_total_s; };
   // Between launches, never inside the timed region: a stop asked for (Ctrl-C) ends the call here.
   for (int i = 0; i < opt.warmup; ++i) {
     check_interrupt();
@@ -64,8 +112,11 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   }
   backend.synchronize();
   std::vector<double> times;
+  RunningSpread running;
+  int retakes_left = retake_budget;
   double kernel_s = 0;
   auto wall0 = std::chrono::steady_clock::now();
+  if (log) log->target_rel_spread = target > 0 ? target : std::numeric_limits<double>::quiet_NaN();
   for (;;) {
     check_interrupt();
     if (opt.cold) backend.flush_cache(k);
@@ -76,28 +127,45 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
       // taken under the hold time other work than the ones behind the spin, so the run starts
       // again from this sample, and no timing that waited on the hold's timeout is returned.
       times.clear();
+      running = RunningSpread{};
+      retakes_left = retake_budget;
       kernel_s = 0;
       wall0 = std::chrono::steady_clock::now();
       if (log) {
         log->clock_mhz.clear();
         log->throttled = 0;
+        log->throttled_retaken = 0;
         log->host_waited = true;
       }
     }
-    times.push_back(us);
     if (log) {
       const ClockSample c = backend.sample_clock();
+      if (c.throttled) {
+        // Taken while the GPU throttled: timed again while the re-takes and the time budget last
+        // (the clock is read after the run, so a run that ended throttled is not trusted to be the
+        // kernel's); past them it is kept and counted.
+        if (retakes_left > 0 && since(wall0) < opt.max_time_s && room_for(us * 1e-6)) {
+          --retakes_left;
+          ++log->throttled_retaken;
+          continue;
+        }
+        ++log->throttled;
+      }
       log->clock_mhz.push_back(c.sm_mhz);
-      if (c.throttled) ++log->throttled;
     }
+    times.push_back(us);
+    running.add(us);
     kernel_s += us * 1e-6;
     const int n = static_cast<int>(times.size());
     if (n == 1 && opt.warmup == 0 && bounded)  // no warm-up launch: the first timed one estimates the call
       check_total_time(since(call0), us * 1e-6, timed_launches_for(opt, us * 1e-6) - 1, opt.max_total_s);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    const bool enough = n >= opt.min_repeats && kernel_s >= opt.min_time_s;
-    if (enough || n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;
+    const bool counted = n >= opt.min_repeats && kernel_s >= opt.min_time_s;
+    if (counted && (target == 0 || spread_met(times, running, target))) break;
+    if (n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;
+    if (counted && !room_for(us * 1e-6)) break;  // only the target wants more, and the call has no room
   }
+  if (log) log->spread_target_met = target == 0 || spread_met(times, running, target);
   return times;
 }
 
@@ -287,10 +355,8 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   } else {
     m.time_us = summarize(run_repeats(backend, *inst, opt, &log));
   }
-  m.sm_clock_mhz = log.median_clock_mhz();
-  m.throttled_samples = log.throttled;
+  log.describe(m);
   m.stream_hold = backend.stream_hold();  // after the run: "spin" where a hold gave up
-  m.host_waited = log.host_waited;
   m.unstable = is_unstable(m.time_us);
   Resources r = inst->resources();
   m.block_size = r.block_size;
