@@ -30,6 +30,12 @@ void register_family_fma_chain(Registry& r) {
     const double per_fma = p.dtype == DType::kF32 || p.s("math") == "fp64" ? 2.0 : 4.0;  // HFMA2 does two FMAs
     return Traffic{0, 0, workers * kFmaGpuThreads * iters * kFmaGpuChains * per_fma};
   };
+  // Its rows are judged against the roof of the chain they run: FP64, or the dtype's own vector
+  // arithmetic (packed FP16 on the GPU; the CPU's chains are FP32).
+  k.arithmetic = [](const Problem& p) {
+    const std::string type = p.s("math") == "fp64" ? "fp64" : p.variant == "cpu" ? "fp32" : to_string(p.dtype);
+    return type + " vector";
+  };
   // One sum per worker (CPU); on the GPU a sink of one block's threads.
   k.footprint = [](const Problem& p, const std::string& kind) {
     return host_and_device(4.0 * p.i("workers"), kind, 4.0 * kFmaGpuThreads);

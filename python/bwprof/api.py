@@ -62,6 +62,10 @@ def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> d
     "shared") to ``read_gbs``, ``rw_gbs``, ``working_set_bytes`` and ``source``; 0 with source
     "none" where the device has no such roof. :func:`peak_table` puts them in one DataFrame.
 
+    ``gflops`` is the roof of what a row of ``dtype`` computes by default, named by
+    ``compute_arithmetic``: "fp32 vector" for every dtype (bwprof's kernels compute FP16 and BF16 data
+    in FP32); the FP16 chain's own roof (packed HFMA2 on a GPU) is ``vector["fp16"]``.
+
     Measured once per device and process, then cached; ``refresh=True`` measures them again (and
     later measurements use the new figures)."""
     return _core.peaks(_args.text("device", device), _args.text("dtype", dtype), _args.flag("refresh", refresh))

@@ -93,7 +93,8 @@ def _cmd_peaks(args) -> int:
         print(f"  theoretical    : {p['bandwidth_theoretical_gbs']:.1f} GB/s")
     for k, v in sorted(p["bandwidth_by_kernel"].items()):
         print(f"    {k:14s} {v:8.1f} GB/s")
-    print(f"  peak compute   : {p['gflops']:.1f} GFLOP/s {args.dtype} ({p['compute_source']})")
+    print(f"  peak compute   : {p['gflops']:.1f} GFLOP/s {p.get('compute_arithmetic') or args.dtype}, what "
+          f"{args.dtype} rows compute in ({p['compute_source']})")
     from .api import peak_table
     print("  every roof (measured by bwprof's kernels; theoretical from the architecture table):")
     for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():

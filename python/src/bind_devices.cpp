@@ -102,6 +102,7 @@ py::dict peaks_dict(const Peaks& p) {
   d["bandwidth_theoretical_gbs"] = p.bandwidth_theoretical_gbs;
   d["gflops"] = p.gflops;
   d["compute_source"] = p.compute_source;
+  d["compute_arithmetic"] = p.compute_arithmetic;
   d["gflops_theoretical"] = p.gflops_theoretical;
   d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
   d["size_curve"] = size_curve_dict(p.size_curve);

@@ -39,3 +39,14 @@ TEST(Peaks, CpuFiguresSourcesAndCache) {
   // The api's peaks() is the same policy.
   EXPECT_EQ(peaks("cpu", "fp32").bandwidth_by_kernel, again.bandwidth_by_kernel);
 }
+
+// The compute roof device_peaks gives a dtype is that of what its rows compute in (FP32), named.
+TEST(Peaks, EachDtypesRoofIsThatOfItsDefaultArithmetic) {
+  Backend& cpu = backend_for("cpu");
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const Peaks p = device_peaks(cpu, t);
+    EXPECT_EQ(p.compute_arithmetic, "fp32 vector") << to_string(t);
+    EXPECT_EQ(p.gflops, p.vector.at("fp32").gflops) << to_string(t);
+  }
+}
+

@@ -1,7 +1,7 @@
 // The peaks policy: a device's achievable peaks, measured by the registry's ceiling variants.
 // Memory: the best of every variant flagged Ceiling::kMemory for the backend's kind (bwprof's
-// stream kernels), FP32. Compute, per dtype: the variants flagged Ceiling::kVector (the FMA
-// chains); a backend without a variant for the dtype (the CPU computes FP16 in FP32) takes FP32's.
+// stream kernels), FP32. Compute, per arithmetic type (Peaks::vector): the variants flagged
+// Ceiling::kVector (the FMA chains) for each dtype they take on the backend (FP32; FP16 on a GPU).
 // The families that list their runs (KernelFamily::ceiling_runs) add the rest: FP64 chains
 // (kVector), the matrix units per arithmetic type (kMatrix: fp16, bf16, tf32, fp8, int8; the
 // row's matrix roof is its dtype's) and the cache levels (kL2, kL1, kShared: read and read+write
@@ -18,7 +18,9 @@
 namespace bwprof {
 
 // The peaks of the device behind `backend` for `dtype`; `refresh` forgets the cached figures of
-// that device and measures them again (later calls then return the new ones).
+// that device and measures them again (later calls then return the new ones). The compute roof
+// (gflops) is that of the dtype's default arithmetic (default_arithmetic: FP32 on the vector units
+// for every dtype), with `compute_arithmetic` naming it; `vector` and `matrix` hold every type's.
 Peaks device_peaks(Backend& backend, DType dtype, bool refresh = false);
 
 }  // namespace bwprof

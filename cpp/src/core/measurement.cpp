@@ -126,6 +126,7 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"gflops", gflops},
       {"compute_pct_peak", compute_pct_peak},
       {"peak_gflops", peaks.gflops},
+      {"peak_compute_arithmetic", peaks.compute_arithmetic},
       {"peak_compute_source", peaks.compute_source},
       {"peak_matrix_gflops", peaks.matrix_gflops},
       {"peak_matrix_source", peaks.matrix_source},
