@@ -64,7 +64,8 @@ def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> d
 
     ``gflops`` is the roof of what a row of ``dtype`` computes by default, named by
     ``compute_arithmetic``: "fp32 vector" for every dtype (bwprof's kernels compute FP16 and BF16 data
-    in FP32); the FP16 chain's own roof (packed HFMA2 on a GPU) is ``vector["fp16"]``.
+    in FP32); the FP16 and BF16 chains' own roofs (packed HFMA2 on a GPU) are ``vector["fp16"]`` and
+    ``vector["bf16"]``.
 
     Measured once per device and process, then cached; ``refresh=True`` measures them again (and
     later measurements use the new figures)."""

@@ -147,3 +147,27 @@ def test_rows_judged_against_the_peaks_ceilings_agree_with_the_core(case, data, 
     assert out["bound"].iloc[0] == row["bound"]
     assert bool(out["above_peak"].iloc[0]) == row["above_peak"]
     assert out["roofline_note"].iloc[0] == row["bottleneck"]
+
+
+GPU_INFO = {"id": "gpu:0", "kind": "gpu", "name": "synthetic H100", "backend": "cuda", "arch": "sm_90",
+            "bandwidth_theoretical_gbs": 3352.0, "fp32_gflops_theoretical": 66908.0,
+            "fp16_gflops_theoretical": 133816.0, "fp16_matrix_gflops_theoretical": 1070530.0}
+
+
+@pytest.mark.skipif(not bwprof.GPU_BUILD, reason="the GPU variants exist only in a GPU build")
+@settings(max_examples=80, deadline=None)
+@given(dtype=st.sampled_from(["fp32", "fp16", "bf16"]), math_=st.sampled_from(["dtype", "fp64"]),
+       peaks=peaks_dicts(), time_us=st.floats(10.0, 1e5))
+def test_gpu_chains_are_judged_against_their_own_packed_or_fp64_roof(dtype, math_, peaks, time_us):
+    row = _core.judge_row("fma_chain", "gpu", GPU_INFO, dtype, {"math": math_, "workers": 132, "iters": 4096},
+                          time_us, peaks)
+    arithmetic = "fp64 vector" if math_ == "fp64" else f"{dtype} vector"
+    assert row["peak_compute_arithmetic"] == arithmetic
+    roof, source = _expected_roof(peaks, arithmetic)
+    assert row["peak_gflops"] == roof and row["peak_compute_source"].startswith(source)
+    # A packed FMA is two: 4 FLOPs per lane pair per step.
+    per = 2 if math_ == "fp64" or dtype == "fp32" else 4
+    assert row["flops"] == 132 * 256 * 4096 * 8 * per
+    # The GPU's other kernels compute FP16 and BF16 data in FP32.
+    other = _core.judge_row("layernorm", "gpu", GPU_INFO, dtype, {"rows": 64, "cols": 256}, time_us, peaks)
+    assert other["peak_compute_arithmetic"] == "fp32 vector"

@@ -1,9 +1,9 @@
 // The peaks policy: a device's achievable peaks, measured by the registry's ceiling variants.
 // Memory: the best of every variant flagged Ceiling::kMemory for the backend's kind (bwprof's
 // stream kernels), FP32. Compute, per arithmetic type (Peaks::vector): the variants flagged
-// Ceiling::kVector (the FMA chains) for each dtype they take on the backend (FP32; FP16 on a GPU).
-// The families that list their runs (KernelFamily::ceiling_runs) add the rest: FP64 chains
-// (kVector), the matrix units per arithmetic type (kMatrix: fp16, bf16, tf32, fp8, int8; the
+// Ceiling::kVector (the FMA chains) for each dtype they take on the backend (FP32; FP16 as packed
+// HFMA2 on a GPU). The families that list their runs (KernelFamily::ceiling_runs) add the rest:
+// FP64 and packed BF16 chains (kVector), the matrix units per arithmetic type (kMatrix: fp16, bf16, tf32, fp8, int8; the
 // row's matrix roof is its dtype's) and the cache levels (kL2, kL1, kShared: read and read+write
 // over a working set sized to the level). A run that fails (an arithmetic this build or device
 // lacks, an output that fails its reference) leaves its roof at 0 and says why in its source.
