@@ -99,6 +99,9 @@ def _cmd_peaks(args) -> int:
     print("  every roof (measured by bwprof's kernels; theoretical from the architecture table):")
     for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():
         print("    " + line)
+    for f in p.get("hierarchy_disorder") or []:
+        print(f"  OUT OF ORDER   : {f['text']} after a second measurement: the {f['inner']} roof is not that "
+              f"level's bandwidth (HierarchyOrderWarning)")
     c = p.get("size_curve") or {}
     lines = c.get("lines") or []
     if lines:

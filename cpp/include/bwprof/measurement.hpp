@@ -47,6 +47,14 @@ struct LevelPeak {
   double best() const { return read_gbs > rw_gbs ? read_gbs : rw_gbs; }
 };
 
+// One pair of memory levels out of order: an inner level ("l1", "shared", "l2") measured slower
+// than the level outside it ("l2", "dram").
+struct HierarchyFinding {
+  std::string inner, outer;
+  double inner_gbs = 0, outer_gbs = 0;
+  std::string text() const;  // "l1 125 GB/s < l2 284 GB/s"
+};
+
 // The peaks a result is judged against. Zero means unknown.
 struct Peaks {
   double bandwidth_gbs = 0;              // achievable (measured) memory bandwidth
@@ -77,6 +85,9 @@ struct Peaks {
   // levels ("l2", "l1", "shared").
   std::map<std::string, ComputePeak> matrix, vector;
   std::map<std::string, LevelPeak> levels;
+  // The memory hierarchy's levels still out of order after a second measurement (bwprof/peaks.hpp:
+  // settle_hierarchy); empty when in order.
+  std::vector<HierarchyFinding> hierarchy_disorder;
 };
 
 struct Measurement {

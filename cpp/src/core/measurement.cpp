@@ -1,6 +1,7 @@
 #include "bwprof/measurement.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "bwprof/roofline.hpp"
@@ -33,6 +34,12 @@ std::string grade(double p) {
   if (p >= 60) return "good";
   if (p >= 30) return "fair";
   return "poor";
+}
+
+std::string HierarchyFinding::text() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %.4g GB/s < %s %.4g GB/s", inner.c_str(), inner_gbs, outer.c_str(), outer_gbs);
+  return buf;
 }
 
 bool derive_rates(Measurement& m, AccessPattern pattern) {

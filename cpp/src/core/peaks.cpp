@@ -206,18 +206,20 @@ std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, con
 
 const char* level_name(Ceiling c) { return c == Ceiling::kL2 ? "l2" : c == Ceiling::kL1 ? "l1" : "shared"; }
 
-// The roofs of the ceilings that list their runs: vector (FP64 and the others), matrix per type,
-// cache levels per access. A run that fails leaves its roof at 0 with the reason as its source.
-void measure_runs(Backend& backend, DevicePeaks& d) {
+// The roofs of the ceilings that list their runs: vector (FP64, BF16), matrix per type (`compute`),
+// or the cache levels per access (`!compute`). A run that fails leaves its roof at 0 with the reason
+// as its source.
+void measure_runs(Backend& backend, DevicePeaks& d, bool compute) {
   const DeviceInfo& info = backend.info();
   const std::string kind = kind_of(info);
   for (const KernelFamily& k : registry().families()) {
     if (!k.ceiling_runs) continue;
     for (const Variant& v : k.variants) {
       if (v.ceiling == Ceiling::kNone || v.ceiling == Ceiling::kMemory || v.backend != kind) continue;
+      const bool is_compute = v.ceiling == Ceiling::kVector || v.ceiling == Ceiling::kMatrix;
+      if (is_compute != compute) continue;
       for (const CeilingRun& run : k.ceiling_runs(info)) {
         const std::string name = k.name + "_" + run.what;
-        const bool compute = v.ceiling == Ceiling::kVector || v.ceiling == Ceiling::kMatrix;
         auto& table = v.ceiling == Ceiling::kVector ? d.vector : d.matrix;
         if (compute && table.count(run.what) && table[run.what].gflops > 0) continue;  // the first variant's
         double figure = 0;
@@ -247,9 +249,25 @@ void measure_runs(Backend& backend, DevicePeaks& d) {
       }
     }
   }
-  // Theoretical figures from the architecture table, for every type the device has.
-  for (auto& kv : info.vector_gflops_theoretical) d.vector[kv.first].gflops_theoretical = kv.second;
-  for (auto& kv : info.matrix_gflops_theoretical) d.matrix[kv.first].gflops_theoretical = kv.second;
+}
+
+// The better of two takes of DRAM's and the levels' bandwidth, into `p`.
+void keep_better(Peaks& p, const Peaks& again) {
+  for (const auto& kv : again.bandwidth_by_kernel) {
+    double& gbs = p.bandwidth_by_kernel[kv.first];
+    gbs = std::max(gbs, kv.second);
+  }
+  if (again.bandwidth_gbs > p.bandwidth_gbs) {
+    p.bandwidth_gbs = again.bandwidth_gbs;
+    p.bandwidth_source = again.bandwidth_source;
+  }
+  for (const auto& kv : again.levels) {
+    LevelPeak& l = p.levels[kv.first];
+    l.read_gbs = std::max(l.read_gbs, kv.second.read_gbs);
+    l.rw_gbs = std::max(l.rw_gbs, kv.second.rw_gbs);
+    if (l.best() > 0 && l.source.rfind("measured", 0) != 0) l.source = kv.second.source;
+    if (!(l.working_set_bytes > 0)) l.working_set_bytes = kv.second.working_set_bytes;
+  }
 }
 
 DevicePeaks measure_all(Backend& backend) {
@@ -270,7 +288,16 @@ DevicePeaks measure_all(Backend& backend) {
       }
     }
   }
-  measure_runs(backend, d);
+  measure_runs(backend, d, true);
+  measure_runs(backend, d, false);
+  // Theoretical figures from the architecture table, for every type the device has.
+  for (auto& kv : info.vector_gflops_theoretical) d.vector[kv.first].gflops_theoretical = kv.second;
+  for (auto& kv : info.matrix_gflops_theoretical) d.matrix[kv.first].gflops_theoretical = kv.second;
+  settle_hierarchy(d, [&] {
+    Peaks again = measure_memory(backend);
+    measure_runs(backend, again, false);
+    return again;
+  });
   return d;
 }
 
@@ -312,6 +339,34 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
   p.l1_gbs = std::max(level("l1"), level("shared"));
   p.cache_source = levels.empty() ? "none" : "measured:" + levels;
   return p;
+}
+
+std::vector<HierarchyFinding> hierarchy_findings(const Peaks& p) {
+  auto best = [&](const char* name) {
+    auto l = p.levels.find(name);
+    return l == p.levels.end() ? 0.0 : l->second.best();
+  };
+  // Inner to outer; a level not measured (0) is skipped, its inner levels compared with the next.
+  const double l1 = best("l1"), shared = best("shared"), l2 = best("l2"), dram = p.bandwidth_gbs;
+  std::vector<HierarchyFinding> out;
+  auto check = [&](const char* inner, double in, const char* outer, double out_gbs) {
+    if (in > 0 && out_gbs > 0 && in < out_gbs) out.push_back({inner, outer, in, out_gbs});
+  };
+  const char* next = l2 > 0 ? "l2" : "dram";
+  const double next_gbs = l2 > 0 ? l2 : dram;
+  check("l1", l1, next, next_gbs);
+  check("shared", shared, next, next_gbs);
+  check("l2", l2, "dram", dram);
+  return out;
+}
+
+void settle_hierarchy(Peaks& p, const std::function<Peaks()>& remeasure) {
+  p.hierarchy_disorder.clear();
+  if (hierarchy_findings(p).empty()) return;
+  // A level measured during a slow patch (another process on the cores, a clock ramping up) is
+  // taken again before the order is judged.
+  keep_better(p, remeasure());
+  p.hierarchy_disorder = hierarchy_findings(p);
 }
 
 }  // namespace bwprof
