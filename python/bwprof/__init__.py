@@ -13,7 +13,7 @@ Quick use::
 """
 from ._core import BwprofError, GPU_BUILD, SCHEMA_VERSION
 from ._core import __version__
-from .api import Device, columns, device, devices, explain, kernels, measure, peak_table, peaks
+from .api import Device, HierarchyOrderWarning, columns, device, devices, explain, kernels, measure, peak_table, peaks
 from .collective import collectives
 from .links import host_links, p2p, p2p_matrix, peer_links
 from .occupancy import occupancy
@@ -47,7 +47,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "BwprofError", "Device", "GPU_BUILD", "SCHEMA_VERSION", "__version__", "collectives", "columns",
+    "BwprofError", "Device", "GPU_BUILD", "HierarchyOrderWarning", "SCHEMA_VERSION", "__version__", "collectives", "columns",
     "default_suite", "device", "devices", "explain", "host_links", "kernels", "load_run", "load_step", "measure", "occupancy", "p2p",
     "p2p_matrix", "peak_table", "peaks", "peer_links", "profile", "profile_step", "report", "region", "run_suite", "save_run", "SpreadTargetWarning", "step_marker", "sweep",
     "Fusion", "Op", "Workload", "model", "workload",

@@ -1,6 +1,7 @@
 """Devices, kernels and single measurements: the thin Python face of the C++ core."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,14 @@ from . import display as _display
 from . import spread as _spread
 
 _display.install()  # a Measurement shows as a table with its verdict in Jupyter
+
+
+class HierarchyOrderWarning(UserWarning):
+    """A device's memory hierarchy measured out of order: an inner level (L1, shared memory, L2)
+    slower than the level outside it (L2, DRAM) even after bwprof measured the levels again. The
+    figures are kept as measured and flagged (``peaks()["hierarchy_disorder"]``, the
+    ``hierarchy_disorder`` column of :func:`peak_table`); a level's roof is then not what its
+    name says (a kernel that does not reach that level's bandwidth, or a machine busy with other work)."""
 
 
 # How a timed run is made: one launch (after a flush when cold), or the steady state of back-to-back
@@ -63,20 +72,49 @@ def peaks(device: str = "auto", dtype: str = "fp32", refresh: bool = False) -> d
     "shared") to ``read_gbs``, ``rw_gbs``, ``working_set_bytes`` and ``source``; 0 with source
     "none" where the device has no such roof. :func:`peak_table` puts them in one DataFrame.
 
+    ``gflops`` is the roof of what a row of ``dtype`` computes by default, named by
+    ``compute_arithmetic``: "fp32 vector" for every dtype (bwprof's kernels compute FP16 and BF16 data
+    in FP32); the FP16 and BF16 chains' own roofs (packed HFMA2 on a GPU) are ``vector["fp16"]`` and
+    ``vector["bf16"]``.
+
+    The hierarchy is checked: an inner level measured slower than an outer one (L1 or shared memory
+    below the L2, the L2 below DRAM) is measured again once; still out of order, each pair is listed
+    in ``hierarchy_disorder`` (``inner``, ``outer``, ``inner_gbs``, ``outer_gbs``, ``text``) and a
+    :class:`HierarchyOrderWarning` says so (empty list: in order).
+
     Measured once per device and process, then cached; ``refresh=True`` measures them again (and
     later measurements use the new figures)."""
-    return _core.peaks(_args.text("device", device), _args.text("dtype", dtype), _args.flag("refresh", refresh))
+    p = _core.peaks(_args.text("device", device), _args.text("dtype", dtype), _args.flag("refresh", refresh))
+    warn_hierarchy(p, device)
+    return p
 
 
-PEAK_TABLE_COLUMNS = ["kind", "type", "measured", "theoretical", "pct_of_theoretical", "unit", "source"]
+def warn_hierarchy(p: dict, device: str = "") -> None:
+    """A :class:`HierarchyOrderWarning` for a peaks dict whose hierarchy is out of order."""
+    found = p.get("hierarchy_disorder") or []
+    if found:
+        where = f"{device}: " if device else ""
+        warnings.warn(HierarchyOrderWarning(
+            f"{where}memory hierarchy out of order after a second measurement: "
+            + "; ".join(f["text"] for f in found)
+            + " (an inner level slower than the one outside it: its roof is not that level's bandwidth)"),
+            stacklevel=3)
+
+
+PEAK_TABLE_COLUMNS = ["kind", "type", "measured", "theoretical", "pct_of_theoretical", "unit", "source",
+                      "hierarchy_disorder"]
+# The peaks' names of the memory levels, as the table's (kind, type) rows spell them.
+_LEVEL_ROWS = {"dram": ("memory", "dram"), "l2": ("cache", "l2"), "l1": ("cache", "l1"), "shared": ("cache", "shared")}
 
 
 def peak_table(device: str = "auto", refresh: bool = False):
     """Every roof of a device as a DataFrame, one row each: memory (DRAM, the best stream kernel),
     the cache levels (L2, L1, shared memory: read and read+write), the vector units (fp32, fp16,
-    fp64) and the matrix units (fp16, bf16, tf32, fp8, int8), measured by bwprof's own kernels beside
+    bf16, fp64) and the matrix units (fp16, bf16, tf32, fp8, int8), measured by bwprof's own kernels beside
     the architecture table's figure (NaN where it has none). Columns: kind, type, measured,
-    theoretical, pct_of_theoretical, unit (GB/s, GFLOP/s, GOP/s), source."""
+    theoretical, pct_of_theoretical, unit (GB/s, GFLOP/s, GOP/s), source, hierarchy_disorder (True on
+    the rows of a memory level measured out of order with its neighbour even after a second
+    measurement: see :func:`peaks`; a :class:`HierarchyOrderWarning` says so)."""
     import math
 
     import pandas as pd
@@ -99,8 +137,15 @@ def peak_table(device: str = "auto", refresh: bool = False):
         for t, f in sorted(p[kind].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99):
             rows.append((kind, t, num(f["gflops"]), num(f["gflops_theoretical"]), "GOP/s" if t == "int8" else "GFLOP/s",
                          f["source"]))
+    out_of_order = {name for f in p.get("hierarchy_disorder") or [] for name in (f["inner"], f["outer"])}
+
+    def disordered(kind, t):
+        return any(kind == _LEVEL_ROWS[n][0] and t.split(" ")[0] == _LEVEL_ROWS[n][1]
+                   for n in out_of_order if n in _LEVEL_ROWS)
+
     df = pd.DataFrame([{"kind": k, "type": t, "measured": m, "theoretical": th,
-                        "pct_of_theoretical": 100.0 * m / th if th == th and m == m else nan, "unit": u, "source": s}
+                        "pct_of_theoretical": 100.0 * m / th if th == th and m == m else nan, "unit": u, "source": s,
+                        "hierarchy_disorder": disordered(k, t)}
                        for k, t, m, th, u, s in rows], columns=PEAK_TABLE_COLUMNS)
     return df
 

@@ -95,11 +95,15 @@ def _cmd_peaks(args) -> int:
         print(f"  theoretical    : {p['bandwidth_theoretical_gbs']:.1f} GB/s")
     for k, v in sorted(p["bandwidth_by_kernel"].items()):
         print(f"    {k:14s} {v:8.1f} GB/s")
-    print(f"  peak compute   : {p['gflops']:.1f} GFLOP/s {args.dtype} ({p['compute_source']})")
+    print(f"  peak compute   : {p['gflops']:.1f} GFLOP/s {p.get('compute_arithmetic') or args.dtype}, what "
+          f"{args.dtype} rows compute in ({p['compute_source']})")
     from .api import peak_table
     print("  every roof (measured by bwprof's kernels; theoretical from the architecture table):")
     for line in _tables.format_table(peak_table(args.device), PEAK_COLUMNS).splitlines():
         print("    " + line)
+    for f in p.get("hierarchy_disorder") or []:
+        print(f"  OUT OF ORDER   : {f['text']} after a second measurement: the {f['inner']} roof is not that "
+              f"level's bandwidth (HierarchyOrderWarning)")
     c = p.get("size_curve") or {}
     lines = c.get("lines") or []
     if lines:

@@ -26,7 +26,7 @@ from . import arguments as _args
 LATENCY_EFFICIENCY_PCT = 25.0
 ABOVE_MEASURED_FACTOR = 1.10
 
-CEILING_COLUMNS = ["name", "dtype", "kind", "value", "unit", "source", "detail"]
+CEILING_COLUMNS = ["name", "dtype", "kind", "value", "unit", "source", "detail", "arithmetic"]
 # memory: DRAM; l2 and l1 (L1 / shared memory): the cache levels' bandwidth, measured by bwprof's
 # own kernels (bwprof.peaks()); vector and matrix: the compute roofs.
 KINDS = ("memory", "vector", "matrix", "l2", "l1")
@@ -66,9 +66,26 @@ def attainable(intensity, bw_gbs, gflops):
     return float(r) if r.ndim == 0 else r
 
 
-def _row(name, dtype, kind, value, source, detail="") -> dict:
+def _row(name, dtype, kind, value, source, detail="", arithmetic="") -> dict:
     return {"name": name, "dtype": dtype, "kind": kind, "value": float(value), "unit": UNITS[kind],
-            "source": source, "detail": detail or ""}
+            "source": source, "detail": detail or "", "arithmetic": arithmetic}
+
+
+def _text(v) -> str:
+    """A text cell, "" for NaN or None (a CSV's empty cell)."""
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+
+def _texts(df: pd.DataFrame, column: str) -> pd.Series:
+    """A column's text cells ("" where empty), or "" for every row of a table without it."""
+    return df[column].map(_text) if column in df else pd.Series("", index=df.index, dtype=object)
+
+
+def _vector_theoretical(info: dict, arith_type: str) -> float:
+    """The architecture table's vector rate of one arithmetic type, from a device's info dict."""
+    table = info.get("vector_gflops_theoretical") or {}
+    v = _num(table.get(arith_type)) if isinstance(table, dict) else math.nan
+    return v if not math.isnan(v) else _num(info.get(f"{arith_type}_gflops_theoretical"))
 
 
 def _from_peaks(dtype: str, p: dict, info: dict | None, matrix: bool = True) -> list[dict]:
@@ -83,26 +100,32 @@ def _from_peaks(dtype: str, p: dict, info: dict | None, matrix: bool = True) -> 
         _num(info.get("bandwidth_theoretical_gbs"))
     if not math.isnan(bw_t):
         rows.append(_row(f"{dtype} memory (theoretical)", dtype, "memory", bw_t, "theoretical", "datasheet"))
+    # The vector roof the dtype's rows are judged against: that of the arithmetic the peaks name
+    # (FP32 for every dtype: bwprof.peaks()), or of the dtype itself in an older or hand-made dict.
+    arith = str(p.get("compute_arithmetic") or f"{dtype} vector")
     fl = _num(p.get("gflops"))
     if not math.isnan(fl):
         rows.append(_row(f"{dtype} vector", dtype, "vector", fl, "measured",
-                         str(p.get("compute_source") or "measured")))
+                         str(p.get("compute_source") or "measured"), arith))
     fl_t = _num(p.get("gflops_theoretical"))
-    if math.isnan(fl_t):
-        fl_t = _num(info.get(f"{dtype}_gflops_theoretical"))
+    if math.isnan(fl_t):  # the peaks' own table of that type, else the device's
+        own = p["vector"].get(arith.split(" ")[0]) if isinstance(p.get("vector"), dict) else None
+        fl_t = _num(own.get("gflops_theoretical")) if isinstance(own, dict) else math.nan
+        fl_t = _vector_theoretical(info, arith.split(" ")[0]) if math.isnan(fl_t) else fl_t
     if not math.isnan(fl_t):
-        rows.append(_row(f"{dtype} vector (theoretical)", dtype, "vector", fl_t, "theoretical", "datasheet"))
+        rows.append(_row(f"{dtype} vector (theoretical)", dtype, "vector", fl_t, "theoretical", "datasheet", arith))
     # The matrix roof: bwprof's matrix-peak kernel (the peaks' matrix_gflops), and the datasheet's.
     if matrix:
         mx = _num(p.get("matrix_gflops"))
         if not math.isnan(mx):
             rows.append(_row(f"{dtype} matrix", dtype, "matrix", mx, "measured",
-                             str(p.get("matrix_source") or "measured")))
+                             str(p.get("matrix_source") or "measured"), f"{dtype} matrix"))
         mx_t = _num(p.get("matrix_gflops_theoretical"))
         if math.isnan(mx_t):
             mx_t = _num(info.get(f"{dtype}_matrix_gflops_theoretical"))
         if not math.isnan(mx_t):
-            rows.append(_row(f"{dtype} matrix (theoretical)", dtype, "matrix", mx_t, "theoretical", "datasheet"))
+            rows.append(_row(f"{dtype} matrix (theoretical)", dtype, "matrix", mx_t, "theoretical", "datasheet",
+                             f"{dtype} matrix"))
     # The cache levels (measured only: no datasheet figure).
     for kind in ("l2", "l1"):
         v = _num(p.get(f"{kind}_gbs"))
@@ -176,6 +199,14 @@ def _from_results(df: pd.DataFrame, dtypes, info: dict | None, matrix) -> list[d
         if "peak_compute_source" in d and "peak_gflops" in d:  # the vector roof: rows not on the matrix units
             src = d["peak_compute_source"].astype(str)
             vrows = d[~src.str.contains("matrix") & ~src.str.contains("mma_peak")]
+            # Rows that record their arithmetic: the dtype's vector roof is that of its rows' usual
+            # arithmetic (a row of FP64 chains among FP32 rows does not set the FP32 roof).
+            if len(vrows) and "peak_compute_arithmetic" in vrows:
+                arith = vrows["peak_compute_arithmetic"].map(_text)
+                usual = _first_text(arith[~arith.str.endswith("matrix")])
+                if usual:
+                    vrows = vrows[arith == usual]
+                    p["compute_arithmetic"] = usual
             if len(vrows):
                 p["gflops"] = _mode(vrows["peak_gflops"])
                 p["compute_source"] = _first_text(vrows["peak_compute_source"])
@@ -247,28 +278,64 @@ def _pick(ceil: pd.DataFrame, dtype: str, kind: str, prefer: str) -> tuple[float
     return math.nan, ""
 
 
+def _arithmetic_of(ceil: pd.DataFrame) -> pd.Series:
+    """Each ceiling's arithmetic; a table from before the column: its dtype's, by its kind."""
+    a, own = _texts(ceil, "arithmetic"), ceil["dtype"].astype(str) + " " + ceil["kind"].astype(str)
+    return a.where((a != "") | ~ceil["kind"].isin(["vector", "matrix"]), own)
+
+
+def _pick_arithmetic(ceil: pd.DataFrame, arithmetic: str, dtype: str, prefer: str) -> tuple[float, str, float]:
+    """(value, name, theoretical value) of the compute ceiling of ``arithmetic`` (the row's dtype's
+    where several dtypes carry one), named by that arithmetic as the core names it ("fp32 vector",
+    "fp32 vector (theoretical)"); NaN and no name where the ceilings have none."""
+    kind = "matrix" if arithmetic.endswith("matrix") else "vector"
+    c = ceil[(ceil["kind"] == kind) & (_arithmetic_of(ceil) == arithmetic)]
+    if (c["dtype"] == dtype).any():
+        c = c[c["dtype"] == dtype]
+    theo = c[c["source"] == "theoretical"]["value"]
+    other = "theoretical" if prefer == "measured" else "measured"
+    for src in (prefer, other):
+        x = c[c["source"] == src]
+        if len(x):
+            i = x["value"].idxmax()
+            name = arithmetic + (" (theoretical)" if src == "theoretical" else "")
+            return float(x.at[i, "value"]), name, float(theo.max()) if len(theo) else math.nan
+    return math.nan, "", math.nan
+
+
 def roofs_for(ceil: pd.DataFrame, dtype: str, family: str = "", prefer: str = "measured",
-              matrix_families=MATRIX_FAMILIES, *, matrix: bool | None = None) -> dict:
+              matrix_families=MATRIX_FAMILIES, *, matrix: bool | None = None, arithmetic: str | None = None) -> dict:
     """The roofs a row of ``dtype`` is judged against: bandwidth, compute, and the theoretical ones
-    that decide whether a figure is above the device's peak. The matrix roof is used when ``matrix``
-    is true (default: when ``family`` is in ``matrix_families``) and the ceilings have one."""
+    that decide whether a figure is above the device's peak. With ``arithmetic`` (a row's
+    ``peak_compute_arithmetic``, "fp64 vector"), the compute roof is the ceiling of that arithmetic
+    alone: where the ceilings have none it is unknown (NaN, ``compute_missing``), never another's.
+    Without it, the matrix roof is used when ``matrix`` is true (default: when ``family`` is in
+    ``matrix_families``) and the ceilings have one, else the dtype's vector roof."""
     if matrix is None:
         matrix = family in (matrix_families or ())
     bw, bw_name = _pick(ceil, dtype, "memory", prefer)
-    fl, fl_name = math.nan, ""
-    if matrix:
-        fl, fl_name = _pick(ceil, dtype, "matrix", prefer)
-    if math.isnan(fl):
-        fl, fl_name = _pick(ceil, dtype, "vector", prefer)
-    kind = "matrix" if "matrix" in fl_name else "vector"
+    missing = False
+    if arithmetic:
+        fl, fl_name, fl_theo = _pick_arithmetic(ceil, arithmetic, dtype, prefer)
+        missing = math.isnan(fl)
+        if missing:
+            fl_name = arithmetic
+    else:
+        fl, fl_name = math.nan, ""
+        if matrix:
+            fl, fl_name = _pick(ceil, dtype, "matrix", prefer)
+        if math.isnan(fl):
+            fl, fl_name = _pick(ceil, dtype, "vector", prefer)
+        kind = "matrix" if "matrix" in fl_name else "vector"
+        fl_t = ceil[(ceil.dtype == dtype) & (ceil.kind == kind) & (ceil.source == "theoretical")]
+        fl_theo = float(fl_t["value"].max()) if len(fl_t) else math.nan
     bw_t = ceil[(ceil.dtype == dtype) & (ceil.kind == "memory") & (ceil.source == "theoretical")]
-    fl_t = ceil[(ceil.dtype == dtype) & (ceil.kind == kind) & (ceil.source == "theoretical")]
     l2, _ = _pick(ceil, dtype, "l2", "measured")
     l1, _ = _pick(ceil, dtype, "l1", "measured")
     return {"bandwidth_gbs": bw, "bandwidth_name": bw_name, "gflops": fl, "gflops_name": fl_name,
-            "l2_gbs": l2, "l1_gbs": l1,
+            "l2_gbs": l2, "l1_gbs": l1, "compute_missing": missing,
             "bandwidth_theoretical_gbs": float(bw_t["value"].max()) if len(bw_t) else math.nan,
-            "gflops_theoretical": float(fl_t["value"].max()) if len(fl_t) else math.nan}
+            "gflops_theoretical": fl_theo}
 
 
 def matrix_variants() -> set:
@@ -287,12 +354,13 @@ def _on_matrix_units(out: pd.DataFrame, matrix_families) -> pd.Series:
         return col("family").isin(list(matrix_families))
     # A measured row says which roof the core judged it against (its compute source names the
     # matrix units); a row without that record is looked up in this build's registry.
+    arith = _texts(out, "peak_compute_arithmetic")  # a row that records it says it outright
     src = col("peak_compute_source").replace("nan", "")
     kind = col("backend").map(lambda b: "cpu" if b == "cpu" else "gpu")
     keys = list(zip(col("kernel"), kind, col("variant"), col("dtype")))
-    known = matrix_variants() if (src == "").any() else set()
-    return pd.Series([("matrix" in s) if s else (k in known) for s, k in zip(src, keys)],
-                     index=out.index, dtype=bool)
+    known = matrix_variants() if ((src == "") & (arith == "")).any() else set()
+    return pd.Series([a.endswith("matrix") if a else ("matrix" in s) if s else (k in known)
+                      for a, s, k in zip(arith, src, keys)], index=out.index, dtype=bool)
 
 
 def _own_roofs(out: pd.DataFrame, prefer: str, info: dict) -> list[dict]:
@@ -302,29 +370,39 @@ def _own_roofs(out: pd.DataFrame, prefer: str, info: dict) -> list[dict]:
             pd.Series(default, index=out.index, dtype=float)
     bw, bw_t, fl = col("peak_bandwidth_gbs"), col("theoretical_bandwidth_gbs"), col("peak_gflops")
     l2, l1 = col("peak_l2_gbs"), col("peak_l1_gbs")
-    src = out["peak_compute_source"].astype(str) if "peak_compute_source" in out else \
-        pd.Series("", index=out.index)
+    src, arith, link = (_texts(out, c) for c in ("peak_compute_source", "peak_compute_arithmetic", "link"))
     dts = out["dtype"].astype(str) if "dtype" in out else pd.Series("", index=out.index)
     roofs = []
     for i in out.index:
-        dt, s = dts[i], src[i]
-        matrix = "matrix" in s
+        dt, s, a = dts[i], src[i], arith[i]
+        matrix = a.endswith("matrix") if a else "matrix" in s
         units = "matrix" if matrix else "vector"
-        # A matrix roof in a record is the datasheet's own; a vector roof's datasheet figure comes
-        # from the device's properties (when the run was made on this machine, or ``info`` says).
-        fl_t = fl[i] if matrix and s.startswith("theoretical") else \
-            _num(info.get(f"{dt}_matrix_gflops_theoretical" if matrix else f"{dt}_gflops_theoretical"))
+        # The arithmetic whose roof judged the row (schema 4), else its dtype's by its units.
+        name = a or f"{dt} {units}"
+        kind_of = (a or name).split(" ")[0]
+        # A roof from the architecture table in a record is the datasheet's own; a measured roof's
+        # datasheet figure comes from the device's properties (when the run was made on this
+        # machine, or ``info`` says).
+        if s.startswith("theoretical") and (matrix or a):
+            fl_t = fl[i]
+        elif matrix:
+            fl_t = _num(info.get(f"{kind_of}_matrix_gflops_theoretical"))
+        else:
+            fl_t = _vector_theoretical(info, kind_of) if a else _num(info.get(f"{dt}_gflops_theoretical"))
         r = {"bandwidth_gbs": _num(bw[i]), "bandwidth_theoretical_gbs": _num(bw_t[i]),
              "l2_gbs": _num(l2[i]), "l1_gbs": _num(l1[i]),
              "gflops": _num(fl[i]), "gflops_theoretical": fl_t,
-             "bandwidth_name": f"{dt} memory", "gflops_name": f"{dt} {units}"}
+             "bandwidth_name": f"{dt} memory", "gflops_name": name,
+             # No roof was known for the row's arithmetic (the core said "none: ..."): none is used.
+             "compute_missing": s.startswith("none") and math.isnan(_num(fl[i])) and not link[i]}
         if s.startswith("theoretical"):
             r["gflops_name"] += " (theoretical)"
         if prefer == "theoretical":
             if not math.isnan(r["bandwidth_theoretical_gbs"]):
                 r["bandwidth_gbs"], r["bandwidth_name"] = r["bandwidth_theoretical_gbs"], f"{dt} memory (theoretical)"
             if not math.isnan(fl_t) and not r["gflops_name"].endswith("(theoretical)"):
-                r["gflops"], r["gflops_name"] = fl_t, f"{dt} {units} (theoretical)"
+                r["gflops"], r["gflops_name"] = fl_t, f"{name} (theoretical)"
+                r["compute_missing"] = False
         roofs.append(r)
     return roofs
 
@@ -352,7 +430,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
     prefer = _args.text("prefer", prefer, ("measured", "theoretical"))
     if ceilings is not None:
         ceilings = _args.frame("ceilings", ceilings)
-        missing = [c for c in CEILING_COLUMNS if c not in ceilings.columns]
+        missing = [c for c in CEILING_COLUMNS if c not in ceilings.columns and c != "arithmetic"]  # older tables lack it
         if missing:
             raise ValueError(f"ceilings: expected a table from bwprof.roofline.ceilings(), missing column(s) "
                              f"{', '.join(missing)}")
@@ -384,16 +462,19 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         roofs = _own_roofs(out, prefer, info if info is not None else _device_info_for(out))
     else:
         matrix = _on_matrix_units(out, matrix_families)
+        # A row that records its arithmetic is judged against that arithmetic's ceiling (unless the
+        # caller's matrix_families send it to the other units: then its dtype's roof of those).
+        arith = _texts(out, "peak_compute_arithmetic")
         cache: dict = {}
         roofs = []
         for i in out.index:
-            key = (dts[i], bool(matrix[i]))
+            a = arith[i] if arith[i].endswith("matrix") == bool(matrix[i]) else ""
+            key = (dts[i], bool(matrix[i]), a)
             if key not in cache:
-                cache[key] = roofs_for(ceilings, key[0], prefer=prefer, matrix=key[1])
+                cache[key] = roofs_for(ceilings, key[0], prefer=prefer, matrix=key[1], arithmetic=key[2] or None)
             roofs.append(cache[key])
     # A transfer is judged against the link it crossed (its record's own roof), never a memory ceiling.
-    links = out["link"].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)) \
-        if "link" in out else pd.Series("", index=out.index)
+    links = _texts(out, "link")
     if ceilings is not None and (links != "").any():
         own = _own_roofs(out, prefer, info if info is not None else {})
         roofs = [own[n] if links[i] else r for n, (i, r) in enumerate(zip(out.index, roofs))]
@@ -417,6 +498,7 @@ def classify(df: pd.DataFrame, ceilings: pd.DataFrame | None = None, *, prefer: 
         "host_waited": (_as_bool(out["host_waited"]).tolist() if "host_waited" in out else None),
         "l2_roof_gbs": [_zero(r.get("l2_gbs")) for r in roofs],
         "l1_roof_gbs": [_zero(r.get("l1_gbs")) for r in roofs],
+        "compute_missing": [bool(r.get("compute_missing", False)) for r in roofs],
     })
     out["attainable_gflops"] = j["attainable_gflops"]
     out["roofline_efficiency_pct"] = j["roofline_efficiency_pct"]

@@ -3,11 +3,14 @@
 #include <pybind11/stl.h>
 
 #include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "bindings.hpp"
 #include "bwprof/api.hpp"
 #include "bwprof/arch.hpp"
+#include "bwprof/peaks.hpp"
 #include "bwprof/size_curve.hpp"
 
 namespace py = pybind11;
@@ -102,6 +105,7 @@ py::dict peaks_dict(const Peaks& p) {
   d["bandwidth_theoretical_gbs"] = p.bandwidth_theoretical_gbs;
   d["gflops"] = p.gflops;
   d["compute_source"] = p.compute_source;
+  d["compute_arithmetic"] = p.compute_arithmetic;
   d["gflops_theoretical"] = p.gflops_theoretical;
   d["bandwidth_by_kernel"] = p.bandwidth_by_kernel;
   d["size_curve"] = size_curve_dict(p.size_curve);
@@ -135,12 +139,54 @@ py::dict peaks_dict(const Peaks& p) {
     levels[py::str(kv.first)] = l;
   }
   d["levels"] = levels;
+  // The hierarchy's levels still out of order after a second measurement (bwprof/peaks.hpp).
+  py::list disorder;
+  for (const HierarchyFinding& f : p.hierarchy_disorder) {
+    py::dict x;
+    x["inner"] = f.inner;
+    x["outer"] = f.outer;
+    x["inner_gbs"] = f.inner_gbs;
+    x["outer_gbs"] = f.outer_gbs;
+    x["text"] = f.text();
+    disorder.append(x);
+  }
+  d["hierarchy_disorder"] = disorder;
   return d;
+}
+
+// The memory figures of a peaks dict (bandwidth_gbs, bandwidth_source, bandwidth_by_kernel, levels),
+// as settle_hierarchy reads them.
+Peaks memory_peaks_from(const py::dict& d) {
+  Peaks p;
+  p.bandwidth_gbs = num_or(d, "bandwidth_gbs");
+  p.bandwidth_source = str_or(d, "bandwidth_source");
+  if (d.contains("bandwidth_by_kernel") && py::isinstance<py::dict>(d["bandwidth_by_kernel"]))
+    p.bandwidth_by_kernel = d["bandwidth_by_kernel"].cast<std::map<std::string, double>>();
+  if (d.contains("levels") && py::isinstance<py::dict>(d["levels"]))
+    for (const auto& kv : py::reinterpret_borrow<py::dict>(d["levels"])) {
+      if (!py::isinstance<py::dict>(kv.second)) continue;
+      const py::dict l = py::reinterpret_borrow<py::dict>(kv.second);
+      LevelPeak x;
+      x.read_gbs = num_or(l, "read_gbs");
+      x.rw_gbs = num_or(l, "rw_gbs");
+      x.working_set_bytes = num_or(l, "working_set_bytes");
+      x.source = str_or(l, "source", "none");
+      p.levels[py::str(kv.first).cast<std::string>()] = x;
+    }
+  return p;
 }
 
 }  // namespace
 
 void bind_devices(py::module_& m) {
+  m.def("settle_hierarchy", [](const py::dict& first, const py::function& remeasure) {
+    Peaks p = memory_peaks_from(first);
+    settle_hierarchy(p, [&] { return memory_peaks_from(remeasure().cast<py::dict>()); });
+    return peaks_dict(p);
+  }, py::arg("peaks"), py::arg("remeasure"),
+     "The peaks policy's order check on given figures (a peaks dict's bandwidth_gbs, bandwidth_by_kernel "
+     "and levels): out of order, remeasure() (a dict of the same keys) is called once and each figure becomes "
+     "the better of the two; the result's hierarchy_disorder lists what is still out of order.");
   m.def("devices", [] {
     py::list out;
     for (auto& d : list_devices()) out.append(device_dict(d));

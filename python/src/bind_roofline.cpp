@@ -59,11 +59,15 @@ py::dict judge_columns(const py::dict& c) {
              fl_theo = nums("gflops_theoretical", n, 0), size_t0 = nums("size_fixed_cost_us", n, 0),
              size_bw = nums("size_bandwidth_gbs", n, 0), l2_roof = nums("l2_roof_gbs", n, 0),
              l1_roof = nums("l1_roof_gbs", n, 0);
-  std::vector<bool> waited(n, false);  // host_waited: optional, one bool a row
-  if (c.contains("host_waited") && !c["host_waited"].is_none()) {
-    waited = c["host_waited"].cast<std::vector<bool>>();
-    if (waited.size() != n) throw InvalidArgument("host_waited: expected " + std::to_string(n) + " values");
-  }
+  auto bools = [&](const char* key) {  // optional, one bool a row
+    std::vector<bool> v(n, false);
+    if (c.contains(key) && !c[key].is_none()) {
+      v = c[key].cast<std::vector<bool>>();
+      if (v.size() != n) throw InvalidArgument(std::string(key) + ": expected " + std::to_string(n) + " values");
+    }
+    return v;
+  };
+  const std::vector<bool> waited = bools("host_waited"), missing = bools("compute_missing");
   const auto dtype = strs("dtype", n), pattern = strs("access_pattern", n), cache = strs("cache", n),
              name = strs("compute_name", n), link = strs("link", n), hint = strs("flops_hint", n);
   std::vector<double> o_bw(n), o_fl(n), o_bw_pct(n), o_fl_pct(n), o_att(n), o_eff(n), o_int(n), o_att_bw(n), o_pct_att(n), o_fixed(n);
@@ -87,6 +91,7 @@ py::dict judge_columns(const py::dict& c) {
     r.gflops = fl_roof[i];
     r.gflops_theoretical = fl_theo[i];
     r.compute_name = name[i];
+    r.compute_missing = missing[i];
     r.link = link[i];
     r.size_t0_us = size_t0[i];
     r.size_bandwidth_gbs = size_bw[i];
@@ -149,6 +154,21 @@ Peaks peaks_from(const py::dict& d) {
   p.gflops_theoretical = num_or(d, "gflops_theoretical");
   p.bandwidth_source = str_or(d, "bandwidth_source");
   p.compute_source = str_or(d, "compute_source");
+  p.compute_arithmetic = str_or(d, "compute_arithmetic");
+  // Every type's compute roof, as a peaks dict gives them ({"fp64": {"gflops": ..., ...}}).
+  for (const char* units : {"vector", "matrix"}) {
+    if (!d.contains(units) || !py::isinstance<py::dict>(d[units])) continue;
+    auto& table = std::string(units) == "vector" ? p.vector : p.matrix;
+    for (const auto& kv : py::reinterpret_borrow<py::dict>(d[units])) {
+      if (!py::isinstance<py::dict>(kv.second)) continue;
+      const py::dict f = py::reinterpret_borrow<py::dict>(kv.second);
+      ComputePeak c;
+      c.gflops = num_or(f, "gflops");
+      c.gflops_theoretical = num_or(f, "gflops_theoretical");
+      c.source = str_or(f, "source", "none");
+      table[py::str(kv.first).cast<std::string>()] = c;
+    }
+  }
   // The size curve, as a peaks dict gives it (size_curve: its lines, or one line from an older
   // dict's t0_us and bandwidth_gbs), or a record (size_fixed_cost_us, ...: the row's own line,
   // then used whatever the write fraction).
@@ -194,7 +214,7 @@ void bind_roofline(py::module_& m) {
   m.def("judge", &judge_columns, py::arg("columns"),
         "The one roofline judgement over columns (bytes, flops (NaN: unknown), time_us, bandwidth_gbs, gflops, dtype, "
         "access_pattern, cache, and the roofs bandwidth_roof_gbs, bandwidth_theoretical_gbs, gflops_roof, "
-        "gflops_theoretical, compute_name, and the size curve's size_fixed_cost_us, size_bandwidth_gbs; flops_hint: what the text of a row of unknown FLOPs says to give; host_waited: bools): percentages, attainable, bound, grade, above_peak, bottleneck.");
+        "gflops_theoretical, compute_name, compute_missing (bools: no roof of the arithmetic is known), and the size curve's size_fixed_cost_us, size_bandwidth_gbs; flops_hint: what the text of a row of unknown FLOPs says to give; host_waited: bools): percentages, attainable, bound, grade, above_peak, bottleneck.");
   m.def("size_line", [](const py::dict& peaks, double write_fraction) {
     const SizeLine l = peaks_from(peaks).size_curve.line(write_fraction);
     py::dict d;
@@ -216,7 +236,7 @@ void bind_roofline(py::module_& m) {
     m.cache = cache;
     m.timing = to_string(parse_timing(timing));
     m.time_us = summarize({time_us});
-    judge_row(m, k, find_variant(k, kind, p.variant), info, peaks_from(peaks));
+    judge_row(m, k, find_variant(k, kind, p.variant), p, info, peaks_from(peaks));
     return record_dict(m);
   }, py::arg("kernel"), py::arg("variant"), py::arg("device"), py::arg("dtype"), py::arg("params"),
      py::arg("time_us"), py::arg("peaks"), py::arg("cache") = "cold", py::arg("timing") = "single",

@@ -3,6 +3,7 @@
 // the peaks policy makes of them on the CPU (and on a GPU where there is one).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -11,6 +12,9 @@
 #include "bwprof/peaks.hpp"
 #include "bwprof/registry.hpp"
 #include "bwprof/runner.hpp"
+#include "bwprof/bf16.hpp"
+#include "bwprof/half.hpp"
+#include "fma_chain/fma_chain.hpp"
 
 using namespace bwprof;
 
@@ -177,4 +181,38 @@ TEST(PeakKernels, GpuPeaksHoldEveryRoofTheDeviceHas) {
   for (const char* l : {"l2", "l1", "shared"}) EXPECT_GT(p.levels.at(l).read_gbs, 0) << l << ": " << p.levels.at(l).source;
   if (g->matrix_gflops_theoretical.count("fp16")) EXPECT_EQ(p.matrix_gflops, p.matrix.at("fp16").gflops);
   EXPECT_GT(p.l2_gbs, p.bandwidth_gbs);  // the L2 serves faster than DRAM on every GPU
+}
+
+// The GPU chains' gold (what the FP16 and BF16 checks compare with): each step rounded once to the
+// chain's type, as an emulation through the host's own conversions gives it (an FMA in FP32 is exact
+// for these operands, then one rounding), and the chains where v = 0.999 v + 1e-4 takes them.
+TEST(PeakKernels, GpuChainGoldRoundsEachStepToTheChainsType) {
+  const float a = fma_chain_constants("fp16").a, b = fma_chain_constants("fp16").b;
+  const float a2 = fma_chain_constants("bf16").a, b2 = fma_chain_constants("bf16").b;
+  for (int t : {0, 1, 100, 255}) {
+    float f16 = 0, bf = 0;
+    const float ha = half_to_float(float_to_half(a)), hb = half_to_float(float_to_half(b));
+    const float ba = bf16_to_float(float_to_bf16(a2)), bb = bf16_to_float(float_to_bf16(b2));
+    for (int c = 0; c < kFmaGpuChains; ++c) {
+      float h = half_to_float(float_to_half(t / 1024.0f + c)), g = bf16_to_float(float_to_bf16(t / 1024.0f + c));
+      for (int i = 0; i < kFmaGpuIters; ++i) {
+        h = half_to_float(float_to_half(std::fma(h, ha, hb)));
+        g = bf16_to_float(float_to_bf16(std::fma(g, ba, bb)));
+      }
+      f16 += h + h;
+      bf += g + g;
+    }
+    EXPECT_EQ(fma_chain_gpu_gold("fp16", t, a, b), f16) << t;
+    EXPECT_EQ(fma_chain_gpu_gold("bf16", t, a2, b2), bf) << t;
+    // 4096 steps take each chain 98 % of the way from its start (t / 1024 + c) to 0.1; FP16 and
+    // BF16 chains stall where a step no longer changes them, above that (both halves counted).
+    const double f32 = fma_chain_gpu_gold("fp32", t, a, b), start = 8 * t / 1024.0 + 28;
+    EXPECT_NEAR(f32, 0.8 + (start - 0.8) * std::pow(0.999, 4096), 1e-4) << t;
+    EXPECT_NEAR(fma_chain_gpu_gold("fp64", t, a, b), f32, 1e-5) << t;
+    EXPECT_GT(f16, 2 * f32 - 1e-3) << t;
+    EXPECT_LT(f16, 2 * start - 1) << t;
+    EXPECT_LT(bf, 2 * start - 1) << t;  // its chains moved (0.999 would have left them at their start)
+    EXPECT_GT(bf, 16 * 0.08) << t;      // and stayed above 0.085, where 0.99 v + 0.001 takes them
+  }
+  EXPECT_THROW(fma_chain_gpu_gold("fp8", 0, a, b), Error);
 }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "bwprof/error.hpp"
+
 using namespace bwprof;
 
 namespace {
@@ -84,7 +86,7 @@ TEST(Judge, MatrixRoofForMatrixUnitWork) {
   Peaks p;
   p.bandwidth_gbs = 3000;
   p.gflops = 100e3;  // the vector roof
-  use_matrix_roof(p, 990e3, "fp16");
+  use_compute_roof(p, "fp16 matrix", "fp16", 990e3);
   Roofs r = roofs_from(p, "fp16", 0.0);
   EXPECT_EQ(r.compute_name, "fp16 matrix (theoretical)");
   EXPECT_DOUBLE_EQ(r.gflops, 990e3);
@@ -141,14 +143,14 @@ TEST(Judge, AboveDramTheTextNamesTheLevelThatCanServeIt) {
 TEST(Judge, MatrixRowsTakeTheMeasuredMatrixRoof) {
   Peaks p;
   p.gflops = 120000;
-  use_matrix_roof(p, 1070530, "fp16");  // nothing measured: the architecture table's
+  use_compute_roof(p, "fp16 matrix", "fp16", 1070530);  // nothing measured: the architecture table's
   EXPECT_EQ(p.gflops, 1070530);
   EXPECT_EQ(p.compute_source, "theoretical:fp16_matrix_units");
   Peaks m;
   m.matrix_gflops = 820000;
   m.matrix_gflops_theoretical = 1070530;
   m.matrix_source = "measured:mma_peak_fp16";
-  use_matrix_roof(m, 999, "fp16");
+  use_compute_roof(m, "fp16 matrix", "fp16", 999);
   EXPECT_EQ(m.gflops, 820000);
   EXPECT_EQ(m.gflops_theoretical, 1070530);
   EXPECT_EQ(m.compute_source, "measured:mma_peak_fp16 (matrix units)");
@@ -253,4 +255,94 @@ TEST(JudgeUnknownBytes, OnlyTheTimeUnlessComputeProvesIt) {
   EXPECT_EQ(j.grade, "excellent");
   EXPECT_TRUE(has(j.bottleneck, "compute-bound at 80 % of the fp32 vector roof (excellent), whatever its bytes"))
       << j.bottleneck;
+}
+
+// Every row judged against the roof of the arithmetic it does (issue #45).
+namespace {
+Peaks device_like() {
+  Peaks p;
+  p.bandwidth_gbs = 100;
+  p.vector["fp32"] = ComputePeak{1000, 1100, "measured:fma_chain_fp32"};
+  p.vector["fp64"] = ComputePeak{500, 550, "measured:fma_chain_fp64"};
+  p.vector["fp16"] = ComputePeak{0, 2200, "none"};  // only the architecture table knows it
+  // As device_peaks gives them: the default arithmetic's roof on top.
+  p.gflops = 1000;
+  p.gflops_theoretical = 1100;
+  p.compute_source = "measured:fma_chain_fp32";
+  p.compute_arithmetic = "fp32 vector";
+  return p;
+}
+}  // namespace
+
+TEST(JudgeArithmetic, TheDefaultIsFp32OnTheVectorUnitsAndTheDtypeOnTheMatrixUnits) {
+  for (const char* dt : {"fp32", "fp16", "bf16"}) EXPECT_EQ(default_arithmetic(dt, false), "fp32 vector");
+  EXPECT_EQ(default_arithmetic("bf16", true), "bf16 matrix");
+}
+
+TEST(JudgeArithmetic, EachArithmeticTakesItsOwnRoofMeasuredElseTheTablesElseNone) {
+  Peaks f64 = device_like();
+  use_compute_roof(f64, "fp64 vector", "fp32");
+  EXPECT_EQ(f64.gflops, 500);
+  EXPECT_EQ(f64.gflops_theoretical, 550);
+  EXPECT_EQ(f64.compute_source, "measured:fma_chain_fp64");
+  EXPECT_EQ(f64.compute_arithmetic, "fp64 vector");
+  Roofs r = roofs_from(f64, "fp32", 0.0);
+  EXPECT_EQ(r.compute_name, "fp64 vector");
+  EXPECT_FALSE(r.compute_missing);
+  // FP64 FMAs at 450 GFLOP/s: 90 % of the FP64 roof, not 45 % of the FP32 one.
+  Judgement j = judge(work(0, 4.5e8, 1000.0), r);
+  EXPECT_DOUBLE_EQ(j.compute_pct_peak, 90.0);
+  EXPECT_TRUE(has(j.bottleneck, "compute-bound at 90 % of the fp64 vector roof")) << j.bottleneck;
+
+  Peaks f16 = device_like();
+  use_compute_roof(f16, "fp16 vector", "fp16");  // not measured: the architecture table's
+  EXPECT_EQ(f16.gflops, 2200);
+  EXPECT_EQ(f16.compute_source, "theoretical:fp16_vector");
+  EXPECT_EQ(roofs_from(f16, "fp16", 0.0).compute_name, "fp16 vector (theoretical)");
+
+  Peaks bf16 = device_like();
+  use_compute_roof(bf16, "bf16 vector", "bf16");  // neither: no roof, and none of another arithmetic
+  EXPECT_EQ(bf16.gflops, 0);
+  EXPECT_EQ(bf16.gflops_theoretical, 0);
+  EXPECT_EQ(bf16.compute_source.rfind("none: no bf16 vector roof", 0), 0u) << bf16.compute_source;
+  EXPECT_TRUE(roofs_from(bf16, "bf16", 0.0).compute_missing);
+
+  Peaks same = device_like();
+  use_compute_roof(same, "fp32 vector", "fp16");  // the roof the peaks carry
+  EXPECT_EQ(same.gflops, 1000);
+  EXPECT_EQ(same.compute_source, "measured:fma_chain_fp32");
+  EXPECT_THROW(use_compute_roof(same, "fp64", "fp32"), InvalidArgument);
+}
+
+TEST(JudgeArithmetic, APeaksDictThatNamesNoArithmeticIsItsDtypesVectorRoof) {
+  Peaks old;  // an older or hand-made dict: one compute roof, that of its dtype's vector units
+  old.gflops = 700;
+  old.compute_source = "measured:fma_chain_fp16";
+  Peaks a = old;
+  use_compute_roof(a, "fp16 vector", "fp16");
+  EXPECT_EQ(a.gflops, 700);
+  Peaks b = old;
+  use_compute_roof(b, "fp32 vector", "fp16");  // not FP32's: unknown
+  EXPECT_EQ(b.gflops, 0);
+  EXPECT_EQ(b.compute_source.rfind("none", 0), 0u);
+}
+
+TEST(JudgeArithmetic, NoRoofForTheArithmeticLeavesTheFlopsUnjudged) {
+  Peaks p = device_like();
+  use_compute_roof(p, "bf16 vector", "bf16");
+  const Roofs r = roofs_from(p, "bf16", 0.0);
+  // Pure FLOPs (a chain): nothing proves a bound; the text says which roof is missing.
+  Judgement j = judge(work(0, 1e9, 1000.0), r);
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_EQ(j.grade, "n/a");
+  EXPECT_TRUE(std::isnan(j.compute_pct_peak));
+  EXPECT_EQ(j.bottleneck.rfind("no bf16 vector roof is measured or known for this device", 0), 0u) << j.bottleneck;
+  // Bytes at 80 % of the memory roof prove it memory-bound, whatever its FLOPs' roof.
+  j = judge(work(8e7, 1e6, 1000.0), r);
+  EXPECT_EQ(j.bound, "memory");
+  EXPECT_TRUE(has(j.bottleneck, "no bf16 vector roof is known, so its FLOPs are not judged")) << j.bottleneck;
+  // At 10 % of it: not judged (never "latency-bound" from a roof it does not have).
+  j = judge(work(1e7, 1e6, 1000.0), r);
+  EXPECT_EQ(j.bound, "unknown");
+  EXPECT_TRUE(has(j.bottleneck, "at 10.0 % of the memory roof")) << j.bottleneck;
 }

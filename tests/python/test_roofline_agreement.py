@@ -18,11 +18,17 @@ pytestmark = pytest.mark.skipif(not bwprof.GPU_BUILD, reason="the GPU variants e
 INFO = {"id": "gpu:0", "kind": "gpu", "name": "synthetic H100", "backend": "cuda", "arch": "sm_90",
         "bandwidth_theoretical_gbs": 3352.0, "fp32_gflops_theoretical": 66908.0,
         "fp16_gflops_theoretical": 133816.0, "fp16_matrix_gflops_theoretical": 1070530.0}
+# As bwprof.peaks() gives them: each dtype's compute roof that of the FP32 its rows compute in
+# (compute_arithmetic), and every arithmetic type's roof in `vector` (issue #45).
+VECTOR = {"fp32": {"gflops": 60000.0, "gflops_theoretical": 66908.0, "source": "measured:fma_chain_fp32"},
+          "fp16": {"gflops": 120000.0, "gflops_theoretical": 133816.0, "source": "measured:fma_chain_fp16"}}
 PEAKS = {
     "fp32": {"bandwidth_gbs": 3075.0, "bandwidth_source": "measured:stream_add", "bandwidth_theoretical_gbs": 3352.0,
-             "gflops": 60000.0, "compute_source": "measured:fma_chain_fp32", "gflops_theoretical": 66908.0},
+             "gflops": 60000.0, "compute_source": "measured:fma_chain_fp32", "gflops_theoretical": 66908.0,
+             "compute_arithmetic": "fp32 vector", "vector": VECTOR},
     "fp16": {"bandwidth_gbs": 3075.0, "bandwidth_source": "measured:stream_add", "bandwidth_theoretical_gbs": 3352.0,
-             "gflops": 120000.0, "compute_source": "measured:fma_chain_fp16", "gflops_theoretical": 133816.0,
+             "gflops": 60000.0, "compute_source": "measured:fma_chain_fp32", "gflops_theoretical": 66908.0,
+             "compute_arithmetic": "fp32 vector", "vector": VECTOR,
              "matrix_gflops": 820000.0, "matrix_gflops_theoretical": 1070530.0,
              "matrix_source": "measured:mma_peak_fp16"},
 }

@@ -58,9 +58,10 @@ struct ArchRates {
   double fp32 = 0;         // FP32 on the vector units
   double fp16 = 0;         // FP16 on the vector units
   double fp16_matrix = 0;  // FP16 on the matrix units (tensor cores, MFMA, WMMA)
-  // The other arithmetic types (0: no such unit, or not in the table): FP64 on the vector units,
-  // and on the matrix units BF16 (FP32 accumulation), TF32, FP8 (e4m3) and INT8 (ops per clock).
-  double fp64 = 0, bf16_matrix = 0, tf32_matrix = 0, fp8_matrix = 0, int8_matrix = 0;
+  // The other arithmetic types (0: no such unit, or not in the table): FP64 and packed BF16 on the
+  // vector units, and on the matrix units BF16 (FP32 accumulation), TF32, FP8 (e4m3) and INT8 (ops
+  // per clock).
+  double fp64 = 0, bf16 = 0, bf16_matrix = 0, tf32_matrix = 0, fp8_matrix = 0, int8_matrix = 0;
 };
 
 struct Arch {

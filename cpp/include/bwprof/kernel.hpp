@@ -215,6 +215,11 @@ struct KernelFamily {
   std::function<void(Problem&)> resolve;         // fills derived defaults (0 = "same as"); may be empty
   std::function<void(const Problem&)> validate;  // cross-parameter rules; may be empty
   std::function<Traffic(const Problem&)> traffic;
+  // The arithmetic its FLOPs are done in for a problem ("fp64 vector", "fp16 vector" for packed
+  // HFMA2; bwprof/roofline.hpp), whose roof judges its rows. Empty (or no function): the default,
+  // default_arithmetic() of the dtype (its matrix arithmetic where the variant runs it on the
+  // matrix units, else FP32 on the vector units).
+  std::function<std::string(const Problem&)> arithmetic;
   // Host and device bytes an instance holds on a backend kind ("cpu" or "gpu"), computed from
   // the parameters before anything is allocated; the core refuses a problem that does not fit.
   std::function<Footprint(const Problem&, const std::string& backend_kind)> footprint;

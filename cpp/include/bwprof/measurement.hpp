@@ -15,7 +15,8 @@
 namespace bwprof {
 
 // 2: timing, clocks and the size-aware ceiling (issue #14); 3: flops_source, FLOPs may be unknown
-// (issue #43); 4: target_rel_spread, spread_target_met, throttled_retaken (issue #45)
+// (issue #43); 4: target_rel_spread, spread_target_met, throttled_retaken, and
+// peak_compute_arithmetic, the arithmetic whose roof judged the row (issue #45)
 constexpr int kSchemaVersion = 4;
 
 // How a kernel touches memory; each pattern has an efficiency it can be expected to reach.
@@ -47,15 +48,26 @@ struct LevelPeak {
   double best() const { return read_gbs > rw_gbs ? read_gbs : rw_gbs; }
 };
 
+// One pair of memory levels out of order: an inner level ("l1", "shared", "l2") measured slower
+// than the level outside it ("l2", "dram").
+struct HierarchyFinding {
+  std::string inner, outer;
+  double inner_gbs = 0, outer_gbs = 0;
+  std::string text() const;  // "l1 125 GB/s < l2 284 GB/s"
+};
+
 // The peaks a result is judged against. Zero means unknown.
 struct Peaks {
   double bandwidth_gbs = 0;              // achievable (measured) memory bandwidth
   double bandwidth_theoretical_gbs = 0;  // from the memory clock and bus width
-  double gflops = 0;                     // achievable compute for the row's dtype
+  double gflops = 0;                     // achievable compute of the arithmetic below
   double gflops_theoretical = 0;
   std::string bandwidth_source;          // "measured:stream_triad", "theoretical", ...
-  std::string compute_source;
-  std::string compute_units = "vector";  // whose roof `gflops` is: "vector" or "matrix" units
+  std::string compute_source;            // "measured:fma_chain_fp64", "theoretical:fp64_vector", "none: ..."
+  // Whose roof `gflops` is: an arithmetic type on the vector or matrix units ("fp32 vector",
+  // "fp64 vector", "bf16 matrix"; bwprof/roofline.hpp). Empty: peaks made without one (an older or
+  // hand-made peaks dict), whose compute roof is then their dtype's vector roof.
+  std::string compute_arithmetic;
   std::map<std::string, double> bandwidth_by_kernel;  // GB/s of each measured stream kernel
   // A transfer's roof is its link, not device memory: the link's name ("PCIe 5.0 x16") when
   // bandwidth_gbs is that link's theoretical figure; empty for a kernel.
@@ -74,6 +86,9 @@ struct Peaks {
   // levels ("l2", "l1", "shared").
   std::map<std::string, ComputePeak> matrix, vector;
   std::map<std::string, LevelPeak> levels;
+  // The memory hierarchy's levels still out of order after a second measurement (bwprof/peaks.hpp:
+  // settle_hierarchy); empty when in order.
+  std::vector<HierarchyFinding> hierarchy_disorder;
 };
 
 struct Measurement {

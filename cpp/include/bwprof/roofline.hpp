@@ -52,6 +52,9 @@ struct Roofs {
   double gflops = 0;                     // the compute roof: vector units or matrix units
   double gflops_theoretical = 0;
   std::string compute_name;              // "fp32 vector", "fp16 matrix": words for the text
+  // No roof is known for the arithmetic the row does (compute_name): its FLOPs are not judged
+  // against another arithmetic's roof; only bandwidth that proves the row memory-bound judges it.
+  bool compute_missing = false;
   // A transfer's roof: the link it crosses ("PCIe 5.0 x16"); bandwidth_gbs is then that link's
   // theoretical bandwidth and the row is "link"-bound rather than "memory"-bound.
   std::string link;
@@ -85,9 +88,20 @@ Judgement judge(const Work& w, const Roofs& r);
 // vector roof the peaks carry; the size curve's line for a row that writes `write_fraction` of
 // the bytes it moves (0: a read, 0.5: a copy).
 Roofs roofs_from(const Peaks& p, const std::string& dtype, double write_fraction);
-// Work that runs on the matrix units (FP16 on tensor cores / MFMA) is judged against their roof:
-// the measured one the peaks carry (Peaks::matrix_gflops), else the architecture table's.
-void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype);
+// The arithmetic a row's FLOPs are done in, "<type> <units>": "fp32 vector", "fp64 vector",
+// "fp16 vector" (packed HFMA2), "bf16 vector", "fp16 matrix", ... By default (a family that does
+// not say otherwise, KernelFamily::arithmetic): its dtype's matrix arithmetic for work on the
+// matrix units, else FP32 on the vector units, which is what bwprof's kernels (and frameworks'
+// elementwise code) do with FP16 and BF16 data.
+std::string default_arithmetic(const std::string& dtype, bool matrix_units);
+// Makes `arithmetic`'s roof the compute roof of `p` (gflops, gflops_theoretical, compute_source,
+// compute_arithmetic): the one bwprof measured (Peaks::vector / matrix; the peaks' own gflops
+// where they name that arithmetic, or name none and it is `dtype`'s vector or matrix roof), else
+// the architecture table's ("theoretical:fp64_vector"; BF16 matrix work at FP16's matrix rate,
+// `fp16_matrix_theoretical`, where the table has no BF16 figure), else none: gflops 0 and source
+// "none: ...". Never another arithmetic's roof. InvalidArgument for a malformed arithmetic.
+void use_compute_roof(Peaks& p, const std::string& arithmetic, const std::string& dtype,
+                      double fp16_matrix_theoretical = 0);
 // The level of the memory hierarchy that can serve `bandwidth_gbs` ("L2", "L1/shared memory"),
 // the roof of that level; empty when none of the measured levels can (or none is known).
 std::pair<std::string, double> serving_level(double bandwidth_gbs, const Roofs& r);

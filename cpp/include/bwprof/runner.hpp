@@ -97,25 +97,29 @@ std::vector<double> run_steady_state(Backend& backend, const std::vector<KernelI
 
 // Whether `v` does `dtype` work on the matrix units (tensor cores, MFMA), whose roof then judges it.
 bool runs_on_matrix_units(const Variant& v, DType dtype);
+// The arithmetic a problem of `k` run by `v` does (KernelFamily::arithmetic, else the default for
+// its dtype and units; bwprof/roofline.hpp), whose roof judges its row.
+std::string arithmetic_of(const KernelFamily& k, const Variant& v, const Problem& p);
 
 // What ran and what it moves (the record's identity and traffic), before anything is timed.
 Measurement describe(const KernelFamily& k, const Problem& p, const DeviceInfo& info);
-// The rates, roofline position, bound and bottleneck of a timed row against its device's peaks
-// (the matrix units' roof for work that runs on them): the one path every row takes.
+// The rates, roofline position, bound and bottleneck of a timed row of problem `p` against its
+// device's peaks (the roof of the arithmetic it does, arithmetic_of): the one path every row takes.
 // Returns true when the row is above a measured peak only (see derive_rates).
 // A row whose work crosses a link (`link` not empty) is judged against that link's bandwidth.
-bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks,
-               const Link& link = {});
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const Problem& p, const DeviceInfo& info,
+               const Peaks& peaks, const Link& link = {});
 // The peaks a transfer over `link` is judged against: the link's theoretical bandwidth, both as
 // the roof and as the datasheet figure (bwprof measures no link peak of its own), and no compute.
 Peaks link_peaks(const Link& link);
-// The same for a row that no kernel descriptor describes (the user's code): its access pattern, and
-// whether its FP16 work runs on the matrix units.
-bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks);
+// The same for a row that no kernel descriptor describes (the user's code): its access pattern and
+// the arithmetic it does (default_arithmetic: on the matrix units where its FP16 work runs there).
+bool judge_row(Measurement& m, AccessPattern pattern, const std::string& arithmetic, const DeviceInfo& info,
+               const Peaks& peaks);
 // judge_row() against the peaks of the device behind `backend` (the peaks policy); a row clearly
 // above a measured peak, with no datasheet figure to say which is wrong, has the peaks taken again
 // (once per device and process) and is judged again.
-void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bool matrix_units);
+void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, const std::string& arithmetic);
 
 // The whole measurement of one invocation of kernel `k` on `backend`.
 // The instance's own account of what it runs (KernelInstance::explain), made as measure_kernel makes

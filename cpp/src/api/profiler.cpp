@@ -15,6 +15,7 @@
 #include "bwprof/backend.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/interrupt.hpp"
+#include "bwprof/roofline.hpp"
 #include "bwprof/stats.hpp"
 #include "api/stream_scope.hpp"
 
@@ -192,7 +193,7 @@ Measurement Profiler::row(const std::vector<double>& times_us, int warmup, const
   m.max_rel_error = std::nan("");
   m.tolerance = std::nan("");
   m.occupancy_pct = std::nan("");
-  judge_on_device(m, *backend_, pattern_, matrix_units_);
+  judge_on_device(m, *backend_, pattern_, default_arithmetic(m.dtype, matrix_units_));
   return m;
 }
 
@@ -495,7 +496,7 @@ StepReport Profiler::measure_step(const std::function<void()>& step) {
     m.flops_source = std::isnan(m.flops) ? "unknown" : "declared";
     m.verified = false;
     m.max_rel_error = m.tolerance = m.occupancy_pct = std::nan("");
-    judge_on_device(m, *backend_, pattern_, matrix);
+    judge_on_device(m, *backend_, pattern_, default_arithmetic(m.dtype, matrix));
     r.calls_per_step = median_or_nan(count);
     r.time_per_step_us = median_or_nan(sum);
     r.step_share_pct = rep.wall_us > 0 ? 100.0 * r.time_per_step_us / rep.wall_us : std::nan("");

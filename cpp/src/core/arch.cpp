@@ -206,28 +206,31 @@ std::vector<Arch> build_table() {
 // CUs, 1700 MHz) FP64 47.9 (vector), BF16 383, INT8 383, no TF32/FP8; MI300X (304 CUs, 2100 MHz)
 // FP64 81.7 (vector), BF16 1307, TF32 654, FP8 2615, INT8 2615; RX 7900 XTX (96 CUs, 2500 MHz)
 // WMMA BF16 and IU8 at the FP16 rate, FP64 at 1/32 of non-dual-issue FP32.
+// BF16 on the vector units (packed __nv_bfloat162 FMAs), where a datasheet gives it: A100 SXM 39
+// TFLOP/s (half its 78 of FP16: sm_80 issues the BF16 HFMA2 on the FMA pipe alone) and H100 SXM
+// 133.8 (FP16's rate); elsewhere not in the table (no such unit on AMD's vector ALUs).
 struct OtherRates {
   const char* name;
-  double fp64, bf16_matrix, tf32_matrix, fp8_matrix, int8_matrix;
+  double fp64, bf16, bf16_matrix, tf32_matrix, fp8_matrix, int8_matrix;
 };
 constexpr OtherRates kOtherRates[] = {
-    //          FP64  BF16  TF32  FP8   INT8 (matrix)
-    {"sm_70",   64,   0,    0,    0,    0},
-    {"sm_75",   4,    0,    0,    0,    2048},
-    {"sm_80",   64,   2048, 1024, 0,    4096},
-    {"sm_86",   4,    1024, 512,  0,    2048},
-    {"sm_87",   4,    1024, 512,  0,    2048},
-    {"sm_89",   4,    1024, 512,  2048, 2048},
-    {"sm_90",   128,  4096, 2048, 8192, 8192},
-    {"sm_100",  128,  8192, 4096, 16384, 16384},
-    {"sm_120",  4,    1024, 512,  2048, 2048},
-    {"gfx90a",  128,  1024, 0,    0,    1024},
-    {"gfx940",  128,  2048, 1024, 4096, 4096},
-    {"gfx941",  128,  2048, 1024, 4096, 4096},
-    {"gfx942",  128,  2048, 1024, 4096, 4096},
-    {"gfx1100", 8,    512,  0,    0,    512},
-    {"gfx1101", 8,    512,  0,    0,    512},
-    {"gfx1102", 8,    512,  0,    0,    512},
+    //          FP64  BF16  BF16  TF32  FP8   INT8 (matrix)
+    {"sm_70",   64,   0,    0,    0,    0,    0},
+    {"sm_75",   4,    0,    0,    0,    0,    2048},
+    {"sm_80",   64,   256,  2048, 1024, 0,    4096},
+    {"sm_86",   4,    0,    1024, 512,  0,    2048},
+    {"sm_87",   4,    0,    1024, 512,  0,    2048},
+    {"sm_89",   4,    0,    1024, 512,  2048, 2048},
+    {"sm_90",   128,  512,  4096, 2048, 8192, 8192},
+    {"sm_100",  128,  0,    8192, 4096, 16384, 16384},
+    {"sm_120",  4,    0,    1024, 512,  2048, 2048},
+    {"gfx90a",  128,  0,    1024, 0,    0,    1024},
+    {"gfx940",  128,  0,    2048, 1024, 4096, 4096},
+    {"gfx941",  128,  0,    2048, 1024, 4096, 4096},
+    {"gfx942",  128,  0,    2048, 1024, 4096, 4096},
+    {"gfx1100", 8,    0,    512,  0,    0,    512},
+    {"gfx1101", 8,    0,    512,  0,    0,    512},
+    {"gfx1102", 8,    0,    512,  0,    0,    512},
 };
 
 std::vector<Arch> with_other_rates(std::vector<Arch> table) {
@@ -235,6 +238,7 @@ std::vector<Arch> with_other_rates(std::vector<Arch> table) {
     for (const OtherRates& r : kOtherRates)
       if (a.name == r.name) {
         a.rates.fp64 = r.fp64;
+        a.rates.bf16 = r.bf16;
         a.rates.bf16_matrix = r.bf16_matrix;
         a.rates.tf32_matrix = r.tf32_matrix;
         a.rates.fp8_matrix = r.fp8_matrix;

@@ -89,9 +89,11 @@ double min_launch_seconds(const KernelFamily& k, const Variant& v, const Problem
   } else {
     // Unknown figures: above any GPU's (8 TB/s, 2.5 PFLOP/s), so only a sure overrun is refused.
     gbs = info.bandwidth_theoretical_gbs > 0 ? info.bandwidth_theoretical_gbs : 8000;
+    // The faster rate of a 16-bit type (packed FP16 or BF16 chains), so the bound stays a lower one.
     const bool matrix = v.matrix_units && p.dtype == DType::kF16;
     gflops = matrix ? info.fp16_matrix_gflops_theoretical
-             : p.dtype == DType::kF16 ? info.fp16_gflops_theoretical : info.fp32_gflops_theoretical;
+             : p.dtype != DType::kF32 ? std::max(info.fp16_gflops_theoretical, info.fp32_gflops_theoretical)
+                                      : info.fp32_gflops_theoretical;
     if (!(gflops > 0)) gflops = 2.5e6;
   }
   return std::max((t.bytes_read + t.bytes_written) / (gbs * 1e9), t.flops / (gflops * 1e9));

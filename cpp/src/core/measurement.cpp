@@ -1,6 +1,7 @@
 #include "bwprof/measurement.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "bwprof/roofline.hpp"
@@ -33,6 +34,12 @@ std::string grade(double p) {
   if (p >= 60) return "good";
   if (p >= 30) return "fair";
   return "poor";
+}
+
+std::string HierarchyFinding::text() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %.4g GB/s < %s %.4g GB/s", inner.c_str(), inner_gbs, outer.c_str(), outer_gbs);
+  return buf;
 }
 
 bool derive_rates(Measurement& m, AccessPattern pattern) {
@@ -129,6 +136,7 @@ std::vector<std::pair<std::string, Measurement::Value>> Measurement::record() co
       {"gflops", gflops},
       {"compute_pct_peak", compute_pct_peak},
       {"peak_gflops", peaks.gflops},
+      {"peak_compute_arithmetic", peaks.compute_arithmetic},
       {"peak_compute_source", peaks.compute_source},
       {"peak_matrix_gflops", peaks.matrix_gflops},
       {"peak_matrix_source", peaks.matrix_source},

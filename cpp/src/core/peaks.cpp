@@ -16,20 +16,16 @@
 #include "bwprof/interrupt.hpp"
 #include "bwprof/limits.hpp"
 #include "bwprof/registry.hpp"
+#include "bwprof/roofline.hpp"
 #include "bwprof/runner.hpp"
 
 namespace bwprof {
 
 namespace {
 
-struct DevicePeaks {
-  Peaks memory;                      // bandwidth figures, no compute
-  std::map<DType, double> gflops;    // per dtype
-  std::map<DType, std::string> source;
-  // The per-type roofs and the cache levels (see Peaks::matrix, vector, levels).
-  std::map<std::string, ComputePeak> matrix, vector;
-  std::map<std::string, LevelPeak> levels;
-};
+// Every figure of a device, whatever the dtype: bandwidth, the size curve, the per-type compute
+// roofs (Peaks::vector, matrix), the cache levels and the hierarchy's findings.
+using DevicePeaks = Peaks;
 
 std::mutex g_mutex;
 std::map<std::string, DevicePeaks>* g_cache = new std::map<std::string, DevicePeaks>();  // lives to exit
@@ -210,18 +206,20 @@ std::pair<Problem, double> time_run(Backend& backend, const KernelFamily& k, con
 
 const char* level_name(Ceiling c) { return c == Ceiling::kL2 ? "l2" : c == Ceiling::kL1 ? "l1" : "shared"; }
 
-// The roofs of the ceilings that list their runs: vector (FP64 and the others), matrix per type,
-// cache levels per access. A run that fails leaves its roof at 0 with the reason as its source.
-void measure_runs(Backend& backend, DevicePeaks& d) {
+// The roofs of the ceilings that list their runs: vector (FP64, BF16), matrix per type (`compute`),
+// or the cache levels per access (`!compute`). A run that fails leaves its roof at 0 with the reason
+// as its source.
+void measure_runs(Backend& backend, DevicePeaks& d, bool compute) {
   const DeviceInfo& info = backend.info();
   const std::string kind = kind_of(info);
   for (const KernelFamily& k : registry().families()) {
     if (!k.ceiling_runs) continue;
     for (const Variant& v : k.variants) {
       if (v.ceiling == Ceiling::kNone || v.ceiling == Ceiling::kMemory || v.backend != kind) continue;
+      const bool is_compute = v.ceiling == Ceiling::kVector || v.ceiling == Ceiling::kMatrix;
+      if (is_compute != compute) continue;
       for (const CeilingRun& run : k.ceiling_runs(info)) {
         const std::string name = k.name + "_" + run.what;
-        const bool compute = v.ceiling == Ceiling::kVector || v.ceiling == Ceiling::kMatrix;
         auto& table = v.ceiling == Ceiling::kVector ? d.vector : d.matrix;
         if (compute && table.count(run.what) && table[run.what].gflops > 0) continue;  // the first variant's
         double figure = 0;
@@ -251,38 +249,55 @@ void measure_runs(Backend& backend, DevicePeaks& d) {
       }
     }
   }
-  // Theoretical figures from the architecture table, for every type the device has.
-  for (auto& kv : info.vector_gflops_theoretical) d.vector[kv.first].gflops_theoretical = kv.second;
-  for (auto& kv : info.matrix_gflops_theoretical) d.matrix[kv.first].gflops_theoretical = kv.second;
+}
+
+// The better of two takes of DRAM's and the levels' bandwidth, into `p`.
+void keep_better(Peaks& p, const Peaks& again) {
+  for (const auto& kv : again.bandwidth_by_kernel) {
+    double& gbs = p.bandwidth_by_kernel[kv.first];
+    gbs = std::max(gbs, kv.second);
+  }
+  if (again.bandwidth_gbs > p.bandwidth_gbs) {
+    p.bandwidth_gbs = again.bandwidth_gbs;
+    p.bandwidth_source = again.bandwidth_source;
+  }
+  for (const auto& kv : again.levels) {
+    LevelPeak& l = p.levels[kv.first];
+    l.read_gbs = std::max(l.read_gbs, kv.second.read_gbs);
+    l.rw_gbs = std::max(l.rw_gbs, kv.second.rw_gbs);
+    if (l.best() > 0 && l.source.rfind("measured", 0) != 0) l.source = kv.second.source;
+    if (!(l.working_set_bytes > 0)) l.working_set_bytes = kv.second.working_set_bytes;
+  }
 }
 
 DevicePeaks measure_all(Backend& backend) {
-  DevicePeaks d;
-  d.memory = measure_memory(backend);
-  d.memory.size_curve = measure_size_curve(backend, d.memory.size_curve.points);
-  const std::string kind = kind_of(backend.info());
+  const DeviceInfo& info = backend.info();
+  DevicePeaks d = measure_memory(backend);
+  d.size_curve = measure_size_curve(backend, d.size_curve.points);
+  const std::string kind = kind_of(info);
+  // The vector roof of each dtype's own arithmetic, where the backend has a chain for it (FP32;
+  // packed FP16 on a GPU; the CPU has no FP16 chain).
   for (DType t : {DType::kF32, DType::kF16}) {
     for (const KernelFamily& k : registry().families()) {
       for (const Variant& v : k.variants) {
-        if (v.ceiling != Ceiling::kVector || v.backend != kind || !takes(k, v, t) || d.gflops.count(t)) continue;
-        d.gflops[t] = measure_vector(backend, k, v, t);
-        d.source[t] = "measured:" + k.name + "_" + to_string(t);
+        if (v.ceiling != Ceiling::kVector || v.backend != kind || !takes(k, v, t) || d.vector.count(to_string(t)))
+          continue;
+        ComputePeak& c = d.vector[to_string(t)];
+        c.gflops = measure_vector(backend, k, v, t);
+        c.source = "measured:" + k.name + "_" + to_string(t);
       }
     }
   }
-  measure_runs(backend, d);
-  // A dtype without a vector ceiling of its own on this backend computes in FP32 (FP16 storage
-  // on the CPU; BF16 everywhere, its kernels converting to FP32): FP32's roof is its roof.
-  for (auto& kv : d.gflops) {  // the per-type table: only the chains that ran (no CPU FP16, no BF16)
-    d.vector[to_string(kv.first)].gflops = kv.second;
-    d.vector[to_string(kv.first)].source = d.source[kv.first];
-  }
-  for (DType t : {DType::kF16, DType::kBF16}) {
-    if (!d.gflops.count(t) && d.gflops.count(DType::kF32)) {
-      d.gflops[t] = d.gflops[DType::kF32];
-      d.source[t] = d.source[DType::kF32];
-    }
-  }
+  measure_runs(backend, d, true);
+  measure_runs(backend, d, false);
+  // Theoretical figures from the architecture table, for every type the device has.
+  for (auto& kv : info.vector_gflops_theoretical) d.vector[kv.first].gflops_theoretical = kv.second;
+  for (auto& kv : info.matrix_gflops_theoretical) d.matrix[kv.first].gflops_theoretical = kv.second;
+  settle_hierarchy(d, [&] {
+    Peaks again = measure_memory(backend);
+    measure_runs(backend, again, false);
+    return again;
+  });
   return d;
 }
 
@@ -299,30 +314,24 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
     DevicePeaks fresh = measure_all(backend);
     it = g_cache->insert_or_assign(info.id, std::move(fresh)).first;
   }
-  Peaks p = it->second.memory;
-  auto gf = it->second.gflops.find(dtype);
-  if (gf != it->second.gflops.end()) {
-    p.gflops = gf->second;
-    p.compute_source = it->second.source.at(dtype);
-  }
-  p.gflops_theoretical = dtype == DType::kF32 ? info.fp32_gflops_theoretical : info.fp16_gflops_theoretical;
-  const DevicePeaks& d = it->second;
-  p.matrix = d.matrix;
-  p.vector = d.vector;
-  p.levels = d.levels;
+  Peaks p = it->second;
+  // The compute roof of what a row of this dtype computes by default (FP32 on the vector units:
+  // bwprof's kernels compute FP16 and BF16 data in FP32); none where no chain ran nor the table
+  // knows it.
+  use_compute_roof(p, default_arithmetic(to_string(dtype), false), to_string(dtype));
   // The matrix roof of the row's dtype: FP16 (BF16) data runs FP16 (BF16) MMAs (FP32
   // accumulation); bwprof's FP32 kernels use no matrix units (TF32 is another arithmetic), so FP32
   // has none.
-  auto mx = d.matrix.find(to_string(dtype));
-  if (dtype != DType::kF32 && mx != d.matrix.end()) {
+  auto mx = p.matrix.find(to_string(dtype));
+  if (dtype != DType::kF32 && mx != p.matrix.end()) {
     p.matrix_gflops = mx->second.gflops;
     p.matrix_gflops_theoretical = mx->second.gflops_theoretical;
     p.matrix_source = mx->second.gflops > 0 ? mx->second.source : "none";
   }
   std::string levels;
   auto level = [&](const char* name) {
-    auto l = d.levels.find(name);
-    if (l == d.levels.end() || l->second.best() <= 0) return 0.0;
+    auto l = p.levels.find(name);
+    if (l == p.levels.end() || l->second.best() <= 0) return 0.0;
     levels += (levels.empty() ? "" : ",") + l->second.source.substr(l->second.source.find(':') + 1);
     return l->second.best();
   };
@@ -330,6 +339,34 @@ Peaks device_peaks(Backend& backend, DType dtype, bool refresh) {
   p.l1_gbs = std::max(level("l1"), level("shared"));
   p.cache_source = levels.empty() ? "none" : "measured:" + levels;
   return p;
+}
+
+std::vector<HierarchyFinding> hierarchy_findings(const Peaks& p) {
+  auto best = [&](const char* name) {
+    auto l = p.levels.find(name);
+    return l == p.levels.end() ? 0.0 : l->second.best();
+  };
+  // Inner to outer; a level not measured (0) is skipped, its inner levels compared with the next.
+  const double l1 = best("l1"), shared = best("shared"), l2 = best("l2"), dram = p.bandwidth_gbs;
+  std::vector<HierarchyFinding> out;
+  auto check = [&](const char* inner, double in, const char* outer, double out_gbs) {
+    if (in > 0 && out_gbs > 0 && in < out_gbs) out.push_back({inner, outer, in, out_gbs});
+  };
+  const char* next = l2 > 0 ? "l2" : "dram";
+  const double next_gbs = l2 > 0 ? l2 : dram;
+  check("l1", l1, next, next_gbs);
+  check("shared", shared, next, next_gbs);
+  check("l2", l2, "dram", dram);
+  return out;
+}
+
+void settle_hierarchy(Peaks& p, const std::function<Peaks()>& remeasure) {
+  p.hierarchy_disorder.clear();
+  if (hierarchy_findings(p).empty()) return;
+  // A level measured during a slow patch (another process on the cores, a clock ramping up) is
+  // taken again before the order is judged.
+  keep_better(p, remeasure());
+  p.hierarchy_disorder = hierarchy_findings(p);
 }
 
 }  // namespace bwprof

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bwprof/error.hpp"
+
 namespace bwprof {
 
 namespace {
@@ -120,6 +122,11 @@ Judgement judge(const Work& w, const Roofs& r) {
     // memory-bound, and the efficiency against the memory roof is then the bandwidth's share of it.
     j.attainable_gflops = kNaN;
     j.roofline_efficiency_pct = j.bandwidth_pct_peak >= kOneRoofProvesPct ? j.bandwidth_pct_peak : kNaN;
+  } else if (r.compute_missing && w.flops > 0) {
+    // No roof for the arithmetic it does: bandwidth judges the row only where it proves it
+    // memory-bound (as for unknown FLOPs); its FLOPs are never judged against another roof.
+    j.attainable_gflops = kNaN;
+    j.roofline_efficiency_pct = w.bytes > 0 && j.bandwidth_pct_peak >= kOneRoofProvesPct ? j.bandwidth_pct_peak : kNaN;
   } else {
     // Pure data movement (or no compute roof): the bandwidth roof alone judges it.
     j.attainable_gflops = kNaN;
@@ -143,6 +150,7 @@ Judgement judge(const Work& w, const Roofs& r) {
   // FLOPs unknown, a peak known, and bandwidth short of proving the row memory-bound.
   const bool flops_unjudged = !flops_known && !std::isnan(j.bandwidth_pct_peak) && std::isnan(eff);
   const bool bytes_unjudged = !bytes_known && std::isnan(eff);
+  const bool roof_missing = r.compute_missing && w.flops > 0 && flops_known && bytes_known;
   if (std::isnan(eff)) {
     j.bound = "unknown";
   } else if (eff < kLatencyEfficiencyPct) {
@@ -186,6 +194,15 @@ Judgement judge(const Work& w, const Roofs& r) {
                           : fmt("only the time (%.4g us) is measured", w.time_us)) +
            "; pass bytes_read= and bytes_written=" + (flops_known ? "" : " (and flops=)") +
            " to judge it against the roofs";
+  } else if (roof_missing && std::isnan(eff)) {
+    // "no fp64 vector roof is measured or known for this device: ..."
+    text = "no " + compute + " roof is measured or known for this device: its FLOPs are judged against no "
+           "other arithmetic's roof" +
+           (w.bytes > 0 && !std::isnan(j.bandwidth_pct_peak)
+                ? fmt("; at %.1f %% of the memory roof", j.bandwidth_pct_peak) +
+                      ", bandwidth does not explain the time"
+                : std::string()) +
+           "; only the rates are reported";
   } else if (j.bound == "unknown" && link) {
     text = "bound by its link (" + r.link + "), whose bandwidth is not known here: only the rates are reported";
   } else if (j.bound == "unknown") {
@@ -222,7 +239,8 @@ Judgement judge(const Work& w, const Roofs& r) {
     text = "memory-bound at " + fmt("%.0f %% of peak bandwidth", j.bandwidth_pct_peak) + " (" + j.grade + ")" +
            (flops_known ? "" : ", whatever its FLOPs (not known)") + "; " +
            (size_known ? size_text + "; " : std::string()) + to_string(w.pattern) + " access: expect " +
-           (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct);
+           (full ? "up to " : "\u2264 ") + fmt("%.0f %%", exp_pct) +
+           (roof_missing ? "; no " + compute + " roof is known, so its FLOPs are not judged" : std::string());
   } else {
     text = "compute-bound at " + fmt("%.0f %% of the ", j.compute_pct_peak) + compute + " roof (" + j.grade + ")" +
            (bytes_known ? "" : ", whatever its bytes (not known)");
@@ -240,7 +258,7 @@ Roofs roofs_from(const Peaks& p, const std::string& dtype, double write_fraction
   r.gflops = p.gflops;
   r.gflops_theoretical = p.gflops_theoretical;
   r.link = p.link;
-  r.compute_name = dtype + " " + p.compute_units;
+  r.compute_name = p.compute_arithmetic.empty() ? dtype + " vector" : p.compute_arithmetic;
   const SizeLine line = p.size_curve.line(write_fraction);
   if (line.known()) {
     r.size_t0_us = line.t0_us;
@@ -249,19 +267,50 @@ Roofs roofs_from(const Peaks& p, const std::string& dtype, double write_fraction
   r.l2_gbs = p.l2_gbs;
   r.l1_gbs = p.l1_gbs;
   if (p.compute_source.rfind("theoretical", 0) == 0) r.compute_name += " (theoretical)";
+  r.compute_missing = p.compute_source.rfind("none", 0) == 0 && !known(p.gflops) && p.link.empty();
   return r;
 }
 
-void use_matrix_roof(Peaks& p, double matrix_gflops_theoretical, const std::string& dtype) {
-  p.compute_units = "matrix";
-  if (p.matrix_gflops > 0) {  // bwprof's own matrix-peak kernel measured it
+std::string default_arithmetic(const std::string& dtype, bool matrix_units) {
+  return matrix_units ? dtype + " matrix" : std::string("fp32 vector");
+}
+
+void use_compute_roof(Peaks& p, const std::string& arithmetic, const std::string& dtype,
+                      double fp16_matrix_theoretical) {
+  const auto space = arithmetic.find(' ');
+  const std::string type = arithmetic.substr(0, space);
+  const std::string units = space == std::string::npos ? "" : arithmetic.substr(space + 1);
+  if (type.empty() || (units != "vector" && units != "matrix"))
+    throw InvalidArgument("arithmetic: '" + arithmetic + "' is not '<type> vector' or '<type> matrix'");
+  const bool matrix = units == "matrix";
+  const auto& table = matrix ? p.matrix : p.vector;
+  const auto it = table.find(type);
+  const ComputePeak c = it != table.end() ? it->second : ComputePeak{};
+  double theoretical = c.gflops_theoretical;
+  if (matrix && !known(theoretical) && (type == "fp16" || type == "bf16")) theoretical = fp16_matrix_theoretical;
+  // The peaks' own compute roof is this arithmetic's where they say so, or say nothing and it is
+  // their dtype's vector roof (an older or hand-made peaks dict).
+  const bool own = known(p.gflops) && !matrix &&
+                   (p.compute_arithmetic == arithmetic || (p.compute_arithmetic.empty() && type == dtype));
+  const std::string suffix = matrix ? " (matrix units)" : "";
+  if (own) {
+    if (!known(p.gflops_theoretical)) p.gflops_theoretical = theoretical;
+  } else if (known(c.gflops)) {
+    p.gflops = c.gflops;
+    p.gflops_theoretical = theoretical;
+    p.compute_source = c.source + suffix;
+  } else if (matrix && type == dtype && known(p.matrix_gflops)) {  // the dtype's matrix roof the peaks carry
     p.gflops = p.matrix_gflops;
-    p.gflops_theoretical = p.matrix_gflops_theoretical > 0 ? p.matrix_gflops_theoretical : matrix_gflops_theoretical;
-    p.compute_source = p.matrix_source + " (matrix units)";
-    return;
+    p.gflops_theoretical = known(p.matrix_gflops_theoretical) ? p.matrix_gflops_theoretical : theoretical;
+    p.compute_source = p.matrix_source + suffix;
+  } else if (known(theoretical)) {
+    p.gflops = p.gflops_theoretical = theoretical;
+    p.compute_source = "theoretical:" + type + (matrix ? "_matrix_units" : "_vector");
+  } else {
+    p.gflops = p.gflops_theoretical = 0;
+    p.compute_source = "none: no " + arithmetic + " roof is measured or known for this device";
   }
-  p.gflops = p.gflops_theoretical = matrix_gflops_theoretical;
-  p.compute_source = "theoretical:" + dtype + "_matrix_units";
+  p.compute_arithmetic = arithmetic;
 }
 
 std::pair<std::string, double> serving_level(double bw, const Roofs& r) {

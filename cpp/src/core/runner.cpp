@@ -245,28 +245,34 @@ Peaks link_peaks(const Link& link) {
   return p;
 }
 
-bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const DeviceInfo& info, const Peaks& peaks,
-               const Link& link) {
+std::string arithmetic_of(const KernelFamily& k, const Variant& v, const Problem& p) {
+  const std::string a = k.arithmetic ? k.arithmetic(p) : std::string();
+  return a.empty() ? default_arithmetic(to_string(p.dtype), runs_on_matrix_units(v, p.dtype)) : a;
+}
+
+bool judge_row(Measurement& m, const KernelFamily& k, const Variant& v, const Problem& p, const DeviceInfo& info,
+               const Peaks& peaks, const Link& link) {
   if (!link.kind.empty()) {
     m.peaks = link_peaks(link);
     return derive_rates(m, k.pattern);
   }
-  return judge_row(m, k.pattern, runs_on_matrix_units(v, parse_dtype(m.dtype)), info, peaks);
+  return judge_row(m, k.pattern, arithmetic_of(k, v, p), info, peaks);
 }
 
-bool judge_row(Measurement& m, AccessPattern pattern, bool matrix_units, const DeviceInfo& info, const Peaks& peaks) {
+bool judge_row(Measurement& m, AccessPattern pattern, const std::string& arithmetic, const DeviceInfo& info,
+               const Peaks& peaks) {
   m.peaks = peaks;
-  // FP16 and BF16 on the matrix units: their roof, measured by bwprof's matrix-peak kernel (the
-  // architecture table's where it measured none; BF16 runs at FP16's rate on every GPU it knows).
-  if (matrix_units && (peaks.matrix_gflops > 0 || info.fp16_matrix_gflops_theoretical > 0))
-    use_matrix_roof(m.peaks, info.fp16_matrix_gflops_theoretical, m.dtype);
+  // The roof of the arithmetic the row does: measured by bwprof's own kernels (FMA chains per type,
+  // the matrix-peak kernel), else the architecture table's (BF16 matrix work at FP16's rate where it
+  // has no BF16 figure), else none.
+  use_compute_roof(m.peaks, arithmetic, m.dtype, info.fp16_matrix_gflops_theoretical);
   return derive_rates(m, pattern);
 }
 
-void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bool matrix_units) {
+void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, const std::string& arithmetic) {
   const DeviceInfo& info = backend.info();
   const DType dtype = parse_dtype(m.dtype);
-  if (judge_row(m, pattern, matrix_units, info, device_peaks(backend, dtype)) && retake_peaks_once(info.id)) {
+  if (judge_row(m, pattern, arithmetic, info, device_peaks(backend, dtype)) && retake_peaks_once(info.id)) {
     // Clearly above a measured peak with no datasheet figure to say which is wrong: the peak may
     // have been taken during a slow patch. Take it again (once per device and process) and judge
     // again; a row still above it stays flagged. A retake that cannot run (the peaks' own arrays
@@ -278,7 +284,7 @@ void judge_on_device(Measurement& m, Backend& backend, AccessPattern pattern, bo
     } catch (const OutOfMemory&) {
       return;
     }
-    judge_row(m, pattern, matrix_units, info, again);
+    judge_row(m, pattern, arithmetic, info, again);
   }
 }
 
@@ -376,10 +382,10 @@ Measurement measure_kernel(Backend& backend, const KernelFamily& k, const std::s
   }
   const Link link = inst->link();
   if (!link.kind.empty()) {
-    judge_row(m, k, v, info, Peaks{}, link);  // bound by its link: the memory peaks play no part
+    judge_row(m, k, v, p, info, Peaks{}, link);  // bound by its link: the memory peaks play no part
     return m;
   }
-  judge_on_device(m, backend, k.pattern, runs_on_matrix_units(v, p.dtype));
+  judge_on_device(m, backend, k.pattern, arithmetic_of(k, v, p));
   return m;
 }
 

@@ -162,7 +162,8 @@ GpuBackend::GpuBackend(int ordinal) : ordinal_(ordinal) {
     info_.fp32_gflops_theoretical = rates.fp32 * per_clock;
     info_.fp16_gflops_theoretical = rates.fp16 * per_clock;
     info_.fp16_matrix_gflops_theoretical = rates.fp16_matrix * per_clock;
-    const std::pair<const char*, double> vector[] = {{"fp32", rates.fp32}, {"fp16", rates.fp16}, {"fp64", rates.fp64}};
+    const std::pair<const char*, double> vector[] = {{"fp32", rates.fp32}, {"fp16", rates.fp16}, {"fp64", rates.fp64},
+                                                     {"bf16", rates.bf16}};
     const std::pair<const char*, double> matrix[] = {{"fp16", rates.fp16_matrix}, {"bf16", rates.bf16_matrix},
                                                      {"tf32", rates.tf32_matrix}, {"fp8", rates.fp8_matrix},
                                                      {"int8", rates.int8_matrix}};

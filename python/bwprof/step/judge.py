@@ -12,7 +12,8 @@ from .. import _core
 from ..roofline import classify
 
 MATRIX_DTYPES = ("fp16", "bf16")
-ROOF_COLUMNS = ["peak_bandwidth_gbs", "theoretical_bandwidth_gbs", "peak_gflops", "peak_compute_source",
+ROOF_COLUMNS = ["peak_bandwidth_gbs", "theoretical_bandwidth_gbs", "peak_gflops", "peak_compute_arithmetic",
+                "peak_compute_source",
                 "peak_l2_gbs", "peak_l1_gbs", "size_fixed_cost_us", "size_bandwidth_gbs"]
 JUDGED_COLUMNS = ["bandwidth_gbs", "bandwidth_pct_peak", "bandwidth_pct_attainable", "gflops", "compute_pct_peak",
                   "intensity_flop_per_byte", "ceiling_name", "bound", "grade", "above_peak", "bottleneck"]
@@ -33,17 +34,20 @@ def peaks_for(device: str, dtypes) -> dict:
     return {dt: peaks(device, dt) for dt in dict.fromkeys(dtypes)}
 
 
-def _roofs(p: dict, matrix: bool, write_fraction: float) -> dict:
+def _roofs(p: dict, dtype: str, matrix: bool, write_fraction: float) -> dict:
     mx = _pos(p.get("matrix_gflops"))
     on_matrix = matrix and not math.isnan(mx)
     line = _core.size_line(p, write_fraction if math.isfinite(write_fraction) else 0.0)
     if on_matrix:
         src = f"measured matrix units ({p.get('matrix_source') or 'mma_peak'})"
-    else:
+        arith = f"{dtype} matrix"
+    else:  # what the dtype's rows compute in (FP32 for every dtype: bwprof.peaks())
         src = str(p.get("compute_source") or "measured")
+        arith = str(p.get("compute_arithmetic") or "")
     return {"peak_bandwidth_gbs": _pos(p.get("bandwidth_gbs")),
             "theoretical_bandwidth_gbs": _pos(p.get("bandwidth_theoretical_gbs")),
-            "peak_gflops": mx if on_matrix else _pos(p.get("gflops")), "peak_compute_source": src,
+            "peak_gflops": mx if on_matrix else _pos(p.get("gflops")), "peak_compute_arithmetic": arith,
+            "peak_compute_source": src,
             "peak_l2_gbs": _pos(p.get("l2_gbs")), "peak_l1_gbs": _pos(p.get("l1_gbs")),
             "size_fixed_cost_us": float(line["t0_us"]) if _pos(line["bandwidth_gbs"]) > 0 else math.nan,
             "size_bandwidth_gbs": _pos(line["bandwidth_gbs"])}
@@ -58,7 +62,7 @@ def judge_rows(rows: pd.DataFrame, device: dict, peaks: dict) -> pd.DataFrame:
     for _, r in out.iterrows():
         rd, wr = float(r["bytes_read"]), float(r["bytes_written"])
         w = wr / (rd + wr) if rd + wr > 0 else 0.0
-        roofs.append(_roofs(peaks[r["dtype"]], bool(r["matrix"]) and r["dtype"] in MATRIX_DTYPES, w))
+        roofs.append(_roofs(peaks[r["dtype"]], r["dtype"], bool(r["matrix"]) and r["dtype"] in MATRIX_DTYPES, w))
     for c in ROOF_COLUMNS:
         out[c] = [x[c] for x in roofs]
     # A copy between host and device crosses the host link, not the memory: its GB/s is shown, not judged.

@@ -24,8 +24,8 @@ KERNEL_COLUMNS = [
     "bandwidth_pct_peak", "bandwidth_pct_attainable", "gflops", "compute_pct_peak", "intensity_flop_per_byte",
     "ceiling_name", "bound", "grade", "above_peak", "bottleneck", "dram_bytes_read", "dram_bytes_written",
     "dram_bandwidth_gbs", "dram_ratio", "counter_time_us", "counters_source", "matrix", "peak_bandwidth_gbs",
-    "theoretical_bandwidth_gbs", "peak_gflops", "peak_compute_source", "peak_l2_gbs", "peak_l1_gbs",
-    "size_fixed_cost_us", "size_bandwidth_gbs", "kernel_name"]
+    "theoretical_bandwidth_gbs", "peak_gflops", "peak_compute_arithmetic", "peak_compute_source", "peak_l2_gbs",
+    "peak_l1_gbs", "size_fixed_cost_us", "size_bandwidth_gbs", "kernel_name"]
 FILES = {"summary": "step_report.json", "launches": "step_launches.csv", "ops": "step_ops.csv"}
 CHARTS = ("step_roofline", "step_time")
 UNITS = {"_us": "microseconds", "_pct": "percent", "_gbs": "GB/s (10^9 bytes per second)",
