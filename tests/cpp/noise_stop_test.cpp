@@ -17,29 +17,21 @@
 #include "bwprof/backend.hpp"
 #include "bwprof/error.hpp"
 #include "bwprof/runner.hpp"
+#include "fake_gpu.hpp"
 #include "bwprof/stats.hpp"
 #include "message_of.hpp"
 
 using namespace bwprof;
+using bwprof::fakes::Nothing;
 
 namespace {
 
-class Nothing final : public KernelInstance {
- public:
-  void launch() override {}
-  Check check() override { return {}; }
-};
-
 // A GPU-like backend whose i-th timed launch (0-based) takes time_of(i) us and whose clock sample
 // after it says throttled_of(i); each timed launch sleeps `sleep_us` of wall time.
-class Scripted final : public Backend {
+class Scripted final : public fakes::FakeGpu {
  public:
   Scripted(std::function<double(int)> time_of, std::function<bool(int)> throttled_of = nullptr, int sleep_us = 0)
-      : time_of_(std::move(time_of)), throttled_of_(std::move(throttled_of)), sleep_us_(sleep_us) {
-    info_.id = "gpu:0";
-    info_.kind = "gpu";
-  }
-  const DeviceInfo& info() const override { return info_; }
+      : time_of_(std::move(time_of)), throttled_of_(std::move(throttled_of)), sleep_us_(sleep_us) {}
   double time_launch_us(KernelInstance& k, int) override {
     k.launch();
     if (sleep_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
@@ -52,19 +44,12 @@ class Scripted final : public Backend {
     c.throttled = throttled_of_ && throttled_of_(last_);
     return c;
   }
-  void flush_cache(KernelInstance&) override {}
-  void synchronize() override {}
-  std::unique_ptr<KernelInstance> capture(std::function<void()>) override { return nullptr; }
-  void begin_region() override {}
-  double end_region_us() override { return 0; }
-  int launches() const { return launches_; }
 
  private:
-  DeviceInfo info_;
   std::function<double(int)> time_of_;
   std::function<bool(int)> throttled_of_;
   int sleep_us_;
-  int launches_ = 0, last_ = -1;
+  int last_ = -1;
 };
 
 RunOptions repeats(int min, int max = 1000) {

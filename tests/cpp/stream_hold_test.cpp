@@ -9,28 +9,20 @@
 #include "bwprof/backend.hpp"
 #include "bwprof/roofline.hpp"
 #include "bwprof/runner.hpp"
+#include "fake_gpu.hpp"
 
 using namespace bwprof;
+using bwprof::fakes::Nothing;
 
 namespace {
-
-class Nothing final : public KernelInstance {
- public:
-  void launch() override {}
-  Check check() override { return {}; }
-};
 
 // A GPU-like backend whose held launches take `held_us` until launch number `gives_up_at` (0-based,
 // counting timed launches), which the hold cannot hold: from there each launch is timed behind the
 // spin and takes `spin_us`, as GpuBackend::time_launch_us does after a hold's timeout.
-class ScriptedHold final : public Backend {
+class ScriptedHold final : public fakes::FakeGpu {
  public:
   ScriptedHold(int gives_up_at, double held_us, double spin_us)
-      : gives_up_at_(gives_up_at), held_us_(held_us), spin_us_(spin_us) {
-    info_.id = "gpu:0";
-    info_.kind = "gpu";
-  }
-  const DeviceInfo& info() const override { return info_; }
+      : gives_up_at_(gives_up_at), held_us_(held_us), spin_us_(spin_us) {}
   double time_launch_us(KernelInstance& k, int) override {
     k.launch();
     const int n = launches_++;
@@ -46,19 +38,11 @@ class ScriptedHold final : public Backend {
     return g;
   }
   const char* stream_hold() const override { return block_ ? "block" : "spin"; }
-  void flush_cache(KernelInstance&) override {}
-  void synchronize() override {}
-  std::unique_ptr<KernelInstance> capture(std::function<void()>) override { return nullptr; }
-  void begin_region() override {}
-  double end_region_us() override { return 0; }
-  int launches() const { return launches_; }
 
  private:
-  DeviceInfo info_;
   int gives_up_at_;
   double held_us_, spin_us_;
   bool block_ = true, gave_up_ = false;
-  int launches_ = 0;
 };
 
 RunOptions repeats(int n) {
