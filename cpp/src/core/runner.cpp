@@ -62,25 +62,10 @@ double spread_target_of(const RunOptions& opt) {
   return t;
 }
 
-// The samples' running mean and variance (Welford), so the loop can ask for the spread after each
-// sample without summing them all again; relative_spread() has the last word.
-struct RunningSpread {
-  int n = 0;
-  double mean = 0, m2 = 0;
-  void add(double x) {
-    ++n;
-    const double d = x - mean;
-    mean += d / n;
-    m2 += d * (x - mean);
-  }
-  double cv() const { return n > 1 && mean > 0 ? std::sqrt(m2 / (n - 1)) / mean : 0.0; }
-};
-
-// Whether `times` have a relative spread of at most `target`, from kMinSpreadSamples of them.
-bool spread_met(const std::vector<double>& times, const RunningSpread& running, double target) {
-  if (static_cast<int>(times.size()) < kMinSpreadSamples) return false;
-  if (running.cv() > target * (1 + 1e-9)) return false;  // clearly above: no need to sum them again
-  return relative_spread(times) <= target;
+// Whether `times` have a relative spread of at most `target`, from kMinSpreadSamples of them (a pass
+// over at most max_repeats samples between launches, outside the timed region).
+bool spread_met(const std::vector<double>& times, double target) {
+  return static_cast<int>(times.size()) >= kMinSpreadSamples && relative_spread(times) <= target;
 }
 
 }  // namespace
@@ -112,7 +97,6 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
   }
   backend.synchronize();
   std::vector<double> times;
-  RunningSpread running;
   int retakes_left = retake_budget;
   double kernel_s = 0;
   auto wall0 = std::chrono::steady_clock::now();
@@ -127,7 +111,6 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
       // taken under the hold time other work than the ones behind the spin, so the run starts
       // again from this sample, and no timing that waited on the hold's timeout is returned.
       times.clear();
-      running = RunningSpread{};
       retakes_left = retake_budget;
       kernel_s = 0;
       wall0 = std::chrono::steady_clock::now();
@@ -154,18 +137,17 @@ std::vector<double> run_repeats(Backend& backend, KernelInstance& k, const RunOp
       log->clock_mhz.push_back(c.sm_mhz);
     }
     times.push_back(us);
-    running.add(us);
     kernel_s += us * 1e-6;
     const int n = static_cast<int>(times.size());
     if (n == 1 && opt.warmup == 0 && bounded)  // no warm-up launch: the first timed one estimates the call
       check_total_time(since(call0), us * 1e-6, timed_launches_for(opt, us * 1e-6) - 1, opt.max_total_s);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     const bool counted = n >= opt.min_repeats && kernel_s >= opt.min_time_s;
-    if (counted && (target == 0 || spread_met(times, running, target))) break;
+    if (counted && (target == 0 || spread_met(times, target))) break;
     if (n >= opt.max_repeats || (n >= opt.min_repeats && wall >= opt.max_time_s)) break;
     if (counted && !room_for(us * 1e-6)) break;  // only the target wants more, and the call has no room
   }
-  if (log) log->spread_target_met = target == 0 || spread_met(times, running, target);
+  if (log) log->spread_target_met = target == 0 || spread_met(times, target);
   return times;
 }
 
