@@ -1,6 +1,8 @@
 """How profile() holds the stream while the timed calls are queued (stream_hold="block": a kernel
 that waits for the host; "spin": ~20 us of busy GPU ahead of the start event): both give the same
 time for the same work, and a bad value is a clear error (GPU cases skip without a GPU and PyTorch)."""
+import time
+
 import pytest
 
 import bwprof
@@ -57,7 +59,6 @@ def _gpu_work_us(torch, fn, n=10):
 
 def _wall_us(torch, fn, n=21):
     """The host's wall time of one call to the end of its GPU work (the median of n)."""
-    import time
     torch.cuda.synchronize()
     times = []
     for _ in range(n):
