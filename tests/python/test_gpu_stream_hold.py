@@ -1,8 +1,6 @@
 """How profile() holds the stream while the timed calls are queued (stream_hold="block": a kernel
 that waits for the host; "spin": ~20 us of busy GPU ahead of the start event): both give the same
 time for the same work, and a bad value is a clear error (GPU cases skip without a GPU and PyTorch)."""
-import time
-
 import pytest
 
 import bwprof
@@ -32,8 +30,8 @@ def test_held_and_spun_calls_time_the_same_work(cache):
 # ---- a callable that makes the host wait on the GPU inside it (issue #43) ----------------------
 # profile() holds the stream by default; such a call cannot be held (the host waits on work queued
 # behind the hold until the hold times out). No timing that waited on that timeout may come back:
-# the run is timed again behind the spin, the row says so, and its time is the call's: at least the
-# GPU's own work in it (CUPTI's kernel and copy times), at most the host's wall time of the call.
+# the run is timed again behind the spin, the row says so, and its time is the call's as plain CUDA
+# events around it give it.
 
 def _torch_cuda():
     torch = pytest.importorskip("torch")
@@ -42,41 +40,19 @@ def _torch_cuda():
     return torch
 
 
-def _gpu_work_us(torch, fn, n=10):
-    """The GPU's own time in one call: CUPTI's kernel, copy and memset durations (PyTorch's
-    profiler) over n calls, per call. The call's work runs in order on one stream, so their sum."""
-    from torch.profiler import ProfilerActivity, profile
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(n):
-            fn()
-        torch.cuda.synchronize()
-    device = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    return sum(e.time_range.elapsed_us() for e in device) / n
-
-
-def _wall_us(torch, fn, n=21):
-    """The host's wall time of one call to the end of its GPU work (the median of n)."""
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return sorted(times)[n // 2]
-
-
-def _plain_events_us(torch, fn, n=21):
-    """The median of CUDA events around fn() on the current stream (the user's own measurement)."""
+def _plain_events_us(torch, fn, n=21, spun=False):
+    """The median of CUDA events around fn() on the current stream (the user's own measurement).
+    spun: ~25 us of GPU sleep queued ahead of the start event, so that the host's latency to its
+    first launch is not timed, as behind bwprof's spin; what follows the first launch (the host's
+    work between launches, its waits) is timed all the same."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(n):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if spun:
+            torch.cuda._sleep(50_000)  # clock cycles: ~25 us at 2 GHz
         start.record()
         fn()
         stop.record()
@@ -108,22 +84,22 @@ def _syncing_calls(torch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cache", ["hot", "cold"])
-def test_a_call_that_waits_on_the_gpu_is_timed_between_its_gpu_work_and_its_wall_time(cache):
+@pytest.mark.parametrize("cache,tolerance", [("hot", 0.05), ("cold", 0.08)])
+def test_a_call_that_waits_on_the_gpu_is_timed_like_plain_events(cache, tolerance):
     torch = _torch_cuda()
     import bwprof
     for name, fn in _syncing_calls(torch).items():
-        # On the H200 (2026-12-03) item_only read 210-223 us in bwprof, between the GPU's own 193 us
-        # and the host's 250-252 us of wall time; plain CUDA events around it read 256-265 us (they
-        # also time the host's latency to its first launch). docs/measuring.md#host-waits.
-        gpu, wall = _gpu_work_us(torch, fn), _wall_us(torch, fn)
+        # Behind the spin the host's latency to its first launch is hidden; the reference is plain
+        # events behind a sleep, the best of three medians. On the H200 (2026-12-02) item_only read
+        # 208-220 us in bwprof against 220-274 us so: the gap is not explained yet, and this fails
+        # in some runs (issue #45's closing note).
+        plain = min(_plain_events_us(torch, fn, spun=True) for _ in range(3))
         rec = bwprof.profile(fn, name=name, bytes_read=0, bytes_written=0, flops=0, device="gpu", cache=cache,
                              repeats=21, min_time_s=0.0).to_dict()
         assert rec["host_waited"] and rec["stream_hold"] == "spin", rec
         assert rec["repeats"] == 21
-        got = rec["time_median_us"]
-        # Not a second of the hold's timeout, and not less than the GPU's own work: the call's time.
-        assert 0.97 * gpu <= got <= 1.05 * wall + 10.0, (name, cache, got, gpu, wall)
+        # Not a second of the hold's timeout, and not the GPU time alone: the call's own time.
+        assert abs(rec["time_median_us"] - plain) <= tolerance * plain + 20.0, (name, cache, rec["time_median_us"], plain)
         assert rec["time_max_us"] < 0.5e6, rec  # no sample waited on the 1 s timeout
         assert "the call made the host wait on the GPU" in rec["bottleneck"], rec["bottleneck"]
 
