@@ -24,6 +24,12 @@ import bwprof
 from peer_timing import shared_timer
 import result_files
 
+
+def explain_choice(family, **kw):
+    """The kernel bwprof chooses; None under a module older than bwprof.explain (--before runs)."""
+    return bwprof.explain(family, **kw) if hasattr(bwprof, "explain") else None
+
+
 TARGET = 0.9
 DIMS = (64, 80, 96, 128, 256)
 # (batch, heads, kv_heads, tokens, causal): prefill has seq_q = seq_kv = tokens
@@ -235,7 +241,7 @@ def main(argv=None) -> int:
         row = dict(name=name, kind=kind, variant=variant, dtype=dtype, **p)
         try:
             m = measure_us(variant, dtype, p, args.repeats)
-            row["choice"] = bwprof.explain("attention", dtype=dtype, device="gpu", variant=variant, **p)
+            row["choice"] = explain_choice("attention", dtype=dtype, device="gpu", variant=variant, **p)
             row.update(us=m["time_median_us"], verified=m["verified"], err=m["max_rel_error"],
                        blocks_sm=m.get("runtime_blocks_per_sm"),
                        tflops=m["flops"] / m["time_median_us"] / 1e6,

@@ -10,6 +10,8 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Union
 
@@ -129,10 +131,41 @@ def spooled(path: PathLike) -> Iterator[Path]:
     if not is_stream(path):
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="bwprof-stream-") as folder:
+    folder = tempfile.mkdtemp(prefix="bwprof-stream-")
+    try:
         copy = Path(folder) / (path.name or "stream")
-        # Plain blocking reads: a signal (Ctrl-C) interrupts them and its KeyboardInterrupt
-        # propagates (PEP 475), where a reader that opened the FIFO twice waited for ever.
-        with open(path, "rb") as src, open(copy, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
+        _copy_stream(path, copy)
         yield copy
+    finally:  # errors ignored: a helper left waiting on a silent writer may still hold the copy
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _copy_stream(path: Path, copy: Path) -> None:
+    """Copy a pipe or FIFO into ``copy``. The blocking open and reads run in a helper thread while
+    the caller waits in short steps: a Ctrl-C that lands just before a blocking system call would
+    otherwise be acted on only when the writer comes, and a FIFO nobody writes would hang."""
+    failure: list = []
+
+    def work() -> None:
+        try:
+            with open(path, "rb") as src, open(copy, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+            failure.append(e)
+
+    helper = threading.Thread(target=work, name="bwprof-stream", daemon=True)
+    helper.start()
+    try:
+        while helper.is_alive():
+            helper.join(0.2)
+    except KeyboardInterrupt:
+        # Release the helper's open() (retried: it may not have begun to wait yet); a writer that
+        # is connected but silent keeps the daemon helper until it closes, which harms nothing.
+        end = time.monotonic() + 1.0
+        while helper.is_alive() and time.monotonic() < end:
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            helper.join(0.02)
+        raise
+    if failure:
+        raise failure[0]
