@@ -46,23 +46,26 @@ def _points(b, div):
 
 def _hover(b, div, trace=0, point=0):
     """Move the mouse onto a row's point; returns (row index, tooltip text)."""
-    pos = b.eval(f"""(function () {{
-        window.bwprofReport.drawAll();
-        var gd = document.getElementById({json.dumps(div)});
-        gd.scrollIntoView({{block: 'center'}});
-        var t = gd.data.filter(function (t) {{ return t.meta && t.meta.points; }})[{trace}];
-        var L = gd._fullLayout, r = gd.getBoundingClientRect();
-        return [r.left + L.xaxis._offset + L.xaxis.c2p(t.x[{point}]), r.top + L.yaxis._offset + L.yaxis.c2p(t.y[{point}]),
-                t.customdata[{point}]];
-    }})()""")
-    b.mouse_move(pos[0] - 30, pos[1] - 30)
-    b.mouse_move(pos[0], pos[1])
-    for _ in range(50):
-        tip = b.eval("(function () { var t = document.getElementById('bwprof-tooltip'); "
-                     "return t && t.style.display === 'block' ? [Number(t.getAttribute('data-row')), t.innerText] : null; })()")
-        if tip:
-            return tip
-        time.sleep(0.1)
+    # Five tries of a second each, the point located again each time: on a loaded machine the
+    # page may still be scrolling or laying out when the first move lands.
+    for _ in range(5):
+        pos = b.eval(f"""(function () {{
+            window.bwprofReport.drawAll();
+            var gd = document.getElementById({json.dumps(div)});
+            gd.scrollIntoView({{block: 'center'}});
+            var t = gd.data.filter(function (t) {{ return t.meta && t.meta.points; }})[{trace}];
+            var L = gd._fullLayout, r = gd.getBoundingClientRect();
+            return [r.left + L.xaxis._offset + L.xaxis.c2p(t.x[{point}]), r.top + L.yaxis._offset + L.yaxis.c2p(t.y[{point}]),
+                    t.customdata[{point}]];
+        }})()""")
+        b.mouse_move(pos[0] - 30, pos[1] - 30)
+        b.mouse_move(pos[0], pos[1])
+        for _ in range(10):
+            tip = b.eval("(function () { var t = document.getElementById('bwprof-tooltip'); "
+                         "return t && t.style.display === 'block' ? [Number(t.getAttribute('data-row')), t.innerText] : null; })()")
+            if tip:
+                return tip
+            time.sleep(0.1)
     raise AssertionError(f"no tooltip after moving onto {div}'s point {pos}")
 
 
