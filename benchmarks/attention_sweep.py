@@ -23,12 +23,7 @@ import time
 import bwprof
 from peer_timing import shared_timer
 import result_files
-
-
-def explain_choice(family, **kw):
-    """The kernel bwprof chooses; None under a module older than bwprof.explain (--before runs)."""
-    return bwprof.explain(family, **kw) if hasattr(bwprof, "explain") else None
-
+from result_files import explain_choice
 
 TARGET = 0.9
 DIMS = (64, 80, 96, 128, 256)

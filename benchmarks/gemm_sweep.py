@@ -30,12 +30,7 @@ import time
 import bwprof
 from peer_timing import shared_timer
 import result_files
-
-
-def explain_choice(family, **kw):
-    """The kernel bwprof chooses; None under a module older than bwprof.explain (--before runs)."""
-    return bwprof.explain(family, **kw) if hasattr(bwprof, "explain") else None
-
+from result_files import explain_choice
 
 TARGET = 1.25
 MS = (1, 2, 3, 7, 16, 33, 128, 1000, 4096, 8192)

@@ -283,3 +283,10 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def explain_choice(family, **kw):
+    """A row's `choice`: the kernel bwprof chooses, or None under a module older than bwprof.explain
+    (the module of a --before run)."""
+    import bwprof
+    return bwprof.explain(family, **kw) if hasattr(bwprof, "explain") else None
