@@ -480,6 +480,10 @@ def _check_values(df: pd.DataFrame, source: str) -> pd.DataFrame:
         if types.get(col) != "number":
             continue
         raw = df[col]
+        if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+            # read as numbers already: no text to find (the per-value scan below is most of a load)
+            values[col] = raw.to_numpy(dtype=float, na_value=np.nan)
+            continue
         num = pd.to_numeric(raw, errors="coerce")
         text = num.isna() & raw.notna() & ~raw.map(lambda v: isinstance(v, str) and not v.strip())
         if text.any():
