@@ -94,6 +94,12 @@ def test_ci_compiles_the_build_s_own_commands_for_another_architecture():
     fast = mod.device_command(cmd, src, "80", Path("/o/z.cubin"), opt=0)
     assert fast[-9:] == ["-cubin", "-arch=sm_80", "-Xcicc", "-O0", "-Xptxas", "-O0", "-o", "/o/z.cubin", src]
     assert fast.count("-O0") == 2  # BUILD's own -O0 taken out, the check's put in
+    # CI's build: cicc at -O1; the check's own level replaces it (one -Xcicc level, the last word)
+    o1 = [a if (a, b) != ("-O0", "-Xptxas") else "-O1" for a, b in zip(cmd, cmd[1:] + [""])]
+    assert o1[5:7] == ["-Xcicc", "-O1"]
+    for opt, want in ((0, ["-Xcicc", "-O0", "-Xptxas", "-O0"]), (3, [])):
+        got = mod.device_command(o1, src, "80", Path("/o/w.cubin"), opt=opt)
+        assert "-O1" not in got and got[-3 - len(want):-3] == want, got
     # The thresholds a file's code tests, through the tree's headers (gpu_mma.hpp's >= 900).
     assert {800, 900} <= mod.guards(ROOT / "kernels" / "gemm" / "mma_sm80_f16_128x128.hip")
     assert 890 in mod.guards(ROOT / "kernels" / "mma_peak" / "nvidia.hip")
