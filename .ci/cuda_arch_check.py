@@ -65,7 +65,7 @@ def device_command(cmd: list, src: str, arch: str, out: Path, opt: int = 3) -> l
         if skip:
             skip = False
             continue
-        if a in ("-o", "-MT", "-MF") or (a in ("-Xcicc", "-Xptxas") and re.fullmatch(r"-O\d", cmd[i + 1] if i + 1 < len(cmd) else "")):
+        if a in ("-o", "-MT", "-MF") or (a in ("-Xcicc", "-Xptxas") and re.fullmatch(r"-O\d", "".join(cmd[i + 1:i + 2]))):
             skip = True  # (BUILD's own device optimization, where CI set it: --opt says)
             continue
         if a in ("-c", "-MD", src) or a.startswith(("--generate-code", "-gencode", "-arch", "--threads", "-Xcompiler")):

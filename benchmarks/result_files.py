@@ -250,6 +250,13 @@ def add(paths: list[str | Path], folder: str | Path = FOLDER) -> list[Path]:
     return out
 
 
+def explain_choice(family, **kw):
+    """A row's `choice`: the kernel bwprof chooses, or None under a module older than bwprof.explain
+    (the module of a --before run)."""
+    import bwprof
+    return bwprof.explain(family, **kw) if hasattr(bwprof, "explain") else None
+
+
 def main(argv=None) -> int:
     """A bwprof run folder (``bwprof bench --out``, ``save_run``) as a result file; or, with ``add``,
     result files made elsewhere copied into the folder."""
@@ -283,10 +290,3 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-def explain_choice(family, **kw):
-    """A row's `choice`: the kernel bwprof chooses, or None under a module older than bwprof.explain
-    (the module of a --before run)."""
-    import bwprof
-    return bwprof.explain(family, **kw) if hasattr(bwprof, "explain") else None
