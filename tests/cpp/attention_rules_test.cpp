@@ -9,20 +9,9 @@
 #include <string>
 
 #include "attention/choice.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof::attention;
-
-namespace {
-
-struct Digest {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ '\n') * 1099511628211ull;
-  }
-};
-
-}  // namespace
 
 TEST(AttentionRules, FlashSplitsKeysUntilTheBlocksFillTheGpu) {
   // 512 rows a KV head (S128, 4 query heads a KV head), 8 KV heads: 4 tiles of 128 rows each, 32

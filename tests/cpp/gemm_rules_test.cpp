@@ -11,19 +11,11 @@
 #include <vector>
 
 #include "gemm/choice.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof::gemm;
 
 namespace {
-
-// FNV-1a over the answers' text.
-struct Digest {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ '\n') * 1099511628211ull;
-  }
-};
 
 Operands family(std::int64_t M, std::int64_t N, std::int64_t K) {  // the family's buffers: on 256 bytes, ld = K, N
   return Operands{M, N, K, K, N, N, true, true, true, true};

@@ -12,6 +12,7 @@
 
 #include "bwprof/api.hpp"
 #include "bwprof/error.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof;
 
@@ -23,12 +24,6 @@ struct GpuCase {
   std::string kernel, variant, dtype;
   Params params;
 };
-
-bool have_gpu() {
-  for (auto& d : list_devices())
-    if (d.kind == "gpu") return true;
-  return false;
-}
 
 bool have_variant(const std::string& kernel, const std::string& variant) {
   for (auto& v : find_kernel(kernel).variants)

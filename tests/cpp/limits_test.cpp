@@ -26,6 +26,7 @@
 #include "bwprof/error.hpp"
 #include "bwprof/host_tensor.hpp"
 #include "bwprof/interrupt.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof;
 
@@ -33,8 +34,8 @@ namespace {
 
 using Params = std::map<std::string, std::string>;
 
-
-Params to_text(const ParamList& l) {
+// A suite shape as make_problem spells it: flags "true"/"false", other values their text.
+Params as_words(const ParamList& l) {
   Params out;
   for (auto& kv : l) out[kv.first] = kv.second.is_bool() ? (kv.second.as_bool() ? "true" : "false") : kv.second.text();
   return out;
@@ -44,7 +45,7 @@ Params to_text(const ParamList& l) {
 // there (a dtype of their own, or every dtype of the variant when empty).
 std::vector<std::pair<std::string, Params>> quick_shapes(const KernelFamily& k, const DeviceInfo& info) {
   std::vector<std::pair<std::string, Params>> out;
-  for (const SuiteConfig& c : k.suite) out.emplace_back("", to_text(c.quick));
+  for (const SuiteConfig& c : k.suite) out.emplace_back("", as_words(c.quick));
   if (out.empty() && k.ceiling_runs)
     for (const CeilingRun& r : k.ceiling_runs(info)) out.emplace_back(r.dtype, r.params);
   if (out.empty() && k.ceiling_params) out.emplace_back("", k.ceiling_params(info));
@@ -80,7 +81,7 @@ TEST(Limits, AValueOutsideTheRangeNamesKernelParameterValueAndRange) {
     // the defaults), refused by make_problem with the whole story in the message.
     if (k.variants.empty()) continue;  // nothing to make a problem for in this build
     const std::string kind = k.variants.front().backend;
-    const Params base = k.suite.empty() ? Params{} : to_text(k.suite.front().quick);
+    const Params base = k.suite.empty() ? Params{} : as_words(k.suite.front().quick);
     const std::string dtype = to_string((k.variants.front().dtypes.empty() ? k.dtypes : k.variants.front().dtypes)[0]);
     for (const ParamSpec& s : k.params) {
       if (s.kind != ParamSpec::Kind::kInt) continue;
@@ -297,12 +298,6 @@ TEST(SuiteLabels, TemplatesTakeTheParametersOrTheirDefaults) {
 // ---- the GPU (skipped without one) ------------------------------------------------------------
 
 namespace {
-
-bool have_gpu() {
-  for (auto& d : list_devices())
-    if (d.kind == "gpu") return true;
-  return false;
-}
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include "bwprof/roofline.hpp"
 #include "collective/collective.hpp"
 #include "common/reference.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof;
 namespace fs = std::filesystem;
@@ -294,16 +295,6 @@ TEST(Links, CollectiveLibraryMissingIsAnErrorNamingIt) {
 // ---- on a GPU -------------------------------------------------------------------------------
 
 namespace {
-bool have_gpu() {
-  for (auto& d : list_devices())
-    if (d.kind == "gpu") return true;
-  return false;
-}
-int gpu_count() {
-  int n = 0;
-  for (auto& d : list_devices()) n += d.kind == "gpu";
-  return n;
-}
 RunOptions quick() {
   RunOptions o;
   o.warmup = 1;

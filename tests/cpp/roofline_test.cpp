@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "bwprof/error.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof;
 
@@ -29,7 +30,6 @@ Work work(double bytes, double flops, double us, const char* cache = "cold") {
   w.cache = cache;
   return w;
 }
-bool has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 }  // namespace
 
 TEST(Judge, DerivesRatesFromTimeWhenNotGiven) {

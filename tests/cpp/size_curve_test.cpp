@@ -11,6 +11,7 @@
 #include "bwprof/api.hpp"
 #include "bwprof/peaks.hpp"
 #include "bwprof/roofline.hpp"
+#include "test_util.hpp"
 
 using namespace bwprof;
 
@@ -22,7 +23,6 @@ std::vector<SizePoint> line(double t0_us, double bw_gbs, double to = 2e9, const 
   for (double b = 4096; b <= to; b *= 2) pts.push_back({kernel, b, t0_us + b / (bw_gbs * 1e3), w});
   return pts;
 }
-bool has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 }  // namespace
 
 TEST(SizeCurve, FitRecoversAFixedCostAndTheAsymptote) {
