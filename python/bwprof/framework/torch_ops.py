@@ -123,6 +123,33 @@ def _shape_text(tensors) -> str:
         (",..." if len(tensors) > 6 else "")
 
 
+def attention_flops(q_shape, k_shape, v_shape) -> float:
+    """FLOPs of one scaled-dot-product attention call, as PyTorch's formula counts them (the two
+    matmuls, 2*B*Hq*Sq*Sk*(D + Dv); no discount for a causal mask), where the keys and values have
+    fewer heads than the queries (grouped-query attention: each KV head serves Hq/Hkv query heads).
+    PyTorch's own formula asserts equal head counts, so such calls (transformers' Llama decode with
+    enable_gqa) would get no FLOP count. NaN where the shapes are not those of attention."""
+    try:
+        b, hq, sq, d = (int(x) for x in q_shape)
+        bk, hk, sk, dk = (int(x) for x in k_shape)
+        bv, hv, sv, dv = (int(x) for x in v_shape)
+    except (TypeError, ValueError):
+        return math.nan
+    if min(b, hq, sq, d, hk, sk, dv) <= 0 or (bk, dk) != (b, d) or (bv, hv, sv) != (b, hk, sk) or hq % hk:
+        return math.nan
+    return 2.0 * b * hq * sq * sk * (d + dv)
+
+
+def _attention_fallback(name: str, args: tuple) -> float:
+    """attention_flops for an SDPA op whose PyTorch formula refused the call, else NaN."""
+    if "scaled_dot_product" not in name or len(args) < 3:
+        return math.nan
+    shapes = [getattr(a, "shape", None) for a in args[:3]]
+    if any(sh is None or len(sh) != 4 for sh in shapes):
+        return math.nan
+    return attention_flops(*shapes)
+
+
 def _flop_registry() -> dict:
     from torch.utils.flop_counter import flop_registry
 
@@ -157,7 +184,8 @@ def op_traffic(func, args: tuple, kwargs: dict, out) -> dict:
         try:
             flops, has = float(registry[packet](*args, **kwargs, out_val=out)), True
         except Exception:  # noqa: BLE001 - a formula that does not take this call: no FLOP count
-            flops, has = math.nan, False
+            flops = _attention_fallback(name, args)
+            has = not math.isnan(flops)
     every = inputs + [t for t in outputs if id(t) not in {id(x) for x in inputs}]
     floats = [t for t in every if t.is_floating_point()]
     first = floats[0] if floats else (every[0] if every else None)
