@@ -144,10 +144,7 @@ def _attention_fallback(name: str, args: tuple) -> float:
     """attention_flops for an SDPA op whose PyTorch formula refused the call, else NaN."""
     if "scaled_dot_product" not in name or len(args) < 3:
         return math.nan
-    shapes = [getattr(a, "shape", None) for a in args[:3]]
-    if any(sh is None or len(sh) != 4 for sh in shapes):
-        return math.nan
-    return attention_flops(*shapes)
+    return attention_flops(*(getattr(a, "shape", None) for a in args[:3]))  # not 4-D or no shape: NaN
 
 
 def _flop_registry() -> dict:
